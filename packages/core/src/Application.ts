@@ -1,0 +1,78 @@
+/**
+ * Applications (clients): their registration, redirect URI rules and the grants
+ * they may use.
+ */
+import { Either, Schema } from "effect"
+import { InvalidRequest } from "./OAuthError.js"
+import * as Scope from "./Scope.js"
+
+/** Grant and response types an application may be registered for. */
+export const GrantType = Schema.Literal(
+  "authorization_code",
+  "implicit",
+  "password",
+  "client_credentials",
+  "refresh_token"
+)
+/** A grant type name. */
+export type GrantType = typeof GrantType.Type
+
+/** Grant types of a new application when none are named (SPEC §8). */
+export const defaultGrantTypes: ReadonlyArray<GrantType> = ["authorization_code", "refresh_token", "client_credentials"]
+
+/** A registered application. */
+export const Application = Schema.Struct({
+  appKey: Schema.String,
+  name: Schema.String,
+  /** Keyed digest (HMAC with the server key) of the App Secret; the secret itself is never stored. */
+  secretDigest: Schema.String,
+  redirectUris: Schema.Array(Schema.String),
+  scopes: Scope.ScopeSet,
+  grantTypes: Schema.Array(GrantType),
+  requirePkce: Schema.Boolean,
+  /** Access token lifetime override in seconds, or null for the server default. */
+  accessTokenTtl: Schema.NullOr(Schema.Number),
+  /** Refresh token lifetime override in seconds, or null for the server default. */
+  refreshTokenTtl: Schema.NullOr(Schema.Number),
+  createdAt: Schema.Number
+})
+/** A registered application. */
+export type Application = typeof Application.Type
+
+/** Longest redirect URI accepted. */
+export const maxRedirectUriLength = 2048
+
+const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
+
+/**
+ * Check a redirect URI for registration (SPEC §5, RFC 6749 §3.1.2, RFC 9700 §2.6):
+ * absolute, no fragment, no userinfo, `https` or `http` on a loopback host.
+ */
+export const validateRedirectUri = (uri: string): Either.Either<string, InvalidRequest> => {
+  const fail = (why: string) => Either.left(new InvalidRequest({ description: `redirect URI ${why}` }))
+  if (uri.length === 0 || uri.length > maxRedirectUriLength) return fail("is empty or too long")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\s\x00-\x1f\x7f\\]/.test(uri)) return fail("contains whitespace, control characters or backslashes")
+  if (uri.includes("#")) return fail("must not contain a fragment")
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return fail("is not an absolute URI")
+  }
+  if (url.username !== "" || url.password !== "") return fail("must not contain user information")
+  if (url.protocol === "https:") {
+    if (!uri.toLowerCase().startsWith("https://") || url.hostname === "") return fail("must name a host")
+    return Either.right(uri)
+  }
+  if (url.protocol === "http:" && loopbackHosts.has(url.hostname) && uri.startsWith("http://")) {
+    return Either.right(uri)
+  }
+  return fail("must use https (http only for 127.0.0.1, [::1] or localhost)")
+}
+
+/** Whether the application may use a grant or response type. */
+export const allows = (app: Application, grant: GrantType): boolean => app.grantTypes.includes(grant)
+
+/** RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else. */
+export const matchesRedirectUri = (app: Application, uri: string): boolean => app.redirectUris.includes(uri)

@@ -1,0 +1,30 @@
+/**
+ * Authorization codes: issued by the authorize endpoint, used once at the token
+ * endpoint. Stored by the SHA-256 of their value only.
+ */
+import { Schema } from "effect"
+import * as Pkce from "./Pkce.js"
+import * as Scope from "./Scope.js"
+
+/** A stored authorization code. `usedAt` null means issued; set means used (a tombstone). */
+export const AuthorizationCode = Schema.Struct({
+  codeHash: Schema.String,
+  appKey: Schema.String,
+  redirectUri: Schema.String,
+  userId: Schema.String,
+  openId: Schema.String,
+  scope: Scope.ScopeSet,
+  codeChallenge: Schema.NullOr(Schema.String),
+  codeChallengeMethod: Schema.NullOr(Pkce.Method),
+  /** Every token issued from this code, and every token refreshed from those, shares this family. */
+  familyId: Schema.String,
+  issuedAt: Schema.Number,
+  expiresAt: Schema.Number,
+  usedAt: Schema.NullOr(Schema.Number)
+})
+/** A stored authorization code. */
+export type AuthorizationCode = typeof AuthorizationCode.Type
+
+/** Whether the code is still redeemable at `now` (epoch seconds). */
+export const isRedeemable = (code: AuthorizationCode, now: number): boolean =>
+  code.usedAt === null && code.expiresAt > now

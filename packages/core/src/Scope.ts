@@ -1,0 +1,73 @@
+/**
+ * Scopes: parsed from comma- or space-separated input, held as a sorted set,
+ * written comma-joined (the interface document's format).
+ */
+import { Array as Arr, Either, Schema } from "effect"
+import { InvalidScope } from "./OAuthError.js"
+
+/** Most items a scope parameter may carry. */
+export const maxItems = 64
+/** Longest scope parameter accepted, in characters. */
+export const maxLength = 2048
+
+/** One scope token: RFC 6749 §3.3 NQCHAR characters, without comma (our separator), 1–128 long. */
+export const ScopeToken = Schema.String.pipe(
+  Schema.pattern(/^[\x21\x23-\x2B\x2D-\x5B\x5D-\x7E]{1,128}$/),
+  Schema.brand("ScopeToken")
+)
+/** A single scope token. */
+export type ScopeToken = typeof ScopeToken.Type
+
+/** A normalised scope set: unique tokens in ascending code-unit order. */
+export const ScopeSet = Schema.Array(ScopeToken).pipe(
+  Schema.filter((items) => items.every((s, i) => i === 0 || (items[i - 1] as string) < s), {
+    message: () => "scope set must be sorted and free of duplicates"
+  }),
+  Schema.brand("ScopeSet")
+)
+/** A normalised scope set. */
+export type ScopeSet = typeof ScopeSet.Type
+
+const isToken = Schema.is(ScopeToken)
+
+/** Normalise any tokens into a set: duplicates collapsed, sorted. */
+export const make = (tokens: Iterable<ScopeToken>): ScopeSet =>
+  Array.from(new Set(tokens)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) as unknown as ScopeSet
+
+/** The empty scope set. */
+export const empty: ScopeSet = make([])
+
+/**
+ * Parse a scope parameter: items separated by commas or spaces, empty items
+ * ignored, duplicates collapsed (SPEC §2). Case-sensitive (RFC 6749 §3.3).
+ */
+export const parse = (input: string): Either.Either<ScopeSet, InvalidScope> => {
+  if (input.length > maxLength) {
+    return Either.left(new InvalidScope({ description: `scope is longer than ${maxLength} characters` }))
+  }
+  const items = input.split(/[ ,]/).filter((s) => s.length > 0)
+  if (items.length > maxItems) {
+    return Either.left(new InvalidScope({ description: `scope has more than ${maxItems} items` }))
+  }
+  const bad = items.find((s) => !isToken(s))
+  if (bad !== undefined) {
+    return Either.left(new InvalidScope({ description: "scope contains a malformed item" }))
+  }
+  return Either.right(make(items as Array<ScopeToken>))
+}
+
+/** Write a scope set comma-joined, in its stable sorted order. */
+export const format = (scope: ScopeSet): string => scope.join(",")
+
+/** Whether every item of `narrow` is also in `wide`. */
+export const isSubset = (narrow: ScopeSet, wide: ScopeSet): boolean => {
+  const all = new Set<string>(wide)
+  return narrow.every((s) => all.has(s))
+}
+
+/** Items of `scope` missing from `allowed`. */
+export const missing = (scope: ScopeSet, allowed: ScopeSet): ReadonlyArray<ScopeToken> =>
+  Arr.difference(scope, allowed)
+
+/** The union of two scope sets. */
+export const union = (a: ScopeSet, b: ScopeSet): ScopeSet => make([...a, ...b])

@@ -1,0 +1,176 @@
+/**
+ * An in-memory storage layer: for tests, examples and embedding. Every operation
+ * runs synchronously inside one Effect step, so single use holds trivially.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Application } from "../Application.js"
+import type { AuthorizationCode } from "../AuthorizationCode.js"
+import * as Scope from "../Scope.js"
+import type { Token } from "../Token.js"
+import type { User } from "../User.js"
+import { AppKeyTaken, ApplicationStore } from "./ApplicationStore.js"
+import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
+import { ConsentStore } from "./ConsentStore.js"
+import { OpenIdStore } from "./OpenIdStore.js"
+import { SettingStore } from "./SettingStore.js"
+import type { Stores } from "./Stores.js"
+import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
+import { UserStore, UsernameTaken } from "./UserStore.js"
+
+const tokenKey = (kind: Token["kind"], hash: string) => `${kind}:${hash}`
+
+/** Build a fresh, empty set of in-memory stores. */
+export const make = (): Context.Context<Stores> => {
+  const apps = new Map<string, Application>()
+  const users = new Map<string, User>()
+  const codes = new Map<string, AuthorizationCode>()
+  const tokens = new Map<string, Token>()
+  const consents = new Map<string, Scope.ScopeSet>()
+  const openIds = new Map<string, string>()
+  const settings = new Map<string, string>()
+
+  const revokeWhere = (pred: (t: Token) => boolean, now: number): number => {
+    let n = 0
+    for (const [k, t] of tokens) {
+      if (t.revokedAt === null && pred(t)) {
+        tokens.set(k, { ...t, revokedAt: now })
+        n++
+      }
+    }
+    return n
+  }
+  const purge = <A>(map: Map<string, A>, expired: (a: A) => boolean, limit: number): number => {
+    let n = 0
+    for (const [k, v] of map) {
+      if (n >= limit) break
+      if (expired(v)) {
+        map.delete(k)
+        n++
+      }
+    }
+    return n
+  }
+  const insertTokens = (ts: ReadonlyArray<Token>) => {
+    for (const t of ts) {
+      if (tokens.has(tokenKey(t.kind, t.tokenHash))) throw new Error("duplicate token hash")
+    }
+    for (const t of ts) tokens.set(tokenKey(t.kind, t.tokenHash), { ...t })
+  }
+
+  return Context.make(ApplicationStore, {
+    insert: (app) =>
+      Effect.suspend(() => {
+        if (apps.has(app.appKey)) return Effect.fail(new AppKeyTaken({ appKey: app.appKey }))
+        apps.set(app.appKey, { ...app })
+        return Effect.void
+      }),
+    find: (appKey) => Effect.sync(() => Option.fromNullable(apps.get(appKey))),
+    list: () => Effect.sync(() => [...apps.values()].sort((a, b) => a.createdAt - b.createdAt)),
+    updateSecret: (appKey, secretDigest) =>
+      Effect.sync(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return false
+        apps.set(appKey, { ...app, secretDigest })
+        return true
+      }),
+    remove: (appKey, now) =>
+      Effect.sync(() => {
+        revokeWhere((t) => t.appKey === appKey, now)
+        return apps.delete(appKey)
+      })
+  }).pipe(
+    Context.add(UserStore, {
+      insert: (user) =>
+        Effect.suspend(() => {
+          for (const u of users.values()) {
+            if (u.username === user.username) return Effect.fail(new UsernameTaken({ username: user.username }))
+          }
+          users.set(user.userId, { ...user })
+          return Effect.void
+        }),
+      findByUsername: (username) =>
+        Effect.sync(() => Option.fromNullable([...users.values()].find((u) => u.username === username))),
+      findById: (userId) => Effect.sync(() => Option.fromNullable(users.get(userId))),
+      list: () => Effect.sync(() => [...users.values()].sort((a, b) => a.createdAt - b.createdAt)),
+      remove: (userId, now) =>
+        Effect.sync(() => {
+          revokeWhere((t) => t.userId === userId, now)
+          for (const k of consents.keys()) if (k.startsWith(`${userId}\u0000`)) consents.delete(k)
+          return users.delete(userId)
+        })
+    }),
+    Context.add(CodeStore, {
+      insert: (code) =>
+        Effect.sync(() => {
+          if (codes.has(code.codeHash)) throw new Error("duplicate code hash")
+          codes.set(code.codeHash, { ...code })
+        }),
+      find: (codeHash) => Effect.sync(() => Option.fromNullable(codes.get(codeHash))),
+      redeem: (codeHash, now, issued) =>
+        Effect.suspend((): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed> => {
+          const code = codes.get(codeHash)
+          if (code === undefined) return Effect.fail(new CodeNotFound())
+          if (code.usedAt !== null) return Effect.fail(new CodeAlreadyUsed({ familyId: code.familyId }))
+          if (code.expiresAt <= now) return Effect.fail(new CodeNotFound())
+          insertTokens(issued)
+          codes.set(codeHash, { ...code, usedAt: now })
+          return Effect.void
+        }),
+      purgeExpired: (now, limit) => Effect.sync(() => purge(codes, (c) => c.expiresAt <= now, limit))
+    }),
+    Context.add(TokenStore, {
+      insert: (ts) => Effect.sync(() => insertTokens(ts)),
+      find: (kind, hash) => Effect.sync(() => Option.fromNullable(tokens.get(tokenKey(kind, hash)))),
+      rotate: (hash, now, grace, issued) =>
+        Effect.suspend((): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated> => {
+          const t = tokens.get(tokenKey("refresh", hash))
+          if (t === undefined || t.revokedAt !== null || t.expiresAt <= now) return Effect.fail(new TokenInactive())
+          if (t.rotatedAt !== null && !(grace > 0 && t.rotatedAt >= now - grace)) {
+            return Effect.fail(new RefreshAlreadyRotated({ familyId: t.familyId }))
+          }
+          insertTokens(issued)
+          tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
+          return Effect.void
+        }),
+      revokeFamily: (familyId, now) => Effect.sync(() => revokeWhere((t) => t.familyId === familyId, now)),
+      revoke: (kind, hash, now) =>
+        Effect.sync(() => {
+          const t = tokens.get(tokenKey(kind, hash))
+          if (t === undefined || t.revokedAt !== null) return false
+          tokens.set(tokenKey(kind, hash), { ...t, revokedAt: now })
+          return true
+        }),
+      purgeExpired: (now, limit) => Effect.sync(() => purge(tokens, (t) => t.expiresAt <= now, limit))
+    }),
+    Context.add(ConsentStore, {
+      find: (userId, appKey) => Effect.sync(() => Option.fromNullable(consents.get(`${userId}\u0000${appKey}`))),
+      grant: (userId, appKey, scope) =>
+        Effect.sync(() => {
+          const k = `${userId}\u0000${appKey}`
+          consents.set(k, Scope.union(consents.get(k) ?? Scope.empty, scope))
+        })
+    }),
+    Context.add(OpenIdStore, {
+      getOrCreate: (appKey, userId, candidate) =>
+        Effect.sync(() => {
+          const k = `${appKey}\u0000${userId}`
+          const found = openIds.get(k)
+          if (found !== undefined) return found
+          openIds.set(k, candidate)
+          return candidate
+        })
+    }),
+    Context.add(SettingStore, {
+      getOrCreate: (name, candidate) =>
+        Effect.sync(() => {
+          const found = settings.get(name)
+          if (found !== undefined) return found
+          settings.set(name, candidate)
+          return candidate
+        })
+    })
+  )
+}
+
+/** A layer of fresh in-memory stores (a new, empty set each time it is built). */
+export const layer: Layer.Layer<Stores> = Layer.effectContext(Effect.sync(make))

@@ -1,0 +1,42 @@
+/**
+ * Storage of access and refresh tokens, with atomic rotation and family revocation.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import type { Kind, Token } from "../Token.js"
+import type { StorageError } from "./StorageError.js"
+
+/** No usable refresh token with this hash: unknown, expired or revoked. */
+export class TokenInactive extends Schema.TaggedError<TokenInactive>()("TokenInactive", {}) {}
+
+/** The refresh token was rotated before (outside any grace window): the caller revokes the family. */
+export class RefreshAlreadyRotated extends Schema.TaggedError<RefreshAlreadyRotated>()("RefreshAlreadyRotated", {
+  familyId: Schema.String
+}) {}
+
+/** Tokens by the SHA-256 of their value, namespaced by kind. */
+export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<
+  TokenStore,
+  {
+    /** Save newly issued tokens, all or none. */
+    readonly insert: (tokens: ReadonlyArray<Token>) => Effect.Effect<void, StorageError>
+    /** The token of this kind with this hash, in any state, if still stored. */
+    readonly find: (kind: Kind, tokenHash: string) => Effect.Effect<Option.Option<Token>, StorageError>
+    /**
+     * Retire the refresh token and save its successors, atomically. Succeeds at most
+     * once per token, decided by the row's state; with `grace > 0` a token rotated at
+     * most `grace` seconds ago may be rotated again (a client's retry).
+     */
+    readonly rotate: (
+      refreshHash: string,
+      now: number,
+      grace: number,
+      tokens: ReadonlyArray<Token>
+    ) => Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | StorageError>
+    /** Revoke every token of the family; commits on its own. Returns how many were revoked. */
+    readonly revokeFamily: (familyId: string, now: number) => Effect.Effect<number, StorageError>
+    /** Revoke one token; false when it was unknown or already revoked. */
+    readonly revoke: (kind: Kind, tokenHash: string, now: number) => Effect.Effect<boolean, StorageError>
+    /** Delete at most `limit` tokens that expired before `now`; returns how many. */
+    readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number, StorageError>
+  }
+>() {}
