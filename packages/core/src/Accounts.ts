@@ -1,0 +1,72 @@
+/**
+ * Platform user accounts: creation and password authentication with throttling
+ * and no user enumeration.
+ */
+import { Effect, Option } from "effect"
+import * as Entropy from "./Entropy.js"
+import { nowSeconds } from "./internal/time.js"
+import { InvalidGrant, InvalidRequest, type RateLimited } from "./OAuthError.js"
+import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./PasswordHasher.js"
+import type { StorageError } from "./storage/StorageError.js"
+import { UserStore, type UsernameTaken } from "./storage/UserStore.js"
+import * as Throttle from "./Throttle.js"
+import type { User } from "./User.js"
+
+/** The one answer to every failed sign-in (no user enumeration). */
+export const badCredentials = "username or password is incorrect"
+
+/** A hash to verify against when the user is unknown, so both cases cost the same. */
+let dummyHash: Promise<string> | undefined
+
+/** Create a user with a hashed password. */
+export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
+  if (username.length === 0 || username.length > maxUsernameLength || username.trim() !== username) {
+    return yield* Effect.fail(new InvalidRequest({ description: "username must be 1-128 characters without surrounding spaces" }))
+  }
+  if (password.length < 8 || password.length > maxPasswordLength) {
+    return yield* Effect.fail(new InvalidRequest({ description: `password must be 8-${maxPasswordLength} characters` }))
+  }
+  const hasher = yield* PasswordHasher
+  const users = yield* UserStore
+  const user: User = {
+    userId: yield* Entropy.id(12),
+    username,
+    passwordHash: yield* hasher.hash(password),
+    createdAt: yield* nowSeconds
+  }
+  yield* users.insert(user)
+  return user
+}) satisfies (...args: never) => Effect.Effect<User, InvalidRequest | UsernameTaken | StorageError, unknown>
+
+/**
+ * Check a username and password, throttled per username and source address
+ * (SPEC §2). While throttled even the right password is refused.
+ */
+export const authenticate = Effect.fn("Accounts.authenticate")(function* (
+  username: string,
+  password: string,
+  address: string | undefined
+) {
+  const keys = Throttle.signInKeys(username, address)
+  yield* Throttle.check(keys)
+  const hasher = yield* PasswordHasher
+  const users = yield* UserStore
+  if (username.length > maxUsernameLength || password.length > maxPasswordLength) {
+    yield* Throttle.failure(keys)
+    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
+  }
+  const found = yield* users.findByUsername(username)
+  if (Option.isNone(found)) {
+    dummyHash ??= Effect.runPromise(hasher.hash("latchkey-dummy-password"))
+    const hash = yield* Effect.promise(() => dummyHash as Promise<string>)
+    yield* hasher.verify(password, hash)
+    yield* Throttle.failure(keys)
+    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
+  }
+  if (!(yield* hasher.verify(password, found.value.passwordHash))) {
+    yield* Throttle.failure(keys)
+    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
+  }
+  yield* Throttle.success([`user:${username}`])
+  return found.value
+}) satisfies (...args: never) => Effect.Effect<User, InvalidGrant | RateLimited | StorageError, unknown>

@@ -1,0 +1,104 @@
+/**
+ * Registration of applications, as the management CLI does it: every rule of
+ * SPEC §5 on redirect URIs and secrets is enforced here, for every caller.
+ */
+import { Effect, Either, Option } from "effect"
+import { type Application, defaultGrantTypes, GrantType, validateRedirectUri } from "./Application.js"
+import { secretDigest } from "./ClientAuth.js"
+import * as Entropy from "./Entropy.js"
+import { nowSeconds } from "./internal/time.js"
+import { InvalidRequest } from "./OAuthError.js"
+import * as Scope from "./Scope.js"
+import { ApplicationStore } from "./storage/ApplicationStore.js"
+
+/** What `app create` takes. */
+export interface NewApplication {
+  readonly name: string
+  readonly redirectUris: ReadonlyArray<string>
+  /** Scope list, comma- or space-separated. */
+  readonly scope?: string
+  readonly grantTypes?: ReadonlyArray<string>
+  readonly requirePkce?: boolean
+  /** Import an App Key that exists elsewhere (migration). */
+  readonly appKey?: string
+  /** Import an App Secret that exists elsewhere: at least 32 characters. */
+  readonly appSecret?: string
+  readonly accessTokenTtl?: number
+  readonly refreshTokenTtl?: number
+}
+
+/** A created application and its secret, shown this once. */
+export interface Created {
+  readonly app: Application
+  readonly appSecret: string
+}
+
+/** Imported App Keys: URL-safe characters only, so Basic credentials need no escaping. */
+export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
+/** Imported App Secrets: 32–512 printable ASCII characters. */
+export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
+
+const bad = (description: string) => Effect.fail(new InvalidRequest({ description }))
+
+const ttl = (name: string, value: number | undefined) =>
+  value === undefined
+    ? Effect.succeed(null)
+    : Number.isInteger(value) && value > 0 && value <= 365 * 24 * 3600
+      ? Effect.succeed(value)
+      : bad(`${name} must be a whole number of seconds between 1 and one year`)
+
+/** Validate and register a new application. */
+export const createApplication = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+  const name = input.name.trim()
+  if (name.length === 0 || name.length > 200) return yield* bad("name must be 1-200 characters")
+  if (input.redirectUris.length === 0) return yield* bad("at least one redirect URI is required")
+  const redirectUris: Array<string> = []
+  for (const uri of input.redirectUris) {
+    redirectUris.push(yield* Either.match(validateRedirectUri(uri), { onLeft: Effect.fail, onRight: Effect.succeed }))
+  }
+  const scopes = yield* Scope.parse(input.scope ?? "").pipe(
+    Either.mapLeft((e) => new InvalidRequest({ description: e.description })),
+    Either.match({ onLeft: Effect.fail, onRight: Effect.succeed })
+  )
+  const grantTypes: Array<GrantType> = []
+  for (const g of input.grantTypes ?? defaultGrantTypes) {
+    const decoded = Option.liftPredicate(g, (x): x is GrantType => GrantType.literals.includes(x as GrantType))
+    if (Option.isNone(decoded)) return yield* bad(`unknown grant type ${JSON.stringify(g)}`)
+    if (!grantTypes.includes(decoded.value)) grantTypes.push(decoded.value)
+  }
+  if (grantTypes.length === 0) return yield* bad("at least one grant type is required")
+  if (input.appKey !== undefined && !AppKeyPattern.test(input.appKey)) {
+    return yield* bad("an imported App Key must be 1-128 characters of A-Z a-z 0-9 - . _ ~")
+  }
+  if (input.appSecret !== undefined && !AppSecretPattern.test(input.appSecret)) {
+    return yield* bad("an imported App Secret must be 32-512 printable ASCII characters")
+  }
+  if ((input.appSecret === undefined) !== (input.appKey === undefined)) {
+    return yield* bad("--app-key and --app-secret are imported together")
+  }
+  const appKey = input.appKey ?? (yield* Entropy.id(16))
+  const appSecret = input.appSecret ?? (yield* Entropy.token)
+  const app: Application = {
+    appKey,
+    name,
+    secretDigest: yield* secretDigest(appKey, appSecret),
+    redirectUris,
+    scopes,
+    grantTypes,
+    requirePkce: input.requirePkce ?? false,
+    accessTokenTtl: yield* ttl("accessTokenTtl", input.accessTokenTtl),
+    refreshTokenTtl: yield* ttl("refreshTokenTtl", input.refreshTokenTtl),
+    createdAt: yield* nowSeconds
+  }
+  yield* Effect.flatMap(ApplicationStore, (apps) => apps.insert(app))
+  return { app, appSecret } satisfies Created
+})
+
+/** Give an application a new generated secret; the old one stops working at once. */
+export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: string) {
+  const apps = yield* ApplicationStore
+  const appSecret = yield* Entropy.token
+  const updated = yield* apps.updateSecret(appKey, yield* secretDigest(appKey, appSecret))
+  if (!updated) return yield* bad(`no application with App Key ${JSON.stringify(appKey)}`)
+  return appSecret
+})

@@ -1,0 +1,44 @@
+/**
+ * Client authentication at the token, introspection and revocation endpoints:
+ * HTTP Basic only, keyed digests compared in constant time (SPEC §2, §5).
+ */
+import { Effect, Either, Option } from "effect"
+import type { Application } from "./Application.js"
+import { Config } from "./Config.js"
+import { hmac, timingSafeEqual } from "./Digest.js"
+import { InvalidClient, InvalidRequest } from "./OAuthError.js"
+import * as BasicAuth from "./requests/BasicAuth.js"
+import type { Params } from "./requests/Form.js"
+import { ApplicationStore } from "./storage/ApplicationStore.js"
+
+/** The keyed digest of an App Secret, as stored. */
+export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<string, never, Config> =>
+  Effect.flatMap(Config, ({ serverKey }) => hmac(serverKey, `app_secret\u0000${appKey}\u0000${appSecret}`))
+
+const failed = new InvalidClient({ description: "client authentication failed" })
+
+/**
+ * Authenticate the application from the Authorization header. Credentials also
+ * sent in the body are `invalid_request`; an unknown App Key and a wrong secret
+ * get the same answer.
+ */
+export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
+  authorization: string | undefined,
+  params: Params
+) {
+  const creds = yield* Either.match(BasicAuth.decode(authorization), {
+    onLeft: (e) => Effect.fail(e),
+    onRight: (c) => Effect.succeed(c)
+  })
+  // RFC 6749 §2.3.1: one authentication method per request
+  if (params.client_secret !== undefined || (params.client_id !== undefined && params.client_id !== creds.appKey)) {
+    return yield* Effect.fail(new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" }))
+  }
+  const apps = yield* ApplicationStore
+  const found = yield* apps.find(creds.appKey)
+  const digest = yield* secretDigest(creds.appKey, creds.appSecret)
+  const expected = Option.match(found, { onNone: () => "", onSome: (a) => a.secretDigest })
+  const ok = timingSafeEqual(digest, expected.length > 0 ? expected : digest.replace(/./g, "!"))
+  if (Option.isNone(found) || !ok) return yield* Effect.fail(failed)
+  return found.value satisfies Application
+})

@@ -1,0 +1,182 @@
+/**
+ * HTTP semantics of the JSON endpoints as pure functions from a plain request
+ * value to a plain response value, so every binding (Express, node:http,
+ * fetch-style) is a few lines of I/O and behaves the same (SPEC §2, §6, §7).
+ */
+import { Cause, Effect, Either, Option } from "effect"
+import { authenticate } from "./ClientAuth.js"
+import { Config } from "./Config.js"
+import type { Entropy } from "./Entropy.js"
+import * as Grants from "./grants/index.js"
+import { introspect, revoke } from "./Introspection.js"
+import * as Metadata from "./Metadata.js"
+import * as OAuthError from "./OAuthError.js"
+import type { PasswordHasher } from "./PasswordHasher.js"
+import * as Form from "./requests/Form.js"
+import type { Stores } from "./storage/Stores.js"
+import type { ThrottlePolicy, ThrottleStore } from "./Throttle.js"
+
+/** A request as a binding hands it over. Header names are lower-case. */
+export interface HttpRequest {
+  readonly method: string
+  readonly path: string
+  /** The raw query string, without `?`. */
+  readonly query: string
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  /** The raw body; a binding may stop reading once it exceeds `maxBodyBytes`. */
+  readonly body: string
+  readonly remoteAddress?: string | undefined
+}
+
+/** A response for the binding to write. */
+export interface HttpResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** Every service the endpoints need. */
+export type Requirements = Stores | Config | Entropy | PasswordHasher | ThrottleStore | ThrottlePolicy
+
+/** Largest accepted body (SPEC §2): larger is 413. */
+export const maxBodyBytes = 16 * 1024
+
+const jsonHeaders = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  pragma: "no-cache"
+} as const
+
+/** A JSON response with the no-store headers of RFC 6749 §5.1. */
+export const json = (status: number, value: unknown, extra: Record<string, string> = {}): HttpResponse => ({
+  status,
+  headers: { ...jsonHeaders, ...extra },
+  body: JSON.stringify(value)
+})
+
+/** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
+export const errorResponse = (e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope): HttpResponse => {
+  const extra: Record<string, string> = {}
+  if (e._tag === "InvalidClient") extra["www-authenticate"] = 'Basic realm="latchkey"'
+  if (e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable") extra["retry-after"] = String(Math.max(1, Math.ceil(e.retryAfter)))
+  return json(e.status, { error: e.error, error_description: e.description }, extra)
+}
+
+/** Header value by lower-case name; a repeated header counts as absent-and-malformed (`null`). */
+export const header = (req: HttpRequest, name: string): string | undefined | null => {
+  const v = req.headers[name]
+  if (v === undefined || typeof v === "string") return v
+  return v.length === 1 ? v[0] : null
+}
+
+const byteLength = (s: string): number => new TextEncoder().encode(s).length
+
+/** Check method, size and content type, then parse the form body. */
+const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> => {
+  if (req.method !== "POST") {
+    return Either.left(
+      json(405, { error: "invalid_request", error_description: "method not allowed" }, { allow: "POST" })
+    )
+  }
+  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+    return Either.left(json(413, { error: "invalid_request", error_description: "request body is too large" }))
+  }
+  const type = header(req, "content-type")
+  const [mime, ...rest] = (type ?? "").toLowerCase().split(";").map((s) => s.trim())
+  const charsetOk = rest.every((p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"')
+  if (mime !== "application/x-www-form-urlencoded" || !charsetOk) {
+    return Either.left(
+      errorResponse(new OAuthError.InvalidRequest({ description: "content type must be application/x-www-form-urlencoded" }))
+    )
+  }
+  return Either.mapLeft(Form.parse(req.body), errorResponse)
+}
+
+/** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
+const respond = <R>(
+  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+): Effect.Effect<HttpResponse, never, R> =>
+  program.pipe(
+    Effect.catchAll((e) =>
+      Effect.succeed(
+        e._tag === "StorageError"
+          ? errorResponse(new OAuthError.TemporarilyUnavailable({ description: "storage is unavailable; retry shortly", retryAfter: 1 }))
+          : errorResponse(e as OAuthError.OAuthError)
+      )
+    ),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
+        Effect.as(errorResponse(new OAuthError.ServerError({ description: "internal server error" })))
+      )
+    )
+  )
+
+const withForm = <R>(
+  req: HttpRequest,
+  f: (params: Form.Params) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+): Effect.Effect<HttpResponse, never, R> =>
+  Either.match(readForm(req), { onLeft: Effect.succeed, onRight: (params) => respond(f(params)) })
+
+const authorization = (req: HttpRequest): string | undefined => header(req, "authorization") ?? undefined
+
+/** `POST /oauth2/oauth2/token`. */
+export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm(req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params)
+      const body = yield* Grants.handle(params, app, req.remoteAddress)
+      return json(200, body)
+    })
+  )
+
+/** `POST /oauth2/oauth2/introspect` (RFC 7662). */
+export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm(req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params)
+      // SECURITY I-6: tokens are never read from the URL
+      if (/(^|&)token=/.test(req.query)) {
+        return yield* Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+      }
+      return json(200, yield* introspect(params, app))
+    })
+  )
+
+/** `POST /oauth2/oauth2/revoke` (RFC 7009): 200 with an empty body, known token or not. */
+export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm(req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params)
+      if (/(^|&)token=/.test(req.query)) {
+        return yield* Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+      }
+      yield* revoke(params, app)
+      return { status: 200, headers: { "cache-control": "no-store", pragma: "no-cache" }, body: "" }
+    })
+  )
+
+/** `GET /.well-known/oauth-authorization-server` (RFC 8414). */
+export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
+  req.method === "GET" || req.method === "HEAD"
+    ? Effect.map(Config, (c) => ({
+        status: 200,
+        headers: { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=3600" },
+        body: JSON.stringify(Metadata.document(c))
+      }))
+    : Effect.succeed(json(405, { error: "invalid_request", error_description: "method not allowed" }, { allow: "GET, HEAD" }))
+
+/** Route a request to its JSON endpoint by path; none when the path is not one of them. */
+export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
+  switch (req.path) {
+    case Metadata.paths.token:
+      return Option.some(token(req))
+    case Metadata.paths.introspect:
+      return Option.some(introspection(req))
+    case Metadata.paths.revoke:
+      return Option.some(revocation(req))
+    case Metadata.paths.metadata:
+      return Option.some(metadata(req))
+    default:
+      return Option.none()
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Token introspection (RFC 7662) and revocation (RFC 7009) for the
+ * authenticated application's own tokens.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "./Application.js"
+import { sha256 } from "./Digest.js"
+import { nowSeconds } from "./internal/time.js"
+import type { Params } from "./requests/Form.js"
+import { caps, required, Text } from "./requests/Params.js"
+import * as Scope from "./Scope.js"
+import { ApplicationStore } from "./storage/ApplicationStore.js"
+import { TokenStore } from "./storage/TokenStore.js"
+import { isActive, type Kind, type Token } from "./Token.js"
+
+/** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
+export type IntrospectionResponse =
+  | { readonly active: false }
+  | {
+      readonly active: true
+      readonly scope: string
+      readonly client_id: string
+      readonly token_type: string
+      readonly exp: number
+      readonly iat: number
+      readonly sub?: string
+    }
+
+/** Find the application's token by value, trying the hinted kind first. */
+const lookup = Effect.fn("Introspection.lookup")(function* (params: Params, app: Application) {
+  const value = yield* required(params, "token", Text(caps.token))
+  const tokens = yield* TokenStore
+  const hash = yield* sha256(value)
+  const order: ReadonlyArray<Kind> = params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
+  for (const kind of order) {
+    const found = yield* tokens.find(kind, hash)
+    // SPEC §6: another application's token is as good as unknown
+    if (Option.isSome(found) && found.value.appKey === app.appKey) return Option.some(found.value)
+  }
+  return Option.none<Token>()
+})
+
+/** Introspect a token of the authenticated application. */
+export const introspect = Effect.fn("Introspection.introspect")(function* (params: Params, app: Application) {
+  const found = yield* lookup(params, app)
+  const now = yield* nowSeconds
+  if (Option.isNone(found) || !isActive(found.value, now)) return { active: false } as IntrospectionResponse
+  const stillRegistered = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(app.appKey))
+  if (Option.isNone(stillRegistered)) return { active: false } as IntrospectionResponse
+  const t = found.value
+  return {
+    active: true,
+    scope: Scope.format(t.scope),
+    client_id: t.appKey,
+    token_type: t.kind === "access" ? "Bearer" : "refresh_token",
+    exp: t.expiresAt,
+    iat: t.issuedAt,
+    ...(t.openId !== null ? { sub: t.openId } : {})
+  } as IntrospectionResponse
+})
+
+/**
+ * Revoke a token of the authenticated application (RFC 7009 §2.1). Revoking a
+ * refresh token revokes its whole family; unknown tokens are not an error.
+ */
+export const revoke = Effect.fn("Introspection.revoke")(function* (params: Params, app: Application) {
+  const found = yield* lookup(params, app)
+  if (Option.isNone(found)) return
+  const tokens = yield* TokenStore
+  const now = yield* nowSeconds
+  const t = found.value
+  if (t.kind === "refresh") yield* tokens.revokeFamily(t.familyId, now)
+  else yield* tokens.revoke("access", t.tokenHash, now)
+})

@@ -1,0 +1,71 @@
+/**
+ * The authorization_code grant (RFC 6749 §4.1.3, RFC 7636 §4.6): single use,
+ * bound to client and redirect URI, PKCE enforced, replay revokes the family.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../Application.js"
+import { sha256 } from "../Digest.js"
+import { nowSeconds } from "../internal/time.js"
+import { InvalidGrant } from "../OAuthError.js"
+import * as Pkce from "../Pkce.js"
+import type { TokenRequest } from "../requests/TokenRequest.js"
+import { CodeStore } from "../storage/CodeStore.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { UserStore } from "../storage/UserStore.js"
+import { mint, refreshAllowed } from "./Issue.js"
+
+/** The grant type this module handles. */
+export const grantType = "authorization_code"
+
+const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
+
+/** RFC 6749 §4.1.2: a replayed code revokes every token issued from it, then fails. */
+const replayed = (familyId: string, now: number) =>
+  Effect.flatMap(TokenStore, (tokens) => tokens.revokeFamily(familyId, now)).pipe(
+    Effect.zipRight(invalid("authorization code was already used; tokens issued from it are revoked"))
+  )
+
+/** Exchange an authorization code for a token set. */
+export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
+  req: Extract<TokenRequest, { _tag: "AuthorizationCode" }>,
+  app: Application
+) {
+  const codes = yield* CodeStore
+  const now = yield* nowSeconds
+  const codeHash = yield* sha256(req.code)
+  const found = yield* codes.find(codeHash)
+  if (Option.isNone(found)) return yield* invalid("authorization code is invalid or expired")
+  const code = found.value
+  // RFC 6749 §4.1.3: issued to this client, for exactly this redirect_uri
+  if (code.appKey !== app.appKey) return yield* invalid("authorization code is invalid or expired")
+  if (code.usedAt !== null) return yield* replayed(code.familyId, now)
+  if (code.expiresAt <= now) return yield* invalid("authorization code is invalid or expired")
+  if (code.redirectUri !== req.redirectUri) return yield* invalid("redirect_uri does not match the authorization request")
+  // RFC 7636 §4.6 and RFC 9700 §4.8.2: enforce the challenge, refuse a verifier without one
+  if (code.codeChallenge !== null && code.codeChallengeMethod !== null) {
+    if (Option.isNone(req.codeVerifier)) return yield* invalid("code_verifier is required")
+    const ok = yield* Pkce.verify(req.codeVerifier.value, code.codeChallenge, code.codeChallengeMethod)
+    if (!ok) return yield* invalid("code_verifier does not match the code challenge")
+  } else if (Option.isSome(req.codeVerifier)) {
+    return yield* invalid("code_verifier sent for a code issued without a code challenge")
+  }
+  const users = yield* UserStore
+  if (Option.isNone(yield* users.findById(code.userId))) return yield* invalid("the user no longer exists")
+  const minted = yield* mint({
+    app,
+    userId: code.userId,
+    openId: code.openId,
+    scope: code.scope,
+    grantScope: code.scope,
+    familyId: code.familyId,
+    parentHash: null,
+    withRefresh: refreshAllowed(app)
+  })
+  yield* codes.redeem(codeHash, now, minted.records).pipe(
+    Effect.catchTags({
+      CodeNotFound: () => invalid("authorization code is invalid or expired"),
+      CodeAlreadyUsed: (e) => replayed(e.familyId, now)
+    })
+  )
+  return minted.response
+})

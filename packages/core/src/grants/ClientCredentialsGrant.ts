@@ -1,0 +1,34 @@
+/**
+ * The client_credentials grant (RFC 6749 §4.4): the application's own token, or
+ * with `open_id` a per-user token that also gets a refresh token (SPEC §2).
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../Application.js"
+import * as Entropy from "../Entropy.js"
+import type { TokenRequest } from "../requests/TokenRequest.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { mint, refreshAllowed } from "./Issue.js"
+
+/** The grant type this module handles. */
+export const grantType = "client_credentials"
+
+/** Issue a token to the authenticated application. */
+export const handle = Effect.fn("ClientCredentialsGrant.handle")(function* (
+  req: Extract<TokenRequest, { _tag: "ClientCredentials" }>,
+  app: Application
+) {
+  const openId = Option.getOrNull(req.openId)
+  const minted = yield* mint({
+    app,
+    userId: null,
+    openId,
+    scope: app.scopes,
+    grantScope: app.scopes,
+    familyId: yield* Entropy.id(),
+    parentHash: null,
+    // RFC 6749 §4.4.3: no refresh token for the application's own token
+    withRefresh: openId !== null && refreshAllowed(app)
+  })
+  yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
+  return minted.response
+})

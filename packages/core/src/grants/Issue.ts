@@ -1,0 +1,83 @@
+/**
+ * Minting token sets: fresh random values, stored as digests, answered as the
+ * token response of the interface document.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../Application.js"
+import { allows } from "../Application.js"
+import { Config } from "../Config.js"
+import { sha256 } from "../Digest.js"
+import * as Entropy from "../Entropy.js"
+import { nowSeconds } from "../internal/time.js"
+import * as Scope from "../Scope.js"
+import type { Token } from "../Token.js"
+
+/** The JSON body of a successful token response (SPEC §2). */
+export interface TokenResponse {
+  readonly access_token: string
+  readonly token_type: "Bearer"
+  readonly expires_in: number
+  readonly scope: string
+  readonly refresh_token?: string
+  readonly open_id?: string
+}
+
+/** What a new token set is for. */
+export interface Grant {
+  readonly app: Application
+  readonly userId: string | null
+  readonly openId: string | null
+  /** Scope of the access token. */
+  readonly scope: Scope.ScopeSet
+  /** Scope of the refresh token: the original grant's (RFC 6749 §6). */
+  readonly grantScope: Scope.ScopeSet
+  readonly familyId: string
+  readonly parentHash: string | null
+  readonly withRefresh: boolean
+}
+
+/** A minted token set: the records to store and the response to send once they are stored. */
+export interface Minted {
+  readonly records: ReadonlyArray<Token>
+  readonly response: TokenResponse
+}
+
+/** Whether a grant for this application carries a refresh token: only if it may use the refresh_token grant. */
+export const refreshAllowed = (app: Application): boolean => allows(app, "refresh_token")
+
+/** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
+export const mint = Effect.fn("Issue.mint")(function* (grant: Grant) {
+  const config = yield* Config
+  const now = yield* nowSeconds
+  const accessTtl = grant.app.accessTokenTtl ?? config.accessTokenTtl
+  const access = yield* Entropy.token
+  const base = {
+    appKey: grant.app.appKey,
+    userId: grant.userId,
+    openId: grant.openId,
+    familyId: grant.familyId,
+    parentHash: grant.parentHash,
+    issuedAt: now,
+    revokedAt: null,
+    rotatedAt: null
+  }
+  const records: Array<Token> = [
+    { ...base, tokenHash: yield* sha256(access), kind: "access", scope: grant.scope, expiresAt: now + accessTtl }
+  ]
+  let refresh: Option.Option<string> = Option.none()
+  if (grant.withRefresh) {
+    const value = yield* Entropy.token
+    refresh = Option.some(value)
+    const ttl = grant.app.refreshTokenTtl ?? config.refreshTokenTtl
+    records.push({ ...base, tokenHash: yield* sha256(value), kind: "refresh", scope: grant.grantScope, expiresAt: now + ttl })
+  }
+  const response: TokenResponse = {
+    access_token: access,
+    token_type: "Bearer",
+    expires_in: accessTtl,
+    scope: Scope.format(grant.scope),
+    ...(Option.isSome(refresh) ? { refresh_token: refresh.value } : {}),
+    ...(grant.openId !== null ? { open_id: grant.openId } : {})
+  }
+  return { records, response } satisfies Minted
+})

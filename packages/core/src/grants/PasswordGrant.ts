@@ -1,0 +1,37 @@
+/**
+ * The password grant (RFC 6749 §4.3): opt-in per application, throttled, with
+ * one generic answer for every wrong credential.
+ */
+import { Effect } from "effect"
+import { authenticate } from "../Accounts.js"
+import type { Application } from "../Application.js"
+import * as Entropy from "../Entropy.js"
+import { forUser } from "../OpenId.js"
+import type { TokenRequest } from "../requests/TokenRequest.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { mint, refreshAllowed } from "./Issue.js"
+
+/** The grant type this module handles. */
+export const grantType = "password"
+
+/** Exchange a user's credentials for a token set carrying the application's default scopes. */
+export const handle = Effect.fn("PasswordGrant.handle")(function* (
+  req: Extract<TokenRequest, { _tag: "Password" }>,
+  app: Application,
+  address: string | undefined
+) {
+  const user = yield* authenticate(req.username, req.password, address)
+  const openId = yield* forUser(app.appKey, user.userId)
+  const minted = yield* mint({
+    app,
+    userId: user.userId,
+    openId,
+    scope: app.scopes,
+    grantScope: app.scopes,
+    familyId: yield* Entropy.id(),
+    parentHash: null,
+    withRefresh: refreshAllowed(app)
+  })
+  yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
+  return minted.response
+})

@@ -1,0 +1,71 @@
+/**
+ * The refresh_token grant (RFC 6749 §6, RFC 9700 §4.14.2): rotation with reuse
+ * detection, scope narrowing that does not stick.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../Application.js"
+import { Config } from "../Config.js"
+import { sha256 } from "../Digest.js"
+import { nowSeconds } from "../internal/time.js"
+import { InvalidGrant, InvalidScope } from "../OAuthError.js"
+import type { TokenRequest } from "../requests/TokenRequest.js"
+import * as Scope from "../Scope.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { UserStore } from "../storage/UserStore.js"
+import { mint } from "./Issue.js"
+
+/** The grant type this module handles. */
+export const grantType = "refresh_token"
+
+const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
+
+/** Exchange a refresh token for a new access token and a new refresh token of the same family. */
+export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
+  req: Extract<TokenRequest, { _tag: "RefreshToken" }>,
+  app: Application
+) {
+  const tokens = yield* TokenStore
+  const { refreshReuseGrace } = yield* Config
+  const now = yield* nowSeconds
+  const hash = yield* sha256(req.refreshToken)
+  const found = yield* tokens.find("refresh", hash)
+  // RFC 6749 §10.4: bound to the client it was issued to
+  if (Option.isNone(found) || found.value.appKey !== app.appKey) {
+    return yield* invalid("refresh token is invalid, expired or revoked")
+  }
+  const old = found.value
+  const reused = () =>
+    tokens
+      .revokeFamily(old.familyId, now)
+      .pipe(Effect.zipRight(invalid("refresh token was already used; its token family is revoked")))
+  if (old.revokedAt !== null || old.expiresAt <= now) return yield* invalid("refresh token is invalid, expired or revoked")
+  if (old.rotatedAt !== null && !(refreshReuseGrace > 0 && old.rotatedAt >= now - refreshReuseGrace)) {
+    return yield* reused()
+  }
+  // RFC 6749 §6: the requested scope must not exceed the original grant
+  const scope = Option.getOrElse(req.scope, () => old.scope)
+  if (!Scope.isSubset(scope, old.scope)) {
+    return yield* Effect.fail(new InvalidScope({ description: "scope exceeds the scope originally granted" }))
+  }
+  if (old.userId !== null) {
+    const users = yield* UserStore
+    if (Option.isNone(yield* users.findById(old.userId))) return yield* invalid("the user no longer exists")
+  }
+  const minted = yield* mint({
+    app,
+    userId: old.userId,
+    openId: old.openId,
+    scope,
+    grantScope: old.scope,
+    familyId: old.familyId,
+    parentHash: hash,
+    withRefresh: true
+  })
+  yield* tokens.rotate(hash, now, refreshReuseGrace, minted.records).pipe(
+    Effect.catchTags({
+      TokenInactive: () => invalid("refresh token is invalid, expired or revoked"),
+      RefreshAlreadyRotated: () => reused()
+    })
+  )
+  return minted.response
+})
