@@ -8,7 +8,7 @@ import { nowSeconds } from "./internal/time.js"
 import { InvalidGrant, InvalidRequest, type RateLimited } from "./OAuthError.js"
 import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./PasswordHasher.js"
 import type { StorageError } from "./storage/StorageError.js"
-import { UserStore, type UsernameTaken } from "./storage/UserStore.js"
+import { type UsernameTaken, UserStore } from "./storage/UserStore.js"
 import * as Throttle from "./Throttle.js"
 import type { User } from "./User.js"
 
@@ -21,10 +21,14 @@ let dummyHash: Promise<string> | undefined
 /** Create a user with a hashed password. */
 export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
   if (username.length === 0 || username.length > maxUsernameLength || username.trim() !== username) {
-    return yield* Effect.fail(new InvalidRequest({ description: "username must be 1-128 characters without surrounding spaces" }))
+    return yield* Effect.fail(
+      new InvalidRequest({ description: "username must be 1-128 characters without surrounding spaces" })
+    )
   }
   if (password.length < 8 || password.length > maxPasswordLength) {
-    return yield* Effect.fail(new InvalidRequest({ description: `password must be 8-${maxPasswordLength} characters` }))
+    return yield* Effect.fail(
+      new InvalidRequest({ description: `password must be 8-${maxPasswordLength} characters` })
+    )
   }
   const hasher = yield* PasswordHasher
   const users = yield* UserStore

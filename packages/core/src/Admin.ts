@@ -54,7 +54,9 @@ export const createApplication = Effect.fn("Admin.createApplication")(function* 
   if (input.redirectUris.length === 0) return yield* bad("at least one redirect URI is required")
   const redirectUris: Array<string> = []
   for (const uri of input.redirectUris) {
-    redirectUris.push(yield* Either.match(validateRedirectUri(uri), { onLeft: Effect.fail, onRight: Effect.succeed }))
+    redirectUris.push(
+      yield* Either.match(validateRedirectUri(uri), { onLeft: Effect.fail, onRight: Effect.succeed })
+    )
   }
   const scopes = yield* Scope.parse(input.scope ?? "").pipe(
     Either.mapLeft((e) => new InvalidRequest({ description: e.description })),
@@ -62,7 +64,9 @@ export const createApplication = Effect.fn("Admin.createApplication")(function* 
   )
   const grantTypes: Array<GrantType> = []
   for (const g of input.grantTypes ?? defaultGrantTypes) {
-    const decoded = Option.liftPredicate(g, (x): x is GrantType => GrantType.literals.includes(x as GrantType))
+    const decoded = Option.liftPredicate(g, (x): x is GrantType =>
+      GrantType.literals.includes(x as GrantType)
+    )
     if (Option.isNone(decoded)) return yield* bad(`unknown grant type ${JSON.stringify(g)}`)
     if (!grantTypes.includes(decoded.value)) grantTypes.push(decoded.value)
   }

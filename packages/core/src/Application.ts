@@ -18,7 +18,11 @@ export const GrantType = Schema.Literal(
 export type GrantType = typeof GrantType.Type
 
 /** Grant types of a new application when none are named (SPEC §8). */
-export const defaultGrantTypes: ReadonlyArray<GrantType> = ["authorization_code", "refresh_token", "client_credentials"]
+export const defaultGrantTypes: ReadonlyArray<GrantType> = [
+  "authorization_code",
+  "refresh_token",
+  "client_credentials"
+]
 
 /** A registered application. */
 export const Application = Schema.Struct({

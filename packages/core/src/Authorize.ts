@@ -12,7 +12,7 @@ import * as Entropy from "./Entropy.js"
 import { mint } from "./grants/Issue.js"
 import { nowSeconds } from "./internal/time.js"
 import { forUser } from "./OpenId.js"
-import * as Pkce from "./Pkce.js"
+import type * as Pkce from "./Pkce.js"
 import * as Form from "./requests/Form.js"
 import { caps } from "./requests/Params.js"
 import * as Scope from "./Scope.js"
@@ -60,7 +60,11 @@ export type RedirectErrorCode =
   | "server_error"
   | "temporarily_unavailable"
 
-const append = (uri: string, sep: "?" | "#", params: ReadonlyArray<readonly [string, string | null]>): string => {
+const append = (
+  uri: string,
+  sep: "?" | "#",
+  params: ReadonlyArray<readonly [string, string | null]>
+): string => {
   const encoded = params
     .filter((p): p is readonly [string, string] => p[1] !== null)
     .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
@@ -85,13 +89,15 @@ export const errorLocation = (
 
 /** Validate an authorize request's query string. */
 export const validate = Effect.fn("Authorize.validate")(function* (query: string) {
-  const page = (error: string, description: string) => Effect.fail(new ErrorPage({ status: 400, error, description }))
+  const page = (error: string, description: string) =>
+    Effect.fail(new ErrorPage({ status: 400, error, description }))
   const params = yield* Either.match(Form.parse(query), {
     onLeft: (e) => page("invalid_request", e.description),
     onRight: Effect.succeed
   })
   const clientId = params.client_id
-  if (clientId === undefined || clientId.length > caps.client_id) return yield* page("invalid_request", "client_id is missing or unknown")
+  if (clientId === undefined || clientId.length > caps.client_id)
+    return yield* page("invalid_request", "client_id is missing or unknown")
   const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(clientId))
   if (Option.isNone(found)) return yield* page("invalid_request", "client_id is missing or unknown")
   const app = found.value
@@ -112,7 +118,8 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
         description
       })
     )
-  if (rawState !== null && rawState.length > caps.state) return yield* fail("invalid_request", "state is too long")
+  if (rawState !== null && rawState.length > caps.state)
+    return yield* fail("invalid_request", "state is too long")
   if (responseType === undefined) return yield* fail("invalid_request", "response_type is required")
   if (responseType !== "code" && responseType !== "token") {
     return yield* fail("unsupported_response_type", "response_type must be code or token")
@@ -120,7 +127,7 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
   if (!allows(app, responseType === "code" ? "authorization_code" : "implicit")) {
     return yield* fail("unauthorized_client", `this application may not use response_type=${responseType}`)
   }
-  const clientTypeParam = params.client_type ?? (Form.mentions(params, "client_type") ? "" : "PC")
+  const clientTypeParam = params.client_type ?? "PC"
   if (clientTypeParam !== "PC" && clientTypeParam !== "Mobile") {
     return yield* fail("invalid_request", "client_type must be PC or Mobile")
   }
@@ -136,14 +143,19 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
     const challenge = params.code_challenge
     const method = params.code_challenge_method
     if (challenge === undefined) {
-      if (method !== undefined) return yield* fail("invalid_request", "code_challenge_method without code_challenge")
-      if (app.requirePkce) return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
+      if (method !== undefined)
+        return yield* fail("invalid_request", "code_challenge_method without code_challenge")
+      if (app.requirePkce)
+        return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
     } else {
       // RFC 7636 §4.3: a missing method means plain
       const m = method ?? "plain"
-      if (m !== "S256" && m !== "plain") return yield* fail("invalid_request", "code_challenge_method must be S256")
-      if (m === "plain" && !allowPlainPkce) return yield* fail("invalid_request", "code_challenge_method must be S256")
-      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(challenge)) return yield* fail("invalid_request", "code_challenge is malformed")
+      if (m !== "S256" && m !== "plain")
+        return yield* fail("invalid_request", "code_challenge_method must be S256")
+      if (m === "plain" && !allowPlainPkce)
+        return yield* fail("invalid_request", "code_challenge_method must be S256")
+      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(challenge))
+        return yield* fail("invalid_request", "code_challenge is malformed")
       codeChallenge = challenge
       codeChallengeMethod = m
     }
@@ -161,7 +173,10 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
 })
 
 /** Whether the user has already allowed every requested scope to the application. */
-export const hasConsent = Effect.fn("Authorize.hasConsent")(function* (req: AuthorizationRequest, userId: string) {
+export const hasConsent = Effect.fn("Authorize.hasConsent")(function* (
+  req: AuthorizationRequest,
+  userId: string
+) {
   const consents = yield* ConsentStore
   const given = yield* consents.find(userId, req.app.appKey)
   return Option.isSome(given) && Scope.isSubset(req.scope, given.value)
@@ -226,4 +241,9 @@ export const reject = (
   error: RedirectErrorCode,
   description: string
 ): string =>
-  errorLocation({ redirectUri: req.redirectUri, state: req.state, fragment: req.responseType === "token" }, issuer, error, description)
+  errorLocation(
+    { redirectUri: req.redirectUri, state: req.state, fragment: req.responseType === "token" },
+    issuer,
+    error,
+    description
+  )

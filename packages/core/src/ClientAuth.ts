@@ -31,8 +31,13 @@ export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
     onRight: (c) => Effect.succeed(c)
   })
   // RFC 6749 §2.3.1: one authentication method per request
-  if (params.client_secret !== undefined || (params.client_id !== undefined && params.client_id !== creds.appKey)) {
-    return yield* Effect.fail(new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" }))
+  if (
+    params.client_secret !== undefined ||
+    (params.client_id !== undefined && params.client_id !== creds.appKey)
+  ) {
+    return yield* Effect.fail(
+      new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" })
+    )
   }
   const apps = yield* ApplicationStore
   const found = yield* apps.find(creds.appKey)

@@ -45,7 +45,8 @@ export const make = (
     throw new RangeError(`codeTtl must be between 1 and ${maxCodeTtl} seconds`)
   }
   for (const k of ["accessTokenTtl", "refreshTokenTtl"] as const) {
-    if (!(Number.isInteger(settings[k]) && settings[k] > 0)) throw new RangeError(`${k} must be a positive integer`)
+    if (!(Number.isInteger(settings[k]) && settings[k] > 0))
+      throw new RangeError(`${k} must be a positive integer`)
   }
   if (!(settings.refreshReuseGrace >= 0)) throw new RangeError("refreshReuseGrace must be >= 0")
   return settings

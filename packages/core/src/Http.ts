@@ -55,10 +55,13 @@ export const json = (status: number, value: unknown, extra: Record<string, strin
 })
 
 /** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
-export const errorResponse = (e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope): HttpResponse => {
+export const errorResponse = (
+  e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
+): HttpResponse => {
   const extra: Record<string, string> = {}
   if (e._tag === "InvalidClient") extra["www-authenticate"] = 'Basic realm="latchkey"'
-  if (e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable") extra["retry-after"] = String(Math.max(1, Math.ceil(e.retryAfter)))
+  if (e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable")
+    extra["retry-after"] = String(Math.max(1, Math.ceil(e.retryAfter)))
   return json(e.status, { error: e.error, error_description: e.description }, extra)
 }
 
@@ -79,14 +82,25 @@ const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> =>
     )
   }
   if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
-    return Either.left(json(413, { error: "invalid_request", error_description: "request body is too large" }))
+    return Either.left(
+      json(413, { error: "invalid_request", error_description: "request body is too large" })
+    )
   }
   const type = header(req, "content-type")
-  const [mime, ...rest] = (type ?? "").toLowerCase().split(";").map((s) => s.trim())
-  const charsetOk = rest.every((p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"')
+  const [mime, ...rest] = (type ?? "")
+    .toLowerCase()
+    .split(";")
+    .map((s) => s.trim())
+  const charsetOk = rest.every(
+    (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
+  )
   if (mime !== "application/x-www-form-urlencoded" || !charsetOk) {
     return Either.left(
-      errorResponse(new OAuthError.InvalidRequest({ description: "content type must be application/x-www-form-urlencoded" }))
+      errorResponse(
+        new OAuthError.InvalidRequest({
+          description: "content type must be application/x-www-form-urlencoded"
+        })
+      )
     )
   }
   return Either.mapLeft(Form.parse(req.body), errorResponse)
@@ -100,7 +114,12 @@ const respond = <R>(
     Effect.catchAll((e) =>
       Effect.succeed(
         e._tag === "StorageError"
-          ? errorResponse(new OAuthError.TemporarilyUnavailable({ description: "storage is unavailable; retry shortly", retryAfter: 1 }))
+          ? errorResponse(
+              new OAuthError.TemporarilyUnavailable({
+                description: "storage is unavailable; retry shortly",
+                retryAfter: 1
+              })
+            )
           : errorResponse(e as OAuthError.OAuthError)
       )
     ),
@@ -113,7 +132,9 @@ const respond = <R>(
 
 const withForm = <R>(
   req: HttpRequest,
-  f: (params: Form.Params) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+  f: (
+    params: Form.Params
+  ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
 ): Effect.Effect<HttpResponse, never, R> =>
   Either.match(readForm(req), { onLeft: Effect.succeed, onRight: (params) => respond(f(params)) })
 
@@ -136,7 +157,9 @@ export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, nev
       const app = yield* authenticate(authorization(req), params)
       // SECURITY I-6: tokens are never read from the URL
       if (/(^|&)token=/.test(req.query)) {
-        return yield* Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+        return yield* Effect.fail(
+          new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })
+        )
       }
       return json(200, yield* introspect(params, app))
     })
@@ -148,7 +171,9 @@ export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never,
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params)
       if (/(^|&)token=/.test(req.query)) {
-        return yield* Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+        return yield* Effect.fail(
+          new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })
+        )
       }
       yield* revoke(params, app)
       return { status: 200, headers: { "cache-control": "no-store", pragma: "no-cache" }, body: "" }
@@ -160,10 +185,19 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
   req.method === "GET" || req.method === "HEAD"
     ? Effect.map(Config, (c) => ({
         status: 200,
-        headers: { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=3600" },
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          "cache-control": "public, max-age=3600"
+        },
         body: JSON.stringify(Metadata.document(c))
       }))
-    : Effect.succeed(json(405, { error: "invalid_request", error_description: "method not allowed" }, { allow: "GET, HEAD" }))
+    : Effect.succeed(
+        json(
+          405,
+          { error: "invalid_request", error_description: "method not allowed" },
+          { allow: "GET, HEAD" }
+        )
+      )
 
 /** Route a request to its JSON endpoint by path; none when the path is not one of them. */
 export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {

@@ -31,7 +31,8 @@ const lookup = Effect.fn("Introspection.lookup")(function* (params: Params, app:
   const value = yield* required(params, "token", Text(caps.token))
   const tokens = yield* TokenStore
   const hash = yield* sha256(value)
-  const order: ReadonlyArray<Kind> = params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
+  const order: ReadonlyArray<Kind> =
+    params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
   for (const kind of order) {
     const found = yield* tokens.find(kind, hash)
     // SPEC §6: another application's token is as good as unknown

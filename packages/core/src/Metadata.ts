@@ -24,7 +24,13 @@ export const document = (settings: Settings): Record<string, unknown> => {
     revocation_endpoint: base + paths.revoke,
     response_types_supported: ["code", "token"],
     response_modes_supported: ["query", "fragment"],
-    grant_types_supported: ["authorization_code", "implicit", "password", "client_credentials", "refresh_token"],
+    grant_types_supported: [
+      "authorization_code",
+      "implicit",
+      "password",
+      "client_credentials",
+      "refresh_token"
+    ],
     token_endpoint_auth_methods_supported: ["client_secret_basic"],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic"],

@@ -25,7 +25,10 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGra
 }
 
 /** RFC 6749 §5.2 `unauthorized_client`: the application may not use this grant or response type. */
-export class UnauthorizedClient extends Schema.TaggedError<UnauthorizedClient>()("UnauthorizedClient", fields) {
+export class UnauthorizedClient extends Schema.TaggedError<UnauthorizedClient>()(
+  "UnauthorizedClient",
+  fields
+) {
   readonly error = "unauthorized_client"
   readonly status = 400
 }

@@ -74,12 +74,16 @@ export const check = (keys: ReadonlyArray<string>): Effect.Effect<void, RateLimi
       if (Option.isSome(e) && e.value.lockedUntil > t) wait = Math.max(wait, e.value.lockedUntil - t)
     }
     if (wait > 0) {
-      return yield* Effect.fail(new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait }))
+      return yield* Effect.fail(
+        new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait })
+      )
     }
   })
 
 /** Record a failure for every key. */
-export const failure = (keys: ReadonlyArray<string>): Effect.Effect<void, never, ThrottleStore | ThrottlePolicy> =>
+export const failure = (
+  keys: ReadonlyArray<string>
+): Effect.Effect<void, never, ThrottleStore | ThrottlePolicy> =>
   Effect.gen(function* () {
     const store = yield* ThrottleStore
     const policy = yield* ThrottlePolicy

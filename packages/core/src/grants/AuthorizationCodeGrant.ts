@@ -40,7 +40,8 @@ export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
   if (code.appKey !== app.appKey) return yield* invalid("authorization code is invalid or expired")
   if (code.usedAt !== null) return yield* replayed(code.familyId, now)
   if (code.expiresAt <= now) return yield* invalid("authorization code is invalid or expired")
-  if (code.redirectUri !== req.redirectUri) return yield* invalid("redirect_uri does not match the authorization request")
+  if (code.redirectUri !== req.redirectUri)
+    return yield* invalid("redirect_uri does not match the authorization request")
   // RFC 7636 §4.6 and RFC 9700 §4.8.2: enforce the challenge, refuse a verifier without one
   if (code.codeChallenge !== null && code.codeChallengeMethod !== null) {
     if (Option.isNone(req.codeVerifier)) return yield* invalid("code_verifier is required")

@@ -62,14 +62,26 @@ export const mint = Effect.fn("Issue.mint")(function* (grant: Grant) {
     rotatedAt: null
   }
   const records: Array<Token> = [
-    { ...base, tokenHash: yield* sha256(access), kind: "access", scope: grant.scope, expiresAt: now + accessTtl }
+    {
+      ...base,
+      tokenHash: yield* sha256(access),
+      kind: "access",
+      scope: grant.scope,
+      expiresAt: now + accessTtl
+    }
   ]
   let refresh: Option.Option<string> = Option.none()
   if (grant.withRefresh) {
     const value = yield* Entropy.token
     refresh = Option.some(value)
     const ttl = grant.app.refreshTokenTtl ?? config.refreshTokenTtl
-    records.push({ ...base, tokenHash: yield* sha256(value), kind: "refresh", scope: grant.grantScope, expiresAt: now + ttl })
+    records.push({
+      ...base,
+      tokenHash: yield* sha256(value),
+      kind: "refresh",
+      scope: grant.grantScope,
+      expiresAt: now + ttl
+    })
   }
   const response: TokenResponse = {
     access_token: access,

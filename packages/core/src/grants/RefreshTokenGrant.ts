@@ -38,7 +38,8 @@ export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
     tokens
       .revokeFamily(old.familyId, now)
       .pipe(Effect.zipRight(invalid("refresh token was already used; its token family is revoked")))
-  if (old.revokedAt !== null || old.expiresAt <= now) return yield* invalid("refresh token is invalid, expired or revoked")
+  if (old.revokedAt !== null || old.expiresAt <= now)
+    return yield* invalid("refresh token is invalid, expired or revoked")
   if (old.rotatedAt !== null && !(refreshReuseGrace > 0 && old.rotatedAt >= now - refreshReuseGrace)) {
     return yield* reused()
   }

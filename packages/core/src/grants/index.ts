@@ -26,7 +26,9 @@ export const handle = Effect.fn("Grants.handle")(function* (
 ) {
   const grant = yield* TokenRequest.grantType(params)
   if (!allows(app, grant)) {
-    return yield* Effect.fail(new UnauthorizedClient({ description: `this application may not use the ${grant} grant` }))
+    return yield* Effect.fail(
+      new UnauthorizedClient({ description: `this application may not use the ${grant} grant` })
+    )
   }
   const req = yield* TokenRequest.decode(grant, params)
   return yield* TokenRequest.TokenRequest.$match(req, {

@@ -6,4 +6,5 @@ export const encode = (bytes: Uint8Array): string => {
 }
 
 /** UTF-8 bytes of a string. */
-export const utf8 = (s: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>
+export const utf8 = (s: string): Uint8Array<ArrayBuffer> =>
+  new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>

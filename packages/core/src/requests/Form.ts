@@ -34,6 +34,3 @@ export const parse = (input: string): Either.Either<Params, InvalidRequest> => {
   }
   return Either.right(out)
 }
-
-/** Whether the raw input names `name` at all (even with an empty value). */
-export const mentions = (params: Params, name: string): boolean => Object.hasOwn(params, name)

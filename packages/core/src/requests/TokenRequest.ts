@@ -34,9 +34,12 @@ const grantTypes: Record<string, GrantType> = {
 }
 
 /** The grant type named by the request: missing is `invalid_request`, unknown is `unsupported_grant_type`. */
-export const grantType = (params: Params): Either.Either<GrantType, InvalidRequest | UnsupportedGrantType> => {
+export const grantType = (
+  params: Params
+): Either.Either<GrantType, InvalidRequest | UnsupportedGrantType> => {
   const g = params.grant_type
-  if (g === undefined) return Either.left(new InvalidRequest({ description: "parameter grant_type is required" }))
+  if (g === undefined)
+    return Either.left(new InvalidRequest({ description: "parameter grant_type is required" }))
   const known = Object.hasOwn(grantTypes, g) ? grantTypes[g] : undefined
   return known === undefined
     ? Either.left(new UnsupportedGrantType({ description: "grant_type is not supported" }))

@@ -6,7 +6,9 @@ import type { Application } from "../Application.js"
 import type { StorageError } from "./StorageError.js"
 
 /** An application with this App Key exists already. */
-export class AppKeyTaken extends Schema.TaggedError<AppKeyTaken>()("AppKeyTaken", { appKey: Schema.String }) {}
+export class AppKeyTaken extends Schema.TaggedError<AppKeyTaken>()("AppKeyTaken", {
+  appKey: Schema.String
+}) {}
 
 /** Applications by App Key. */
 export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationStore")<

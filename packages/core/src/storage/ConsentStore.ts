@@ -12,6 +12,11 @@ export class ConsentStore extends Context.Tag("@latchkey/core/ConsentStore")<
     /** The scopes the user has allowed the application, if any. */
     readonly find: (userId: string, appKey: string) => Effect.Effect<Option.Option<ScopeSet>, StorageError>
     /** Add scopes to what the user has allowed the application. */
-    readonly grant: (userId: string, appKey: string, scope: ScopeSet, now: number) => Effect.Effect<void, StorageError>
+    readonly grant: (
+      userId: string,
+      appKey: string,
+      scope: ScopeSet,
+      now: number
+    ) => Effect.Effect<void, StorageError>
   }
 >() {}

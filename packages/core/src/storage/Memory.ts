@@ -15,7 +15,7 @@ import { OpenIdStore } from "./OpenIdStore.js"
 import { SettingStore } from "./SettingStore.js"
 import type { Stores } from "./Stores.js"
 import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
-import { UserStore, UsernameTaken } from "./UserStore.js"
+import { UsernameTaken, UserStore } from "./UserStore.js"
 
 const tokenKey = (kind: Token["kind"], hash: string) => `${kind}:${hash}`
 
@@ -83,7 +83,8 @@ export const make = (): Context.Context<Stores> => {
       insert: (user) =>
         Effect.suspend(() => {
           for (const u of users.values()) {
-            if (u.username === user.username) return Effect.fail(new UsernameTaken({ username: user.username }))
+            if (u.username === user.username)
+              return Effect.fail(new UsernameTaken({ username: user.username }))
           }
           users.set(user.userId, { ...user })
           return Effect.void
@@ -124,7 +125,8 @@ export const make = (): Context.Context<Stores> => {
       rotate: (hash, now, grace, issued) =>
         Effect.suspend((): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated> => {
           const t = tokens.get(tokenKey("refresh", hash))
-          if (t === undefined || t.revokedAt !== null || t.expiresAt <= now) return Effect.fail(new TokenInactive())
+          if (t === undefined || t.revokedAt !== null || t.expiresAt <= now)
+            return Effect.fail(new TokenInactive())
           if (t.rotatedAt !== null && !(grace > 0 && t.rotatedAt >= now - grace)) {
             return Effect.fail(new RefreshAlreadyRotated({ familyId: t.familyId }))
           }
@@ -143,7 +145,8 @@ export const make = (): Context.Context<Stores> => {
       purgeExpired: (now, limit) => Effect.sync(() => purge(tokens, (t) => t.expiresAt <= now, limit))
     }),
     Context.add(ConsentStore, {
-      find: (userId, appKey) => Effect.sync(() => Option.fromNullable(consents.get(`${userId}\u0000${appKey}`))),
+      find: (userId, appKey) =>
+        Effect.sync(() => Option.fromNullable(consents.get(`${userId}\u0000${appKey}`))),
       grant: (userId, appKey, scope) =>
         Effect.sync(() => {
           const k = `${userId}\u0000${appKey}`

@@ -9,6 +9,10 @@ export class OpenIdStore extends Context.Tag("@latchkey/core/OpenIdStore")<
   OpenIdStore,
   {
     /** The recorded open_id of the user in the application, recording `candidate` when there is none. */
-    readonly getOrCreate: (appKey: string, userId: string, candidate: string) => Effect.Effect<string, StorageError>
+    readonly getOrCreate: (
+      appKey: string,
+      userId: string,
+      candidate: string
+    ) => Effect.Effect<string, StorageError>
   }
 >() {}

@@ -10,4 +10,11 @@ import type { TokenStore } from "./TokenStore.js"
 import type { UserStore } from "./UserStore.js"
 
 /** Every store service; a storage adapter's layer provides all of them. */
-export type Stores = ApplicationStore | UserStore | CodeStore | TokenStore | ConsentStore | OpenIdStore | SettingStore
+export type Stores =
+  | ApplicationStore
+  | UserStore
+  | CodeStore
+  | TokenStore
+  | ConsentStore
+  | OpenIdStore
+  | SettingStore

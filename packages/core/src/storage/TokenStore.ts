@@ -9,9 +9,12 @@ import type { StorageError } from "./StorageError.js"
 export class TokenInactive extends Schema.TaggedError<TokenInactive>()("TokenInactive", {}) {}
 
 /** The refresh token was rotated before (outside any grace window): the caller revokes the family. */
-export class RefreshAlreadyRotated extends Schema.TaggedError<RefreshAlreadyRotated>()("RefreshAlreadyRotated", {
-  familyId: Schema.String
-}) {}
+export class RefreshAlreadyRotated extends Schema.TaggedError<RefreshAlreadyRotated>()(
+  "RefreshAlreadyRotated",
+  {
+    familyId: Schema.String
+  }
+) {}
 
 /** Tokens by the SHA-256 of their value, namespaced by kind. */
 export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<

@@ -1,0 +1,102 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as Admin from "../src/Admin.js"
+import * as Application from "../src/Application.js"
+import { TestLayer } from "./fixtures.js"
+
+describe("application registration", () => {
+  it("refuses redirect URIs that SPEC §5 forbids", () => {
+    for (const uri of [
+      "http://app.example/cb",
+      "https://app.example/cb#x",
+      "javascript:alert(1)",
+      "data:text/html,hi",
+      "file:///etc/passwd",
+      "vbscript:x",
+      "/relative/cb",
+      "https://user:pw@app.example/cb",
+      "https://app.example/c b",
+      "https:\\\\app.example\\cb",
+      "com.example.app:/cb",
+      ""
+    ]) {
+      assert.isTrue(Either.isLeft(Application.validateRedirectUri(uri)), uri)
+    }
+  })
+
+  it("accepts https and loopback http redirect URIs", () => {
+    for (const uri of [
+      "https://app.example/cb",
+      "https://app.example/cb?x=1",
+      "http://127.0.0.1:8000/cb",
+      "http://[::1]/cb",
+      "http://localhost:3000/cb"
+    ]) {
+      assert.isTrue(Either.isRight(Application.validateRedirectUri(uri)), uri)
+    }
+  })
+
+  it.effect("creates an application with the default grant types and a 256-bit base64url secret", () =>
+    Effect.gen(function* () {
+      const { app, appSecret } = yield* Admin.createApplication({
+        name: "Shop",
+        redirectUris: ["https://shop.example/cb"],
+        scope: "b,a"
+      })
+      assert.deepStrictEqual(
+        [...app.grantTypes],
+        ["authorization_code", "refresh_token", "client_credentials"]
+      )
+      assert.deepStrictEqual([...app.scopes], ["a", "b"])
+      assert.match(appSecret, /^[A-Za-z0-9_-]{43}$/)
+      assert.notInclude(app.secretDigest, appSecret)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("an imported secret must be at least 32 characters; key and secret come together", () =>
+    Effect.gen(function* () {
+      const short = yield* Effect.either(
+        Admin.createApplication({
+          name: "x",
+          redirectUris: ["https://a.example/cb"],
+          appKey: "k1",
+          appSecret: "s".repeat(31)
+        })
+      )
+      assert.isTrue(Either.isLeft(short))
+      const alone = yield* Effect.either(
+        Admin.createApplication({ name: "x", redirectUris: ["https://a.example/cb"], appKey: "k1" })
+      )
+      assert.isTrue(Either.isLeft(alone))
+      const ok = yield* Admin.createApplication({
+        name: "x",
+        redirectUris: ["https://a.example/cb"],
+        appKey: "k1",
+        appSecret: "s".repeat(32)
+      })
+      assert.strictEqual(ok.app.appKey, "k1")
+      const dup = yield* Effect.either(
+        Admin.createApplication({
+          name: "y",
+          redirectUris: ["https://a.example/cb"],
+          appKey: "k1",
+          appSecret: "s".repeat(32)
+        })
+      )
+      assert.isTrue(Either.isLeft(dup))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("refuses unknown grant types", () =>
+    Effect.gen(function* () {
+      const r = yield* Effect.either(
+        Admin.createApplication({
+          name: "x",
+          redirectUris: ["https://a.example/cb"],
+          grantTypes: ["device_code"]
+        })
+      )
+      assert.isTrue(Either.isLeft(r))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+})

@@ -1,0 +1,39 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as Bearer from "../src/Bearer.js"
+import * as Scope from "../src/Scope.js"
+import { newApp, post, TestLayer, token } from "./fixtures.js"
+
+const verify = (h: string | undefined, scope = "") =>
+  Effect.either(Bearer.verify(h, Either.getOrThrow(Scope.parse(scope))))
+
+describe("Bearer.verify (RFC 6750)", () => {
+  it.effect("accepts an active token and names its client, open_id and scope", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const t = (yield* token({ grant_type: "client_credentials", open_id: "dev-1" }, basic)).json
+        ?.access_token as string
+      const r = yield* verify(`Bearer ${t}`, "read")
+      assert.deepStrictEqual(
+        Either.map(r, (p) => [p.clientId, p.openId, Scope.format(p.scope)]),
+        Either.right([app.appKey, "dev-1", "read,write"])
+      )
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "missing header is invalid_request; unknown or revoked tokens are invalid_token; a missing scope is insufficient_scope",
+    () =>
+      Effect.gen(function* () {
+        const { basic } = yield* newApp()
+        const t = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
+        const err = (r: Either.Either<unknown, { readonly _tag: string }>) =>
+          Either.isLeft(r) ? ((r.left as { readonly error?: string }).error ?? r.left._tag) : "ok"
+        assert.strictEqual(err(yield* verify(undefined)), "invalid_request")
+        assert.strictEqual(err(yield* verify("Bearer nope")), "invalid_token")
+        assert.strictEqual(err(yield* verify(`Bearer ${t}`, "admin")), "insufficient_scope")
+        yield* post("/oauth2/oauth2/revoke", { token: t }, basic)
+        assert.strictEqual(err(yield* verify(`Bearer ${t}`)), "invalid_token")
+      }).pipe(Effect.provide(TestLayer()))
+  )
+})

@@ -1,0 +1,88 @@
+import { Effect, Layer, Option } from "effect"
+import * as Accounts from "../src/Accounts.js"
+import * as Admin from "../src/Admin.js"
+import * as Authorize from "../src/Authorize.js"
+import * as Config from "../src/Config.js"
+import * as Entropy from "../src/Entropy.js"
+import * as Http from "../src/Http.js"
+import { PasswordHasher } from "../src/PasswordHasher.js"
+import * as BasicAuth from "../src/requests/BasicAuth.js"
+import * as Memory from "../src/storage/Memory.js"
+import * as Throttle from "../src/Throttle.js"
+
+export const issuer = "https://auth.example"
+
+/** A cheap, deterministic hasher: the real one is scrypt in the server. */
+export const TestHasher = Layer.succeed(PasswordHasher, {
+  hash: (p) => Effect.succeed(`test$${p}`),
+  verify: (p, h) => Effect.succeed(h === `test$${p}`)
+})
+
+export const settings = (overrides: Partial<Config.Settings> = {}) =>
+  Config.layer({ issuer, serverKey: "test-server-key-0123456789abcdef", ...overrides })
+
+/** Fresh in-memory stores and every service the endpoints need. */
+export const TestLayer = (overrides: Partial<Config.Settings> = {}) =>
+  Layer.mergeAll(Memory.layer, settings(overrides), Entropy.layer, TestHasher, Throttle.layer())
+
+export const cb = "https://app.example/cb"
+
+export const newApp = (input: Partial<Admin.NewApplication> = {}) =>
+  Effect.map(
+    Admin.createApplication({
+      name: "Test App",
+      redirectUris: [cb],
+      scope: "read,write",
+      grantTypes: ["authorization_code", "implicit", "password", "client_credentials", "refresh_token"],
+      ...input
+    }),
+    (c) => ({ ...c, basic: BasicAuth.encode({ appKey: c.app.appKey, appSecret: c.appSecret }) })
+  )
+
+export const newUser = (
+  username = `user-${Math.random().toString(36).slice(2)}`,
+  password = "correct horse battery"
+) => Effect.map(Accounts.createUser(username, password), (user) => ({ user, password }))
+
+export const form = (params: Record<string, string>): string => new URLSearchParams(params).toString()
+
+/** POST a form to a JSON endpoint through the pure HTTP layer. */
+export const post = (
+  path: string,
+  params: Record<string, string> | string,
+  authorization?: string,
+  extra: Partial<Http.HttpRequest> = {}
+) => {
+  const req: Http.HttpRequest = {
+    method: "POST",
+    path,
+    query: "",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(authorization !== undefined ? { authorization } : {})
+    },
+    body: typeof params === "string" ? params : form(params),
+    remoteAddress: "127.0.0.1",
+    ...extra
+  }
+  return Option.getOrThrow(Http.route(req)).pipe(
+    Effect.map((res) => ({
+      ...res,
+      json: res.body === "" ? undefined : (JSON.parse(res.body) as Record<string, unknown>)
+    }))
+  )
+}
+
+export const token = (params: Record<string, string> | string, authorization?: string) =>
+  post("/oauth2/oauth2/token", params, authorization)
+
+/** Run the authorize endpoint for a signed-in user who allows the request; returns the redirect location. */
+export const authorize = (query: Record<string, string>, userId: string) =>
+  Effect.flatMap(Authorize.validate(form(query)), (req) => Authorize.approve(req, userId))
+
+/** Authorize a code for `app` and return it. */
+export const issueCode = (appKey: string, userId: string, extra: Record<string, string> = {}) =>
+  Effect.map(
+    authorize({ response_type: "code", client_id: appKey, redirect_uri: cb, state: "s1", ...extra }, userId),
+    (location) => new URL(location).searchParams.get("code") as string
+  )
