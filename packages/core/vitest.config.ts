@@ -2,6 +2,8 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    reporters: ["default", "json"],
+    outputFile: { json: "build/vitest-report.json" }
   }
 })

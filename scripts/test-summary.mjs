@@ -1,0 +1,21 @@
+// Sums the vitest JSON reports of every package into one closing line: "tests: N passed, N failed".
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+
+let passed = 0
+let failed = 0
+let skipped = 0
+for (const group of ["packages", "apps"]) {
+  if (!existsSync(group)) continue
+  for (const name of readdirSync(group)) {
+    const report = join(group, name, "build", "vitest-report.json")
+    if (!existsSync(report)) continue
+    const r = JSON.parse(readFileSync(report, "utf8"))
+    passed += r.numPassedTests ?? 0
+    failed += r.numFailedTests ?? 0
+    skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
+    console.log(`${group}/${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed`)
+  }
+}
+console.log(`tests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`)
+process.exit(failed > 0 || passed === 0 ? 1 : 0)
