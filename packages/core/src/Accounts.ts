@@ -71,6 +71,6 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
     yield* Throttle.failure(keys)
     return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
   }
-  yield* Throttle.success([`user:${username}`])
+  yield* Throttle.success(keys.slice(0, 1))
   return found.value
 }) satisfies (...args: never) => Effect.Effect<User, InvalidGrant | RateLimited | StorageError, unknown>

@@ -10,6 +10,7 @@ import { InvalidClient, InvalidRequest } from "./OAuthError.js"
 import * as BasicAuth from "./requests/BasicAuth.js"
 import type { Params } from "./requests/Form.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
+import * as Throttle from "./Throttle.js"
 
 /** The keyed digest of an App Secret, as stored. */
 export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<string, never, Config> =>
@@ -20,11 +21,13 @@ const failed = new InvalidClient({ description: "client authentication failed" }
 /**
  * Authenticate the application from the Authorization header. Credentials also
  * sent in the body are `invalid_request`; an unknown App Key and a wrong secret
- * get the same answer.
+ * get the same answer. Failures are throttled per App Key and source address;
+ * while throttled, even the right secret gets 429.
  */
 export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
   authorization: string | undefined,
-  params: Params
+  params: Params,
+  address: string | undefined
 ) {
   const creds = yield* Either.match(BasicAuth.decode(authorization), {
     onLeft: (e) => Effect.fail(e),
@@ -39,11 +42,16 @@ export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
       new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" })
     )
   }
+  const keys = Throttle.clientKeys(creds.appKey, address)
+  yield* Throttle.check(keys)
   const apps = yield* ApplicationStore
   const found = yield* apps.find(creds.appKey)
   const digest = yield* secretDigest(creds.appKey, creds.appSecret)
   const expected = Option.match(found, { onNone: () => "", onSome: (a) => a.secretDigest })
   const ok = timingSafeEqual(digest, expected.length > 0 ? expected : digest.replace(/./g, "!"))
-  if (Option.isNone(found) || !ok) return yield* Effect.fail(failed)
+  if (Option.isNone(found) || !ok) {
+    yield* Throttle.failure(keys)
+    return yield* Effect.fail(failed)
+  }
   return found.value satisfies Application
 })

@@ -144,7 +144,7 @@ const authorization = (req: HttpRequest): string | undefined => header(req, "aut
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm(req, (params) =>
     Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params)
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       const body = yield* Grants.handle(params, app, req.remoteAddress)
       return json(200, body)
     })
@@ -154,7 +154,7 @@ export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requ
 export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm(req, (params) =>
     Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params)
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       // SECURITY I-6: tokens are never read from the URL
       if (/(^|&)token=/.test(req.query)) {
         return yield* Effect.fail(
@@ -169,7 +169,7 @@ export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, nev
 export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm(req, (params) =>
     Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params)
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       if (/(^|&)token=/.test(req.query)) {
         return yield* Effect.fail(
           new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })

@@ -9,8 +9,10 @@ import { RateLimited } from "./OAuthError.js"
 
 /** Throttling policy. Durations in seconds. */
 export interface Policy {
-  /** Failures allowed before lockouts start. */
+  /** Failures allowed per username or App Key before lockouts start. */
   readonly freeFailures: number
+  /** Failures allowed per source address before lockouts start (higher: addresses are shared). */
+  readonly addressFreeFailures: number
   /** Lockout after the first failure past the free ones; doubles each time. */
   readonly baseLockout: number
   /** Longest lockout. */
@@ -19,8 +21,14 @@ export interface Policy {
   readonly window: number
 }
 
-/** Default policy: 5 free failures, then 30 s doubling up to 15 minutes; forgotten after an hour. */
-export const defaultPolicy: Policy = { freeFailures: 5, baseLockout: 30, maxLockout: 900, window: 3600 }
+/** Default policy: 5 free failures (20 per address), then 30 s doubling up to 15 minutes; forgotten after an hour. */
+export const defaultPolicy: Policy = {
+  freeFailures: 5,
+  addressFreeFailures: 20,
+  baseLockout: 30,
+  maxLockout: 900,
+  window: 3600
+}
 
 /** The state of one key. */
 export interface Entry {
@@ -91,7 +99,8 @@ export const failure = (
     for (const key of keys) {
       const prev = Option.getOrUndefined(yield* store.get(key))
       const failures = prev !== undefined && t - prev.lastFailure < policy.window ? prev.failures + 1 : 1
-      const over = failures - policy.freeFailures
+      const free = key.includes(":ip:") ? policy.addressFreeFailures : policy.freeFailures
+      const over = failures - free
       const lockout = over > 0 ? Math.min(policy.maxLockout, policy.baseLockout * 2 ** (over - 1)) : 0
       yield* store.set(key, { failures, lastFailure: t, lockedUntil: lockout > 0 ? t + lockout : 0 })
     }
@@ -101,9 +110,13 @@ export const failure = (
 export const success = (keys: ReadonlyArray<string>): Effect.Effect<void, never, ThrottleStore> =>
   Effect.flatMap(ThrottleStore, (store) => Effect.forEach(keys, store.delete, { discard: true }))
 
-/** The throttle keys of a sign-in attempt: the username and the source address. */
+/** The throttle keys of a sign-in attempt (sign-in page and password grant share them). */
 export const signInKeys = (username: string, address: string | undefined): ReadonlyArray<string> =>
-  address === undefined ? [`user:${username}`] : [`user:${username}`, `ip:${address}`]
+  address === undefined ? [`signin:user:${username}`] : [`signin:user:${username}`, `signin:ip:${address}`]
+
+/** The throttle keys of a client authentication attempt at the JSON endpoints. */
+export const clientKeys = (appKey: string, address: string | undefined): ReadonlyArray<string> =>
+  address === undefined ? [`client:app:${appKey}`] : [`client:app:${appKey}`, `client:ip:${address}`]
 
 /** In-memory counters with the default policy. */
 export const layer = (policy: Policy = defaultPolicy): Layer.Layer<ThrottleStore | ThrottlePolicy> =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger, Option } from "effect"
+import { Effect, Logger, Option, TestClock } from "effect"
 import * as Http from "../src/Http.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
 import { StorageError } from "../src/storage/StorageError.js"
@@ -29,6 +29,35 @@ describe("token endpoint HTTP rules", () => {
         bodies.add(res.body)
       }
       assert.strictEqual(bodies.size, 1, "unknown App Key and wrong secret get the same answer")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "repeated failed client authentication is throttled per App Key with 429, even for the right secret",
+    () =>
+      Effect.gen(function* () {
+        const { app, appSecret, basic } = yield* newApp()
+        const wrong = BasicAuth.encode({ appKey: app.appKey, appSecret: `${appSecret}x` })
+        for (let i = 0; i < 6; i++) assert.strictEqual((yield* token(cc, wrong)).status, 401)
+        const locked = yield* token(cc, basic)
+        assert.strictEqual(locked.status, 429)
+        assert.strictEqual(locked.json?.error, "temporarily_unavailable")
+        assert.strictEqual(locked.headers["retry-after"], "30")
+        yield* TestClock.adjust("31 seconds")
+        assert.strictEqual((yield* token(cc, basic)).status, 200)
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("failed client authentication from one address is throttled across App Keys", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      for (let i = 0; i < 21; i++) {
+        const res = yield* token(cc, BasicAuth.encode({ appKey: `guess-${i}`, appSecret: "x".repeat(43) }))
+        assert.strictEqual(res.status, 401)
+      }
+      assert.strictEqual((yield* token(cc, basic)).status, 429)
+      const elsewhere = yield* post("/oauth2/oauth2/token", cc, basic, { remoteAddress: "10.0.0.9" })
+      assert.strictEqual(elsewhere.status, 200)
     }).pipe(Effect.provide(TestLayer()))
   )
 
