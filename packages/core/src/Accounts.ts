@@ -3,6 +3,7 @@
  * and no user enumeration.
  */
 import { Effect, Option } from "effect"
+import * as Audit from "./Audit.js"
 import * as Entropy from "./Entropy.js"
 import { nowSeconds } from "./internal/time.js"
 import { InvalidGrant, InvalidRequest, type RateLimited } from "./OAuthError.js"
@@ -51,26 +52,27 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   password: string,
   address: string | undefined
 ) {
-  const keys = Throttle.signInKeys(username, address)
-  yield* Throttle.check(keys)
+  // SECURITY P-5, P-6: length caps before hashing or keeping a counter for the name
+  const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
+  const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address)
+  yield* Throttle.check(keys).pipe(Effect.tapError(() => Audit.record("signin_throttled")))
   const hasher = yield* PasswordHasher
   const users = yield* UserStore
-  if (username.length > maxUsernameLength || password.length > maxPasswordLength) {
-    yield* Throttle.failure(keys)
-    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
-  }
+  const refuse = (userId: string | null) =>
+    Throttle.failure(keys).pipe(
+      Effect.zipRight(Audit.record("signin_failed", { userId })),
+      Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
+    )
+  if (oversized) return yield* refuse(null)
   const found = yield* users.findByUsername(username)
   if (Option.isNone(found)) {
+    // the same work as for a known user, so timing tells nothing (SECURITY P-1)
     dummyHash ??= Effect.runPromise(hasher.hash("latchkey-dummy-password"))
-    const hash = yield* Effect.promise(() => dummyHash as Promise<string>)
-    yield* hasher.verify(password, hash)
-    yield* Throttle.failure(keys)
-    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
+    yield* hasher.verify(password, yield* Effect.promise(() => dummyHash as Promise<string>))
+    return yield* refuse(null)
   }
-  if (!(yield* hasher.verify(password, found.value.passwordHash))) {
-    yield* Throttle.failure(keys)
-    return yield* Effect.fail(new InvalidGrant({ description: badCredentials }))
-  }
+  if (!(yield* hasher.verify(password, found.value.passwordHash))) return yield* refuse(found.value.userId)
   yield* Throttle.success(keys.slice(0, 1))
+  yield* Audit.record("signin_succeeded", { userId: found.value.userId })
   return found.value
 }) satisfies (...args: never) => Effect.Effect<User, InvalidGrant | RateLimited | StorageError, unknown>

@@ -5,6 +5,7 @@
  */
 import { Data, Effect, Either, Option } from "effect"
 import { type Application, allows, matchesRedirectUri } from "./Application.js"
+import * as Audit from "./Audit.js"
 import type { AuthorizationCode } from "./AuthorizationCode.js"
 import { Config } from "./Config.js"
 import { sha256 } from "./Digest.js"
@@ -186,8 +187,12 @@ export const hasConsent = Effect.fn("Authorize.hasConsent")(function* (
 export const approve = Effect.fn("Authorize.approve")(function* (req: AuthorizationRequest, userId: string) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
-  yield* Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now))
   const openId = yield* forUser(req.app.appKey, userId)
+  const who = { appKey: req.app.appKey, userId, openId }
+  if (!(yield* hasConsent(req, userId))) {
+    yield* Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now))
+    yield* Audit.record("consent_granted", { ...who, detail: Scope.format(req.scope) })
+  }
   const familyId = yield* Entropy.id()
   if (req.responseType === "code") {
     const value = yield* Entropy.token
@@ -224,6 +229,7 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     withRefresh: false
   })
   yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
+  yield* Audit.record("token_issued", { ...who, detail: "implicit" })
   return append(req.redirectUri, "#", [
     ["access_token", minted.response.access_token],
     ["token_type", "Bearer"],

@@ -4,6 +4,7 @@
  */
 import { Effect, Either, Option } from "effect"
 import type { Application } from "./Application.js"
+import * as Audit from "./Audit.js"
 import { Config } from "./Config.js"
 import { hmac, timingSafeEqual } from "./Digest.js"
 import { InvalidClient, InvalidRequest } from "./OAuthError.js"
@@ -43,7 +44,9 @@ export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
     )
   }
   const keys = Throttle.clientKeys(creds.appKey, address)
-  yield* Throttle.check(keys)
+  yield* Throttle.check(keys).pipe(
+    Effect.tapError(() => Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) }))
+  )
   const apps = yield* ApplicationStore
   const found = yield* apps.find(creds.appKey)
   const digest = yield* secretDigest(creds.appKey, creds.appSecret)
@@ -51,6 +54,7 @@ export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
   const ok = timingSafeEqual(digest, expected.length > 0 ? expected : digest.replace(/./g, "!"))
   if (Option.isNone(found) || !ok) {
     yield* Throttle.failure(keys)
+    yield* Audit.record("client_auth_failed", { appKey: creds.appKey.slice(0, 128) })
     return yield* Effect.fail(failed)
   }
   return found.value satisfies Application

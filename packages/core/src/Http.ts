@@ -4,6 +4,7 @@
  * fetch-style) is a few lines of I/O and behaves the same (SPEC §2, §6, §7).
  */
 import { Cause, Effect, Either, Option } from "effect"
+import * as Audit from "./Audit.js"
 import { authenticate } from "./ClientAuth.js"
 import { Config } from "./Config.js"
 import type { Entropy } from "./Entropy.js"
@@ -26,6 +27,8 @@ export interface HttpRequest {
   /** The raw body; a binding may stop reading once it exceeds `maxBodyBytes`. */
   readonly body: string
   readonly remoteAddress?: string | undefined
+  /** The binding's id for this request, copied into audit events and logs. */
+  readonly requestId?: string | undefined
 }
 
 /** A response for the binding to write. */
@@ -135,8 +138,17 @@ const withForm = <R>(
   f: (
     params: Form.Params
   ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
-): Effect.Effect<HttpResponse, never, R> =>
-  Either.match(readForm(req), { onLeft: Effect.succeed, onRight: (params) => respond(f(params)) })
+): Effect.Effect<HttpResponse, never, Exclude<R, Audit.RequestInfo>> =>
+  Either.match(readForm(req), {
+    onLeft: Effect.succeed,
+    onRight: (params) =>
+      respond(f(params)).pipe(
+        Effect.provideService(Audit.RequestInfo, {
+          requestId: req.requestId ?? null,
+          address: req.remoteAddress ?? null
+        })
+      )
+  })
 
 const authorization = (req: HttpRequest): string | undefined => header(req, "authorization") ?? undefined
 
@@ -146,6 +158,11 @@ export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requ
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       const body = yield* Grants.handle(params, app, req.remoteAddress)
+      yield* Audit.record("token_issued", {
+        appKey: app.appKey,
+        openId: body.open_id ?? null,
+        detail: params.grant_type ?? null
+      })
       return json(200, body)
     })
   )

@@ -4,6 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "./Application.js"
+import * as Audit from "./Audit.js"
 import { sha256 } from "./Digest.js"
 import { nowSeconds } from "./internal/time.js"
 import type { Params } from "./requests/Form.js"
@@ -72,4 +73,10 @@ export const revoke = Effect.fn("Introspection.revoke")(function* (params: Param
   const t = found.value
   if (t.kind === "refresh") yield* tokens.revokeFamily(t.familyId, now)
   else yield* tokens.revoke("access", t.tokenHash, now)
+  yield* Audit.record("token_revoked", {
+    appKey: t.appKey,
+    userId: t.userId,
+    openId: t.openId,
+    detail: t.kind
+  })
 })

@@ -4,6 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
+import * as Audit from "../Audit.js"
 import { sha256 } from "../Digest.js"
 import { nowSeconds } from "../internal/time.js"
 import { InvalidGrant } from "../OAuthError.js"
@@ -20,10 +21,20 @@ export const grantType = "authorization_code"
 const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
 
 /** RFC 6749 §4.1.2: a replayed code revokes every token issued from it, then fails. */
-const replayed = (familyId: string, now: number) =>
-  Effect.flatMap(TokenStore, (tokens) => tokens.revokeFamily(familyId, now)).pipe(
-    Effect.zipRight(invalid("authorization code was already used; tokens issued from it are revoked"))
-  )
+const replayed = (
+  code: { readonly familyId: string; readonly appKey: string; readonly userId: string },
+  now: number
+) =>
+  Effect.gen(function* () {
+    yield* Audit.record("code_replay", { appKey: code.appKey, userId: code.userId })
+    const revoked = yield* Effect.flatMap(TokenStore, (tokens) => tokens.revokeFamily(code.familyId, now))
+    yield* Audit.record("family_revoked", {
+      appKey: code.appKey,
+      userId: code.userId,
+      detail: `${revoked} tokens`
+    })
+    return yield* invalid("authorization code was already used; tokens issued from it are revoked")
+  })
 
 /** Exchange an authorization code for a token set. */
 export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
@@ -38,7 +49,7 @@ export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
   const code = found.value
   // RFC 6749 §4.1.3: issued to this client, for exactly this redirect_uri
   if (code.appKey !== app.appKey) return yield* invalid("authorization code is invalid or expired")
-  if (code.usedAt !== null) return yield* replayed(code.familyId, now)
+  if (code.usedAt !== null) return yield* replayed(code, now)
   if (code.expiresAt <= now) return yield* invalid("authorization code is invalid or expired")
   if (code.redirectUri !== req.redirectUri)
     return yield* invalid("redirect_uri does not match the authorization request")
@@ -65,7 +76,7 @@ export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
   yield* codes.redeem(codeHash, now, minted.records).pipe(
     Effect.catchTags({
       CodeNotFound: () => invalid("authorization code is invalid or expired"),
-      CodeAlreadyUsed: (e) => replayed(e.familyId, now)
+      CodeAlreadyUsed: () => replayed(code, now)
     })
   )
   return minted.response

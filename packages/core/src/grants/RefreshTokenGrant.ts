@@ -4,6 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
+import * as Audit from "../Audit.js"
 import { Config } from "../Config.js"
 import { sha256 } from "../Digest.js"
 import { nowSeconds } from "../internal/time.js"
@@ -34,10 +35,14 @@ export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
     return yield* invalid("refresh token is invalid, expired or revoked")
   }
   const old = found.value
+  const who = { appKey: old.appKey, userId: old.userId, openId: old.openId }
   const reused = () =>
-    tokens
-      .revokeFamily(old.familyId, now)
-      .pipe(Effect.zipRight(invalid("refresh token was already used; its token family is revoked")))
+    Effect.gen(function* () {
+      yield* Audit.record("refresh_reuse_detected", who)
+      const revoked = yield* tokens.revokeFamily(old.familyId, now)
+      yield* Audit.record("family_revoked", { ...who, detail: `${revoked} tokens` })
+      return yield* invalid("refresh token was already used; its token family is revoked")
+    })
   if (old.revokedAt !== null || old.expiresAt <= now)
     return yield* invalid("refresh token is invalid, expired or revoked")
   if (old.rotatedAt !== null && !(refreshReuseGrace > 0 && old.rotatedAt >= now - refreshReuseGrace)) {
@@ -68,5 +73,6 @@ export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
       RefreshAlreadyRotated: () => reused()
     })
   )
+  yield* Audit.record("refresh_rotated", who)
   return minted.response
 })

@@ -4,11 +4,13 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Application } from "../Application.js"
+import type { AuditEvent } from "../Audit.js"
 import type { AuthorizationCode } from "../AuthorizationCode.js"
 import * as Scope from "../Scope.js"
 import type { Token } from "../Token.js"
 import type { User } from "../User.js"
 import { AppKeyTaken, ApplicationStore } from "./ApplicationStore.js"
+import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
@@ -174,6 +176,19 @@ export const make = (): Context.Context<Stores> => {
     })
   )
 }
+
+/** A fresh in-memory audit store (kept apart from `Stores` so adapters may add it on their own). */
+export const makeAudit = (): Context.Context<AuditStore> => {
+  const events: Array<AuditEvent> = []
+  return Context.make(AuditStore, {
+    append: (event) => Effect.sync(() => void events.push({ ...event })),
+    tail: ({ limit, appKey }) =>
+      Effect.sync(() => events.filter((e) => appKey === undefined || e.appKey === appKey).slice(-limit))
+  })
+}
+
+/** A layer of a fresh in-memory audit store. */
+export const auditLayer: Layer.Layer<AuditStore> = Layer.effectContext(Effect.sync(makeAudit))
 
 /** A layer of fresh in-memory stores (a new, empty set each time it is built). */
 export const layer: Layer.Layer<Stores> = Layer.effectContext(Effect.sync(make))

@@ -1,0 +1,94 @@
+/**
+ * The audit trail: security events with time, App Key, user, source address and
+ * request id, and never a secret. Recording is best effort and never fails the
+ * request; a program without an `AuditLog` records nothing.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { nowSeconds } from "./internal/time.js"
+import { AuditStore } from "./storage/AuditStore.js"
+
+/** Kinds of audit event. */
+export const EventType = Schema.Literal(
+  "token_issued",
+  "refresh_rotated",
+  "refresh_reuse_detected",
+  "family_revoked",
+  "code_replay",
+  "client_auth_failed",
+  "client_auth_throttled",
+  "signin_succeeded",
+  "signin_failed",
+  "signin_throttled",
+  "consent_granted",
+  "token_revoked"
+)
+/** A kind of audit event. */
+export type EventType = typeof EventType.Type
+
+/** One audit event. `detail` carries non-secret context such as the grant type. */
+export const AuditEvent = Schema.Struct({
+  at: Schema.Number,
+  type: EventType,
+  appKey: Schema.NullOr(Schema.String),
+  userId: Schema.NullOr(Schema.String),
+  openId: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  requestId: Schema.NullOr(Schema.String),
+  detail: Schema.NullOr(Schema.String)
+})
+/** One audit event. */
+export type AuditEvent = typeof AuditEvent.Type
+
+/** Who is asking: set by the HTTP binding for each request. */
+export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<
+  RequestInfo,
+  { readonly requestId: string | null; readonly address: string | null }
+>() {}
+
+/** Where audit events go. */
+export class AuditLog extends Context.Tag("@latchkey/core/AuditLog")<
+  AuditLog,
+  { readonly record: (event: AuditEvent) => Effect.Effect<void> }
+>() {}
+
+/** The fields a caller names; time and request come from the context. */
+export interface Fields {
+  readonly appKey?: string | null
+  readonly userId?: string | null
+  readonly openId?: string | null
+  readonly detail?: string | null
+}
+
+/** Record an event if the program has an AuditLog. Never fails. */
+export const record = (type: EventType, fields: Fields = {}): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const log = yield* Effect.serviceOption(AuditLog)
+    if (log._tag === "None") return
+    const info = yield* Effect.serviceOption(RequestInfo)
+    yield* log.value.record({
+      at: yield* nowSeconds,
+      type,
+      appKey: fields.appKey ?? null,
+      userId: fields.userId ?? null,
+      openId: fields.openId ?? null,
+      address: info._tag === "Some" ? info.value.address : null,
+      requestId: info._tag === "Some" ? info.value.requestId : null,
+      detail: fields.detail ?? null
+    })
+  }).pipe(Effect.catchAllCause(() => Effect.void))
+
+/** An AuditLog that appends to the AuditStore and writes each event as a log line annotated `audit`. */
+export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
+  AuditLog,
+  Effect.map(AuditStore, (store) => ({
+    record: (event) =>
+      store.append(event).pipe(
+        Effect.zipRight(Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))),
+        Effect.catchAll((e) =>
+          Effect.logWarning("audit event not stored").pipe(
+            Effect.annotateLogs({ audit: event, reason: e.message })
+          )
+        )
+      )
+  }))
+)
