@@ -22,8 +22,10 @@ export const settings = (overrides: Partial<Config.Settings> = {}) =>
   Config.layer({ issuer, serverKey: "test-server-key-0123456789abcdef", ...overrides })
 
 /** Fresh in-memory stores and every service the endpoints need. */
-export const TestLayer = (overrides: Partial<Config.Settings> = {}) =>
-  Layer.mergeAll(Memory.layer, settings(overrides), Entropy.layer, TestHasher, Throttle.layer())
+export const TestLayer = (
+  overrides: Partial<Config.Settings> = {},
+  policy: Throttle.Policy = Throttle.defaultPolicy
+) => Layer.mergeAll(Memory.layer, settings(overrides), Entropy.layer, TestHasher, Throttle.layer(policy))
 
 export const cb = "https://app.example/cb"
 

@@ -1,0 +1,96 @@
+/**
+ * Latchkey storage on one SQLite file through better-sqlite3: WAL, synchronous=FULL,
+ * BEGIN IMMEDIATE for every read-modify-write, versioned migrations at open.
+ */
+import { CodeStore, type StorageError, type Stores, TokenStore } from "@latchkey/core"
+import { Clock, Context, Effect, Layer } from "effect"
+import { attempt, openSync } from "./internal/database.js"
+import { latestVersion } from "./internal/migrations.js"
+import * as SqliteStores from "./internal/stores.js"
+
+/** How to open the database. */
+export interface Options {
+  /** Path of the database file (its directory is created), or `:memory:` for a private in-memory database. */
+  readonly filename: string
+  /**
+   * `FULL` (default): a commit survives power loss. `NORMAL`: faster, but with WAL the
+   * last commits (a consumed code, a rotated refresh token) may roll back on power loss
+   * or an OS crash and become usable once more. Application crashes lose nothing either way.
+   */
+  readonly synchronous?: "FULL" | "NORMAL"
+  /** How long a writer waits for another connection's lock before failing with StorageError (default 5000). */
+  readonly busyTimeoutMs?: number
+}
+
+/** The schema version this version of the adapter writes. */
+export const schemaVersion: number = latestVersion
+
+/** Health of the open database, for readiness probes. */
+export class Health extends Context.Tag("@latchkey/storage-sqlite/Health")<
+  Health,
+  {
+    /** Read the schema table: succeeds when the database file answers. */
+    readonly ping: Effect.Effect<void, StorageError.StorageError>
+  }
+>() {}
+
+/** Succeeds when the database answers; fails with StorageError otherwise. */
+export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effect.flatMap(
+  Health,
+  (h) => h.ping
+)
+
+/**
+ * Every store over one SQLite database, plus its Health. The file is opened and
+ * migrated when the layer is built and closed when its scope ends.
+ */
+export const layer = (options: Options): Layer.Layer<Stores.Stores | Health, StorageError.StorageError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const { db } = yield* Effect.acquireRelease(
+        attempt(() => openSync(options)),
+        ({ db }) => Effect.sync(() => db.close())
+      )
+      const stores = yield* attempt(() => SqliteStores.make(db))
+      const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
+      return Context.add(stores, Health, { ping: Effect.asVoid(attempt(() => probe.get())) })
+    })
+  )
+
+/** Open the database, apply pending migrations and close it again; returns the versions before and after. */
+export const migrate = (
+  options: Options
+): Effect.Effect<{ readonly from: number; readonly to: number }, StorageError.StorageError> =>
+  Effect.acquireUseRelease(
+    attempt(() => openSync(options)),
+    ({ migratedFrom }) => Effect.succeed({ from: migratedFrom, to: latestVersion }),
+    ({ db }) => Effect.sync(() => db.close())
+  )
+
+/** Bounds of one sweep. */
+export interface SweepOptions {
+  /** Most codes, and most tokens, deleted in one run (default 1000). */
+  readonly limit?: number
+}
+
+/** How many rows one sweep deleted. */
+export interface SweepResult {
+  readonly codes: number
+  readonly tokens: number
+}
+
+/**
+ * Delete codes and tokens whose original expiry has passed, at most `limit` of each.
+ * Tombstones (used codes, rotated refresh tokens) stay until then. Schedule it, e.g.
+ * `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
+ */
+export const sweep = (
+  options: SweepOptions = {}
+): Effect.Effect<SweepResult, StorageError.StorageError, CodeStore.CodeStore | TokenStore.TokenStore> =>
+  Effect.gen(function* () {
+    const limit = options.limit ?? 1000
+    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
+    const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
+    return { codes, tokens }
+  })

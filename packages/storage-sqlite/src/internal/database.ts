@@ -1,0 +1,94 @@
+/**
+ * Opening the database file: pragmas, migrations, and the mapping of every
+ * driver exception to the core's StorageError.
+ */
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { StorageError } from "@latchkey/core"
+import BetterSqlite3 from "better-sqlite3"
+import { Effect, ParseResult } from "effect"
+import { migrate, NewerSchemaError } from "./migrations.js"
+
+/** How to open the database. */
+export interface Options {
+  readonly filename: string
+  readonly synchronous?: "FULL" | "NORMAL"
+  readonly busyTimeoutMs?: number
+}
+
+/** Default time a writer waits for the lock held by another connection or process. */
+export const defaultBusyTimeoutMs = 5000
+
+const messages: Record<string, string> = {
+  SQLITE_BUSY: "the database is locked by another writer (busy timeout exceeded)",
+  SQLITE_LOCKED: "the database table is locked",
+  SQLITE_FULL: "the disk holding the database is full",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_IOERR: "an I/O error occurred in the database",
+  SQLITE_CORRUPT: "the database file is corrupt",
+  SQLITE_CANTOPEN: "the database file cannot be opened",
+  SQLITE_NOTADB: "the file is not a database",
+  SQLITE_CONSTRAINT: "a database constraint was violated"
+}
+
+/** Map anything the driver (or our own checks) throws to a StorageError. */
+export const toStorageError = (cause: unknown): StorageError.StorageError => {
+  if (cause instanceof StorageError.StorageError) return cause
+  if (cause instanceof NewerSchemaError)
+    return new StorageError.StorageError({ message: cause.message, cause })
+  if (ParseResult.isParseError(cause) || cause instanceof SyntaxError) {
+    return new StorageError.StorageError({ message: "a stored row could not be decoded", cause })
+  }
+  const code =
+    typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+      ? cause.code
+      : undefined
+  // Extended result codes (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_FSYNC, ...) share their primary code's message.
+  const primary = code?.match(/^SQLITE_[A-Z]+/)?.[0]
+  const message =
+    (primary !== undefined ? messages[primary] : undefined) ??
+    (code !== undefined ? `sqlite error ${code}` : "sqlite storage failed")
+  return new StorageError.StorageError({ message, cause })
+}
+
+/** Run synchronous driver work as an Effect whose only error is StorageError. */
+export const attempt = <A>(f: () => A): Effect.Effect<A, StorageError.StorageError> =>
+  Effect.try({ try: f, catch: toStorageError })
+
+const isFile = (filename: string): boolean =>
+  filename !== "" && filename !== ":memory:" && !filename.startsWith("file:")
+
+/** An open, migrated database and the schema version it had before. */
+export interface Opened {
+  readonly db: BetterSqlite3.Database
+  readonly migratedFrom: number
+}
+
+/**
+ * Open the file (creating its directory), set the pragmas and migrate. Throws
+ * driver errors or NewerSchemaError; callers wrap it with `attempt`.
+ */
+export const openSync = (options: Options): Opened => {
+  const synchronous = options.synchronous ?? "FULL"
+  if (synchronous !== "FULL" && synchronous !== "NORMAL") {
+    throw new StorageError.StorageError({ message: `synchronous must be "FULL" or "NORMAL"` })
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
+    throw new StorageError.StorageError({ message: "busyTimeoutMs must be a non-negative integer" })
+  }
+  if (isFile(options.filename)) mkdirSync(dirname(options.filename), { recursive: true })
+  const db = new BetterSqlite3(options.filename, { timeout: busyTimeoutMs })
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    db.pragma("journal_mode = WAL")
+    // SECURITY §4.2: with WAL, NORMAL may lose the last commits (a single-use mark) on power loss.
+    db.pragma(`synchronous = ${synchronous}`)
+    db.pragma("foreign_keys = ON")
+    const migratedFrom = migrate(db, Math.floor(Date.now() / 1000))
+    return { db, migratedFrom }
+  } catch (e) {
+    db.close()
+    throw e
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Forward-only schema migrations, applied at open inside one BEGIN IMMEDIATE
+ * transaction and recorded in `latchkey_schema`.
+ */
+import type BetterSqlite3 from "better-sqlite3"
+
+/** One schema step; `sql` runs once, in the migration transaction. */
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+/** Every migration, in order. Never edit a released one: append a new version. */
+export const migrations: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    name: "initial schema",
+    sql: `
+      CREATE TABLE applications (
+        app_key           TEXT PRIMARY KEY NOT NULL,
+        name              TEXT NOT NULL,
+        secret_digest     TEXT NOT NULL,
+        redirect_uris     TEXT NOT NULL,
+        scopes            TEXT NOT NULL,
+        grant_types       TEXT NOT NULL,
+        require_pkce      INTEGER NOT NULL CHECK (require_pkce IN (0, 1)),
+        access_token_ttl  INTEGER,
+        refresh_token_ttl INTEGER,
+        created_at        INTEGER NOT NULL
+      );
+      CREATE INDEX applications_by_created_at ON applications (created_at);
+
+      CREATE TABLE users (
+        user_id       TEXT PRIMARY KEY NOT NULL,
+        username      TEXT NOT NULL COLLATE BINARY,
+        password_hash TEXT NOT NULL,
+        created_at    INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX users_by_username ON users (username);
+      CREATE INDEX users_by_created_at ON users (created_at);
+
+      CREATE TABLE authorization_codes (
+        code_hash             TEXT PRIMARY KEY NOT NULL,
+        app_key               TEXT NOT NULL,
+        redirect_uri          TEXT NOT NULL,
+        user_id               TEXT NOT NULL,
+        open_id               TEXT NOT NULL,
+        scope                 TEXT NOT NULL,
+        code_challenge        TEXT,
+        code_challenge_method TEXT,
+        family_id             TEXT NOT NULL,
+        issued_at             INTEGER NOT NULL,
+        expires_at            INTEGER NOT NULL,
+        used_at               INTEGER
+      );
+      CREATE INDEX authorization_codes_by_expires_at ON authorization_codes (expires_at);
+
+      CREATE TABLE tokens (
+        kind        TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        token_hash  TEXT NOT NULL,
+        app_key     TEXT NOT NULL,
+        user_id     TEXT,
+        open_id     TEXT,
+        scope       TEXT NOT NULL,
+        family_id   TEXT NOT NULL,
+        parent_hash TEXT,
+        issued_at   INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL,
+        revoked_at  INTEGER,
+        rotated_at  INTEGER
+      );
+      CREATE UNIQUE INDEX tokens_by_hash ON tokens (kind, token_hash);
+      CREATE INDEX tokens_by_family ON tokens (family_id);
+      CREATE INDEX tokens_by_app ON tokens (app_key);
+      CREATE INDEX tokens_by_user ON tokens (user_id) WHERE user_id IS NOT NULL;
+      CREATE INDEX tokens_by_expires_at ON tokens (expires_at);
+
+      CREATE TABLE consents (
+        user_id    TEXT NOT NULL,
+        app_key    TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, app_key)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE open_ids (
+        app_key TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        open_id TEXT NOT NULL,
+        PRIMARY KEY (app_key, user_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE settings (
+        name  TEXT PRIMARY KEY NOT NULL,
+        value TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `
+  }
+]
+
+/** The schema version this build writes. */
+export const latestVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0)
+
+/** The database was written by a newer Latchkey than this one. */
+export class NewerSchemaError extends Error {
+  constructor(readonly found: number) {
+    super(
+      `the database has schema version ${found}, newer than this @latchkey/storage-sqlite supports ` +
+        `(${latestVersion}); upgrade Latchkey, or restore a backup taken before the upgrade`
+    )
+    this.name = "NewerSchemaError"
+  }
+}
+
+/**
+ * Bring the schema up to `latestVersion`: idempotent, forward-only, all steps in
+ * one BEGIN IMMEDIATE transaction so concurrent openers apply each step once.
+ * Returns the version found before migrating.
+ */
+export const migrate = (db: BetterSqlite3.Database, now: number): number =>
+  db
+    .transaction(() => {
+      db.exec(`CREATE TABLE IF NOT EXISTS latchkey_schema (
+        version    INTEGER PRIMARY KEY NOT NULL,
+        name       TEXT NOT NULL,
+        applied_at INTEGER NOT NULL
+      )`)
+      const row = db.prepare("SELECT coalesce(max(version), 0) AS version FROM latchkey_schema").get() as {
+        version: number
+      }
+      if (row.version > latestVersion) throw new NewerSchemaError(row.version)
+      const record = db.prepare("INSERT INTO latchkey_schema (version, name, applied_at) VALUES (?, ?, ?)")
+      for (const m of migrations) {
+        if (m.version <= row.version) continue
+        db.exec(m.sql)
+        record.run(m.version, m.name, now)
+      }
+      return row.version
+    })
+    .immediate()

@@ -1,0 +1,354 @@
+/**
+ * The store services over one open database. Statements are prepared once; every
+ * read-modify-write runs in a BEGIN IMMEDIATE transaction.
+ */
+import {
+  Application,
+  ApplicationStore,
+  AuthorizationCode,
+  CodeStore,
+  ConsentStore,
+  OpenIdStore,
+  Scope,
+  SettingStore,
+  type Stores,
+  Token,
+  TokenStore,
+  User,
+  UserStore
+} from "@latchkey/core"
+import type BetterSqlite3 from "better-sqlite3"
+import { Context, Effect, Option, Schema } from "effect"
+import { attempt } from "./database.js"
+
+const decodeApplication = Schema.decodeUnknownSync(Application.Application)
+const decodeUser = Schema.decodeUnknownSync(User.User)
+const decodeCode = Schema.decodeUnknownSync(AuthorizationCode.AuthorizationCode)
+const decodeToken = Schema.decodeUnknownSync(Token.Token)
+const decodeScope = Schema.decodeUnknownSync(Scope.ScopeSet)
+
+interface ApplicationRow {
+  readonly appKey: string
+  readonly name: string
+  readonly secretDigest: string
+  readonly redirectUris: string
+  readonly scopes: string
+  readonly grantTypes: string
+  readonly requirePkce: number
+  readonly accessTokenTtl: number | null
+  readonly refreshTokenTtl: number | null
+  readonly createdAt: number
+}
+
+type WithScope<A> = Omit<A, "scope"> & { readonly scope: string }
+
+const applicationColumns = `app_key AS appKey, name, secret_digest AS secretDigest,
+  redirect_uris AS redirectUris, scopes, grant_types AS grantTypes, require_pkce AS requirePkce,
+  access_token_ttl AS accessTokenTtl, refresh_token_ttl AS refreshTokenTtl, created_at AS createdAt`
+const userColumns = "user_id AS userId, username, password_hash AS passwordHash, created_at AS createdAt"
+const codeColumns = `code_hash AS codeHash, app_key AS appKey, redirect_uri AS redirectUri, user_id AS userId,
+  open_id AS openId, scope, code_challenge AS codeChallenge, code_challenge_method AS codeChallengeMethod,
+  family_id AS familyId, issued_at AS issuedAt, expires_at AS expiresAt, used_at AS usedAt`
+const tokenColumns = `token_hash AS tokenHash, kind, app_key AS appKey, user_id AS userId, open_id AS openId,
+  scope, family_id AS familyId, parent_hash AS parentHash, issued_at AS issuedAt, expires_at AS expiresAt,
+  revoked_at AS revokedAt, rotated_at AS rotatedAt`
+
+const applicationFromRow = (row: ApplicationRow): Application.Application =>
+  decodeApplication({
+    ...row,
+    redirectUris: JSON.parse(row.redirectUris),
+    scopes: JSON.parse(row.scopes),
+    grantTypes: JSON.parse(row.grantTypes),
+    requirePkce: row.requirePkce === 1
+  })
+const codeFromRow = (
+  row: WithScope<AuthorizationCode.AuthorizationCode>
+): AuthorizationCode.AuthorizationCode => decodeCode({ ...row, scope: JSON.parse(row.scope) })
+const tokenFromRow = (row: WithScope<Token.Token>): Token.Token =>
+  decodeToken({ ...row, scope: JSON.parse(row.scope) })
+
+const tokenParams = (t: Token.Token) => [
+  t.kind,
+  t.tokenHash,
+  t.appKey,
+  t.userId,
+  t.openId,
+  JSON.stringify(t.scope),
+  t.familyId,
+  t.parentHash,
+  t.issuedAt,
+  t.expiresAt,
+  t.revokedAt,
+  t.rotatedAt
+]
+
+// SQLite reads a negative LIMIT as "no limit"; a purge is always bounded.
+const bound = (limit: number): number => (limit > 0 ? Math.ceil(limit) : 0)
+
+type Outcome<E> = { readonly ok: true } | { readonly ok: false; readonly error: E }
+const ok: Outcome<never> = { ok: true }
+
+/** Prepare every statement once and build the stores over `db`. */
+export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores> => {
+  const q = {
+    insertApp: db.prepare(`INSERT INTO applications (app_key, name, secret_digest, redirect_uris, scopes,
+      grant_types, require_pkce, access_token_ttl, refresh_token_ttl, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_key) DO NOTHING`),
+    findApp: db.prepare(`SELECT ${applicationColumns} FROM applications WHERE app_key = ?`),
+    listApps: db.prepare(`SELECT ${applicationColumns} FROM applications ORDER BY created_at, rowid`),
+    updateSecret: db.prepare("UPDATE applications SET secret_digest = ? WHERE app_key = ?"),
+    deleteApp: db.prepare("DELETE FROM applications WHERE app_key = ?"),
+    revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL"),
+
+    insertUser: db.prepare(`INSERT INTO users (user_id, username, password_hash, created_at)
+      VALUES (?, ?, ?, ?) ON CONFLICT (username) DO NOTHING`),
+    findUserByName: db.prepare(`SELECT ${userColumns} FROM users WHERE username = ?`),
+    findUserById: db.prepare(`SELECT ${userColumns} FROM users WHERE user_id = ?`),
+    listUsers: db.prepare(`SELECT ${userColumns} FROM users ORDER BY created_at, rowid`),
+    deleteUser: db.prepare("DELETE FROM users WHERE user_id = ?"),
+    revokeByUser: db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
+    deleteConsentsOfUser: db.prepare("DELETE FROM consents WHERE user_id = ?"),
+
+    insertCode:
+      db.prepare(`INSERT INTO authorization_codes (code_hash, app_key, redirect_uri, user_id, open_id,
+      scope, code_challenge, code_challenge_method, family_id, issued_at, expires_at, used_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    findCode: db.prepare(`SELECT ${codeColumns} FROM authorization_codes WHERE code_hash = ?`),
+    // SECURITY §4.1.1: the conditional write decides the winner; its row state, not a timestamp, decides reuse.
+    consumeCode: db.prepare(`UPDATE authorization_codes SET used_at = ?
+      WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING family_id`),
+    codeState: db.prepare(
+      "SELECT used_at AS usedAt, family_id AS familyId FROM authorization_codes WHERE code_hash = ?"
+    ),
+    purgeCodes: db.prepare(`DELETE FROM authorization_codes WHERE rowid IN
+      (SELECT rowid FROM authorization_codes WHERE expires_at <= ? LIMIT ?)`),
+
+    insertToken:
+      db.prepare(`INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id,
+      parent_hash, issued_at, expires_at, revoked_at, rotated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    findToken: db.prepare(`SELECT ${tokenColumns} FROM tokens WHERE kind = ? AND token_hash = ?`),
+    // The grace window is the only time rule; otherwise rotated_at IS NULL decides.
+    rotateToken: db.prepare(`UPDATE tokens SET rotated_at = coalesce(rotated_at, @now)
+      WHERE kind = 'refresh' AND token_hash = @hash AND revoked_at IS NULL AND expires_at > @now
+        AND (rotated_at IS NULL OR (@grace > 0 AND rotated_at >= @now - @grace))
+      RETURNING family_id`),
+    refreshState: db.prepare(`SELECT revoked_at AS revokedAt, expires_at AS expiresAt, family_id AS familyId
+      FROM tokens WHERE kind = 'refresh' AND token_hash = ?`),
+    revokeFamily: db.prepare("UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL"),
+    revokeToken: db.prepare(
+      "UPDATE tokens SET revoked_at = ? WHERE kind = ? AND token_hash = ? AND revoked_at IS NULL"
+    ),
+    purgeTokens: db.prepare(`DELETE FROM tokens WHERE rowid IN
+      (SELECT rowid FROM tokens WHERE expires_at <= ? LIMIT ?)`),
+
+    findConsent: db.prepare("SELECT scope FROM consents WHERE user_id = ? AND app_key = ?").pluck(),
+    upsertConsent: db.prepare(`INSERT INTO consents (user_id, app_key, scope, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (user_id, app_key) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`),
+
+    insertOpenId: db.prepare(
+      "INSERT INTO open_ids (app_key, user_id, open_id) VALUES (?, ?, ?) ON CONFLICT (app_key, user_id) DO NOTHING"
+    ),
+    findOpenId: db.prepare("SELECT open_id FROM open_ids WHERE app_key = ? AND user_id = ?").pluck(),
+    insertSetting: db.prepare(
+      "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+    ),
+    findSetting: db.prepare("SELECT value FROM settings WHERE name = ?").pluck()
+  }
+
+  const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
+    for (const t of tokens) q.insertToken.run(tokenParams(t))
+  }
+
+  const tx = {
+    insertTokens: db.transaction(insertTokens),
+    removeApp: db.transaction((appKey: string, now: number): boolean => {
+      q.revokeByApp.run(now, appKey)
+      return q.deleteApp.run(appKey).changes > 0
+    }),
+    removeUser: db.transaction((userId: string, now: number): boolean => {
+      q.revokeByUser.run(now, userId)
+      q.deleteConsentsOfUser.run(userId)
+      return q.deleteUser.run(userId).changes > 0
+    }),
+    redeem: db.transaction(
+      (
+        codeHash: string,
+        now: number,
+        tokens: ReadonlyArray<Token.Token>
+      ): Outcome<CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed> => {
+        if (q.consumeCode.get(now, codeHash, now) === undefined) {
+          const state = q.codeState.get(codeHash) as { usedAt: number | null; familyId: string } | undefined
+          if (state === undefined || state.usedAt === null)
+            return { ok: false, error: new CodeStore.CodeNotFound() }
+          return { ok: false, error: new CodeStore.CodeAlreadyUsed({ familyId: state.familyId }) }
+        }
+        // SECURITY §4.1.2: the tokens are saved in the transaction that consumes the code.
+        insertTokens(tokens)
+        return ok
+      }
+    ),
+    rotate: db.transaction(
+      (
+        hash: string,
+        now: number,
+        grace: number,
+        tokens: ReadonlyArray<Token.Token>
+      ): Outcome<TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated> => {
+        if (q.rotateToken.get({ hash, now, grace }) === undefined) {
+          const state = q.refreshState.get(hash) as
+            | { revokedAt: number | null; expiresAt: number; familyId: string }
+            | undefined
+          if (state === undefined || state.revokedAt !== null || state.expiresAt <= now) {
+            return { ok: false, error: new TokenStore.TokenInactive() }
+          }
+          return { ok: false, error: new TokenStore.RefreshAlreadyRotated({ familyId: state.familyId }) }
+        }
+        insertTokens(tokens)
+        return ok
+      }
+    ),
+    grantConsent: db.transaction(
+      (userId: string, appKey: string, scope: Scope.ScopeSet, now: number): void => {
+        const found = q.findConsent.get(userId, appKey) as string | undefined
+        const merged = found === undefined ? scope : Scope.union(decodeScope(JSON.parse(found)), scope)
+        q.upsertConsent.run(userId, appKey, JSON.stringify(merged), now)
+      }
+    ),
+    openId: db.transaction((appKey: string, userId: string, candidate: string): string => {
+      q.insertOpenId.run(appKey, userId, candidate)
+      return q.findOpenId.get(appKey, userId) as string
+    }),
+    setting: db.transaction((name: string, candidate: string): string => {
+      q.insertSetting.run(name, candidate)
+      return q.findSetting.get(name) as string
+    })
+  }
+
+  const settle = <E>(outcome: Outcome<E>): Effect.Effect<void, E> =>
+    outcome.ok ? Effect.void : Effect.fail(outcome.error)
+
+  return Context.make(ApplicationStore.ApplicationStore, {
+    insert: (app) =>
+      Effect.flatMap(
+        attempt(
+          () =>
+            q.insertApp.run(
+              app.appKey,
+              app.name,
+              app.secretDigest,
+              JSON.stringify(app.redirectUris),
+              JSON.stringify(app.scopes),
+              JSON.stringify(app.grantTypes),
+              app.requirePkce ? 1 : 0,
+              app.accessTokenTtl,
+              app.refreshTokenTtl,
+              app.createdAt
+            ).changes
+        ),
+        (changes) =>
+          changes === 1 ? Effect.void : Effect.fail(new ApplicationStore.AppKeyTaken({ appKey: app.appKey }))
+      ),
+    find: (appKey) =>
+      attempt(() => {
+        const row = q.findApp.get(appKey) as ApplicationRow | undefined
+        return row === undefined ? Option.none() : Option.some(applicationFromRow(row))
+      }),
+    list: () => attempt(() => (q.listApps.all() as Array<ApplicationRow>).map(applicationFromRow)),
+    updateSecret: (appKey, secretDigest) =>
+      attempt(() => q.updateSecret.run(secretDigest, appKey).changes > 0),
+    remove: (appKey, now) => attempt(() => tx.removeApp.immediate(appKey, now))
+  }).pipe(
+    Context.add(UserStore.UserStore, {
+      insert: (user) =>
+        Effect.flatMap(
+          attempt(
+            () => q.insertUser.run(user.userId, user.username, user.passwordHash, user.createdAt).changes
+          ),
+          (changes) =>
+            changes === 1
+              ? Effect.void
+              : Effect.fail(new UserStore.UsernameTaken({ username: user.username }))
+        ),
+      findByUsername: (username) =>
+        attempt(() => {
+          const row = q.findUserByName.get(username)
+          return row === undefined ? Option.none() : Option.some(decodeUser(row))
+        }),
+      findById: (userId) =>
+        attempt(() => {
+          const row = q.findUserById.get(userId)
+          return row === undefined ? Option.none() : Option.some(decodeUser(row))
+        }),
+      list: () => attempt(() => q.listUsers.all().map((row) => decodeUser(row))),
+      remove: (userId, now) => attempt(() => tx.removeUser.immediate(userId, now))
+    }),
+    Context.add(CodeStore.CodeStore, {
+      insert: (c) =>
+        attempt(() => {
+          q.insertCode.run(
+            c.codeHash,
+            c.appKey,
+            c.redirectUri,
+            c.userId,
+            c.openId,
+            JSON.stringify(c.scope),
+            c.codeChallenge,
+            c.codeChallengeMethod,
+            c.familyId,
+            c.issuedAt,
+            c.expiresAt,
+            c.usedAt
+          )
+        }),
+      find: (codeHash) =>
+        attempt(() => {
+          const row = q.findCode.get(codeHash) as WithScope<AuthorizationCode.AuthorizationCode> | undefined
+          return row === undefined ? Option.none() : Option.some(codeFromRow(row))
+        }),
+      redeem: (codeHash, now, tokens) =>
+        Effect.flatMap(
+          attempt(() => tx.redeem.immediate(codeHash, now, tokens)),
+          settle
+        ),
+      purgeExpired: (now, limit) => attempt(() => q.purgeCodes.run(now, bound(limit)).changes)
+    }),
+    Context.add(TokenStore.TokenStore, {
+      insert: (tokens) =>
+        attempt(() => {
+          // One statement is atomic on its own; several share one transaction.
+          if (tokens.length === 1) q.insertToken.run(tokenParams(tokens[0]!))
+          else if (tokens.length > 1) tx.insertTokens.immediate(tokens)
+        }),
+      find: (kind, tokenHash) =>
+        attempt(() => {
+          const row = q.findToken.get(kind, tokenHash) as WithScope<Token.Token> | undefined
+          return row === undefined ? Option.none() : Option.some(tokenFromRow(row))
+        }),
+      rotate: (refreshHash, now, grace, tokens) =>
+        Effect.flatMap(
+          attempt(() => tx.rotate.immediate(refreshHash, now, grace, tokens)),
+          settle
+        ),
+      // SECURITY §4.1.4: a statement of its own, committed before the caller fails the request.
+      revokeFamily: (familyId, now) => attempt(() => q.revokeFamily.run(now, familyId).changes),
+      revoke: (kind, tokenHash, now) => attempt(() => q.revokeToken.run(now, kind, tokenHash).changes > 0),
+      purgeExpired: (now, limit) => attempt(() => q.purgeTokens.run(now, bound(limit)).changes)
+    }),
+    Context.add(ConsentStore.ConsentStore, {
+      find: (userId, appKey) =>
+        attempt(() => {
+          const found = q.findConsent.get(userId, appKey) as string | undefined
+          return found === undefined ? Option.none() : Option.some(decodeScope(JSON.parse(found)))
+        }),
+      grant: (userId, appKey, scope, now) =>
+        attempt(() => tx.grantConsent.immediate(userId, appKey, scope, now))
+    }),
+    Context.add(OpenIdStore.OpenIdStore, {
+      getOrCreate: (appKey, userId, candidate) =>
+        attempt(() => tx.openId.immediate(appKey, userId, candidate))
+    }),
+    Context.add(SettingStore.SettingStore, {
+      getOrCreate: (name, candidate) => attempt(() => tx.setting.immediate(name, candidate))
+    })
+  )
+}

@@ -1,0 +1,181 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, it } from "@effect/vitest"
+import { CodeStore, TokenStore } from "@latchkey/core"
+import { SqliteStorage } from "@latchkey/storage-sqlite"
+import { Fixtures } from "@latchkey/storage-testkit"
+import BetterSqlite3 from "better-sqlite3"
+import { Effect, Exit, Layer, Option, TestClock } from "effect"
+import { afterAll } from "vitest"
+import { openSync } from "../src/internal/database.js"
+
+const dir = mkdtempSync(join(tmpdir(), "latchkey-sqlite-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+const freshFile = () => join(dir, `db-${files++}.sqlite`)
+
+const withRaw = <A>(filename: string, f: (db: BetterSqlite3.Database) => A): A => {
+  const db = new BetterSqlite3(filename)
+  try {
+    return f(db)
+  } finally {
+    db.close()
+  }
+}
+
+it("opens with WAL, synchronous=FULL, foreign keys and a busy timeout by default", () => {
+  const { db } = openSync({ filename: freshFile() })
+  try {
+    assert.strictEqual(db.pragma("journal_mode", { simple: true }), "wal")
+    assert.strictEqual(db.pragma("synchronous", { simple: true }), 2)
+    assert.strictEqual(db.pragma("foreign_keys", { simple: true }), 1)
+    assert.strictEqual(db.pragma("busy_timeout", { simple: true }), 5000)
+  } finally {
+    db.close()
+  }
+  const normal = openSync({ filename: freshFile(), synchronous: "NORMAL", busyTimeoutMs: 250 }).db
+  try {
+    assert.strictEqual(normal.pragma("synchronous", { simple: true }), 1)
+    assert.strictEqual(normal.pragma("busy_timeout", { simple: true }), 250)
+  } finally {
+    normal.close()
+  }
+})
+
+it.effect("rejects invalid options with StorageError", () =>
+  Effect.gen(function* () {
+    for (const options of [
+      { filename: freshFile(), synchronous: "OFF" as "FULL" },
+      { filename: freshFile(), busyTimeoutMs: -1 },
+      { filename: freshFile(), busyTimeoutMs: 1.5 }
+    ]) {
+      const err = yield* Effect.flip(Layer.build(SqliteStorage.layer(options)).pipe(Effect.scoped))
+      assert.strictEqual(err._tag, "StorageError")
+    }
+  })
+)
+
+it.effect("migrations run once, forward only, and survive reopening", () =>
+  Effect.gen(function* () {
+    const filename = join(dir, "deep", "er", "migrations.sqlite")
+    assert.deepStrictEqual(yield* SqliteStorage.migrate({ filename }), {
+      from: 0,
+      to: SqliteStorage.schemaVersion
+    })
+    assert.deepStrictEqual(yield* SqliteStorage.migrate({ filename }), {
+      from: SqliteStorage.schemaVersion,
+      to: SqliteStorage.schemaVersion
+    })
+    const token = Fixtures.token()
+    yield* Effect.provide(
+      Effect.flatMap(TokenStore.TokenStore, (s) => s.insert([token])),
+      SqliteStorage.layer({ filename })
+    )
+    const found = yield* Effect.provide(
+      Effect.flatMap(TokenStore.TokenStore, (s) => s.find("access", token.tokenHash)),
+      SqliteStorage.layer({ filename })
+    )
+    assert.deepStrictEqual(found, Option.some(token))
+    const versions = withRaw(filename, (db) =>
+      db.prepare("SELECT version FROM latchkey_schema").pluck().all()
+    )
+    assert.deepStrictEqual(
+      versions,
+      Array.from({ length: SqliteStorage.schemaVersion }, (_, i) => i + 1)
+    )
+  })
+)
+
+it.effect("a database written by a newer version is refused with a clear StorageError", () =>
+  Effect.gen(function* () {
+    const filename = freshFile()
+    yield* SqliteStorage.migrate({ filename })
+    withRaw(filename, (db) =>
+      db.prepare("INSERT INTO latchkey_schema (version, name, applied_at) VALUES (999, 'future', 0)").run()
+    )
+    const err = yield* Effect.flip(Layer.build(SqliteStorage.layer({ filename })).pipe(Effect.scoped))
+    assert.strictEqual(err._tag, "StorageError")
+    assert.match(err.message, /schema version 999, newer than/)
+  })
+)
+
+it.effect("ping succeeds on an open database", () =>
+  Effect.provide(SqliteStorage.ping, SqliteStorage.layer({ filename: ":memory:" }))
+)
+
+it.effect("SQLITE_BUSY past the timeout is a StorageError, never a silent success, and changes nothing", () =>
+  Effect.gen(function* () {
+    const filename = freshFile()
+    const context = yield* Layer.build(SqliteStorage.layer({ filename, busyTimeoutMs: 50 }))
+    const codes = yield* Effect.provide(CodeStore.CodeStore, context)
+    const tokens = yield* Effect.provide(TokenStore.TokenStore, context)
+    const code = Fixtures.code()
+    yield* codes.insert(code)
+    const [access, refresh] = Fixtures.pair()
+    yield* tokens.insert([refresh])
+
+    const other = new BetterSqlite3(filename)
+    yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+    other.exec("BEGIN IMMEDIATE")
+    const attempts: ReadonlyArray<Effect.Effect<void, { readonly _tag: string; readonly message: string }>> =
+      [
+        codes.redeem(code.codeHash, Fixtures.baseTime, [access]),
+        tokens.rotate(refresh.tokenHash, Fixtures.baseTime, 0, [access]),
+        tokens.insert([access]),
+        tokens.insert([access, Fixtures.token()]),
+        Effect.asVoid(tokens.revokeFamily(refresh.familyId, Fixtures.baseTime))
+      ]
+    for (const attempt of attempts) {
+      const exit = yield* Effect.exit(attempt)
+      assert.isTrue(Exit.isFailure(exit))
+      const err = yield* Effect.flip(exit)
+      assert.strictEqual(err._tag, "StorageError")
+      assert.match(err.message, /busy/)
+    }
+    other.exec("ROLLBACK")
+
+    assert.deepStrictEqual(yield* codes.find(code.codeHash), Option.some(code))
+    assert.deepStrictEqual(yield* tokens.find("refresh", refresh.tokenHash), Option.some(refresh))
+    assert.isTrue(Option.isNone(yield* tokens.find("access", access.tokenHash)))
+    yield* codes.redeem(code.codeHash, Fixtures.baseTime, [access])
+  }).pipe(Effect.scoped)
+)
+
+it.effect("a failing insert inside redeem rolls the whole redemption back", () =>
+  Effect.gen(function* () {
+    const codes = yield* CodeStore.CodeStore
+    const tokens = yield* TokenStore.TokenStore
+    const existing = Fixtures.token()
+    yield* tokens.insert([existing])
+    const code = Fixtures.code()
+    yield* codes.insert(code)
+    const fresh = Fixtures.token({ familyId: code.familyId })
+    const err = yield* Effect.flip(codes.redeem(code.codeHash, Fixtures.baseTime, [fresh, existing]))
+    assert.strictEqual(err._tag, "StorageError")
+    assert.deepStrictEqual(yield* codes.find(code.codeHash), Option.some(code))
+    assert.isTrue(Option.isNone(yield* tokens.find("access", fresh.tokenHash)))
+    yield* codes.redeem(code.codeHash, Fixtures.baseTime, [fresh])
+  }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
+)
+
+it.effect("sweep purges what expired by the clock, bounded per run, and keeps live tombstones", () =>
+  Effect.gen(function* () {
+    const codes = yield* CodeStore.CodeStore
+    const tokens = yield* TokenStore.TokenStore
+    const now = Fixtures.baseTime + 10_000
+    yield* TestClock.setTime(now * 1000)
+    const expired = Array.from({ length: 5 }, () => Fixtures.token({ expiresAt: now - 1 }))
+    const tombstone = Fixtures.token({ kind: "refresh", expiresAt: now + 1 })
+    yield* tokens.insert([...expired, tombstone])
+    yield* tokens.rotate(tombstone.tokenHash, now - 5, 0, [])
+    const oldCode = Fixtures.code({ expiresAt: now })
+    yield* codes.insert(oldCode)
+    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 1, tokens: 3 })
+    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 0, tokens: 2 })
+    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0 })
+    assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
+    yield* TestClock.setTime((now + 1) * 1000)
+    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1 })
+  }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
+)

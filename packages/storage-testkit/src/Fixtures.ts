@@ -1,0 +1,92 @@
+/**
+ * Record builders with fresh random identifiers, so tests sharing one store stay apart.
+ */
+import type { Application, AuthorizationCode, Token, User } from "@latchkey/core"
+import { Scope } from "@latchkey/core"
+import { Schema } from "effect"
+
+/** A base time (epoch seconds) the contract's records are issued around. */
+export const baseTime = 1_800_000_000
+
+/** A fresh random identifier with a readable prefix. */
+export const id = (prefix: string): string => `${prefix}-${crypto.randomUUID()}`
+
+/** A fresh random stand-in for a SHA-256 digest, base64url-like. */
+export const hash = (): string =>
+  `h${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().slice(0, 10)}`
+
+const decodeScope = Schema.decodeUnknownSync(Scope.ScopeSet)
+
+/** A scope set from its items, in any order. */
+export const scope = (...items: ReadonlyArray<string>): Scope.ScopeSet =>
+  decodeScope([...new Set(items)].sort())
+
+/** A registered application. */
+export const application = (overrides: Partial<Application.Application> = {}): Application.Application => ({
+  appKey: id("app"),
+  name: "Example app",
+  secretDigest: hash(),
+  redirectUris: ["https://app.example/cb", "http://127.0.0.1/cb"],
+  scopes: scope("read", "write"),
+  grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
+  requirePkce: false,
+  accessTokenTtl: null,
+  refreshTokenTtl: null,
+  createdAt: baseTime,
+  ...overrides
+})
+
+/** A platform user. */
+export const user = (overrides: Partial<User.User> = {}): User.User => ({
+  userId: id("user"),
+  username: id("name"),
+  passwordHash: `scrypt$${hash()}`,
+  createdAt: baseTime,
+  ...overrides
+})
+
+/** An issued, unused authorization code valid for 60 s from `baseTime`. */
+export const code = (
+  overrides: Partial<AuthorizationCode.AuthorizationCode> = {}
+): AuthorizationCode.AuthorizationCode => ({
+  codeHash: hash(),
+  appKey: id("app"),
+  redirectUri: "https://app.example/cb",
+  userId: id("user"),
+  openId: id("open"),
+  scope: scope("read"),
+  codeChallenge: null,
+  codeChallengeMethod: null,
+  familyId: id("family"),
+  issuedAt: baseTime,
+  expiresAt: baseTime + 60,
+  usedAt: null,
+  ...overrides
+})
+
+/** An active token (access unless `kind` says otherwise) valid for an hour from `baseTime`. */
+export const token = (overrides: Partial<Token.Token> = {}): Token.Token => ({
+  tokenHash: hash(),
+  kind: "access",
+  appKey: id("app"),
+  userId: id("user"),
+  openId: id("open"),
+  scope: scope("read"),
+  familyId: id("family"),
+  parentHash: null,
+  issuedAt: baseTime,
+  expiresAt: baseTime + 3600,
+  revokedAt: null,
+  rotatedAt: null,
+  ...overrides
+})
+
+/** An access and a refresh token of one family, as a grant issues them. */
+export const pair = (overrides: Partial<Token.Token> = {}): readonly [Token.Token, Token.Token] => {
+  const familyId = overrides.familyId ?? id("family")
+  const appKey = overrides.appKey ?? id("app")
+  return [
+    token({ ...overrides, familyId, appKey, kind: "access" }),
+    token({ expiresAt: baseTime + 30 * 86400, ...overrides, familyId, appKey, kind: "refresh" })
+  ]
+}

@@ -1,0 +1,2 @@
+export * as Fixtures from "./Fixtures.js"
+export { storageContract } from "./StorageContract.js"

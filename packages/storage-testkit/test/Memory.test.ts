@@ -1,0 +1,4 @@
+import { Memory } from "@latchkey/core"
+import { storageContract } from "@latchkey/storage-testkit"
+
+storageContract("memory", Memory.layer)
