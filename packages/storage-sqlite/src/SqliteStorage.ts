@@ -2,8 +2,9 @@
  * Latchkey storage on one SQLite file through better-sqlite3: WAL, synchronous=FULL,
  * BEGIN IMMEDIATE for every read-modify-write, versioned migrations at open.
  */
-import { CodeStore, type StorageError, type Stores, TokenStore } from "@latchkey/core"
+import { type AuditStore, CodeStore, type StorageError, type Stores, TokenStore } from "@latchkey/core"
 import { Clock, Context, Effect, Layer } from "effect"
+import * as SqliteAudit from "./internal/audit.js"
 import { attempt, openSync } from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
 import * as SqliteStores from "./internal/stores.js"
@@ -41,10 +42,12 @@ export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effe
 )
 
 /**
- * Every store over one SQLite database, plus its Health. The file is opened and
- * migrated when the layer is built and closed when its scope ends.
+ * Every store over one SQLite database, the audit store, and its Health. The file is
+ * opened and migrated when the layer is built and closed when its scope ends.
  */
-export const layer = (options: Options): Layer.Layer<Stores.Stores | Health, StorageError.StorageError> =>
+export const layer = (
+  options: Options
+): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const { db } = yield* Effect.acquireRelease(
@@ -53,7 +56,10 @@ export const layer = (options: Options): Layer.Layer<Stores.Stores | Health, Sto
       )
       const stores = yield* attempt(() => SqliteStores.make(db))
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
-      return Context.add(stores, Health, { ping: Effect.asVoid(attempt(() => probe.get())) })
+      const audit = yield* attempt(() => SqliteAudit.make(db))
+      return Context.merge(stores, audit).pipe(
+        Context.add(Health, { ping: Effect.asVoid(attempt(() => probe.get())) })
+      )
     })
   )
 

@@ -96,6 +96,29 @@ export const migrations: ReadonlyArray<Migration> = [
         value TEXT NOT NULL
       ) WITHOUT ROWID;
     `
+  },
+  {
+    version: 2,
+    name: "audit trail",
+    sql: `
+      CREATE TABLE audit_events (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         INTEGER NOT NULL,
+        type       TEXT NOT NULL,
+        app_key    TEXT,
+        user_id    TEXT,
+        open_id    TEXT,
+        address    TEXT,
+        request_id TEXT,
+        detail     TEXT
+      );
+      CREATE INDEX audit_events_by_app ON audit_events (app_key, id);
+      -- append-only: the database itself refuses changes to recorded events
+      CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events
+        BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+      CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
+        BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+    `
   }
 ]
 
