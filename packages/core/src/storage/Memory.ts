@@ -15,11 +15,19 @@ import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { SettingStore } from "./SettingStore.js"
+import { StorageError } from "./StorageError.js"
 import type { Stores } from "./Stores.js"
 import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
 import { UsernameTaken, UserStore } from "./UserStore.js"
 
 const tokenKey = (kind: Token["kind"], hash: string) => `${kind}:${hash}`
+
+/** Run a write; a unique-key violation (a thrown StorageError) fails the effect like a database would. */
+const guard = (f: () => void): Effect.Effect<void, StorageError> =>
+  Effect.try({
+    try: f,
+    catch: (e) => (e instanceof StorageError ? e : new StorageError({ message: "memory store failure" }))
+  })
 
 /** Build a fresh, empty set of in-memory stores. */
 export const make = (): Context.Context<Stores> => {
@@ -54,7 +62,8 @@ export const make = (): Context.Context<Stores> => {
   }
   const insertTokens = (ts: ReadonlyArray<Token>) => {
     for (const t of ts) {
-      if (tokens.has(tokenKey(t.kind, t.tokenHash))) throw new Error("duplicate token hash")
+      if (tokens.has(tokenKey(t.kind, t.tokenHash)))
+        throw new StorageError({ message: "duplicate token hash" })
     }
     for (const t of ts) tokens.set(tokenKey(t.kind, t.tokenHash), { ...t })
   }
@@ -104,35 +113,43 @@ export const make = (): Context.Context<Stores> => {
     }),
     Context.add(CodeStore, {
       insert: (code) =>
-        Effect.sync(() => {
-          if (codes.has(code.codeHash)) throw new Error("duplicate code hash")
+        guard(() => {
+          if (codes.has(code.codeHash)) throw new StorageError({ message: "duplicate code hash" })
           codes.set(code.codeHash, { ...code })
         }),
       find: (codeHash) => Effect.sync(() => Option.fromNullable(codes.get(codeHash))),
       redeem: (codeHash, now, issued) =>
-        Effect.suspend((): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed> => {
+        Effect.suspend((): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | StorageError> => {
           const code = codes.get(codeHash)
           if (code === undefined) return Effect.fail(new CodeNotFound())
           if (code.usedAt !== null) return Effect.fail(new CodeAlreadyUsed({ familyId: code.familyId }))
           if (code.expiresAt <= now) return Effect.fail(new CodeNotFound())
-          insertTokens(issued)
+          try {
+            insertTokens(issued)
+          } catch (e) {
+            return Effect.fail(e as StorageError)
+          }
           codes.set(codeHash, { ...code, usedAt: now })
           return Effect.void
         }),
       purgeExpired: (now, limit) => Effect.sync(() => purge(codes, (c) => c.expiresAt <= now, limit))
     }),
     Context.add(TokenStore, {
-      insert: (ts) => Effect.sync(() => insertTokens(ts)),
+      insert: (ts) => guard(() => insertTokens(ts)),
       find: (kind, hash) => Effect.sync(() => Option.fromNullable(tokens.get(tokenKey(kind, hash)))),
       rotate: (hash, now, grace, issued) =>
-        Effect.suspend((): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated> => {
+        Effect.suspend((): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | StorageError> => {
           const t = tokens.get(tokenKey("refresh", hash))
           if (t === undefined || t.revokedAt !== null || t.expiresAt <= now)
             return Effect.fail(new TokenInactive())
           if (t.rotatedAt !== null && !(grace > 0 && t.rotatedAt >= now - grace)) {
             return Effect.fail(new RefreshAlreadyRotated({ familyId: t.familyId }))
           }
-          insertTokens(issued)
+          try {
+            insertTokens(issued)
+          } catch (e) {
+            return Effect.fail(e as StorageError)
+          }
           tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
           return Effect.void
         }),
