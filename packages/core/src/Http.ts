@@ -89,6 +89,13 @@ const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> =>
       json(413, { error: "invalid_request", error_description: "request body is too large" })
     )
   }
+  // SECURITY T8: compressed bodies are refused, never inflated
+  const encoding = header(req, "content-encoding")
+  if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
+    return Either.left(
+      json(415, { error: "invalid_request", error_description: "content encoding is not supported" })
+    )
+  }
   const type = header(req, "content-type")
   const [mime, ...rest] = (type ?? "")
     .toLowerCase()

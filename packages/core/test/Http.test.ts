@@ -167,6 +167,21 @@ describe("token endpoint HTTP rules", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
+  it.effect("a compressed body is refused with 415, never inflated", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const res = yield* post("/oauth2/oauth2/token", cc, basic, {
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "content-encoding": "gzip",
+          authorization: basic
+        }
+      })
+      assert.strictEqual(res.status, 415)
+      assert.strictEqual(res.json?.error, "invalid_request")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("methods other than POST are 405 with Allow", () =>
     Effect.gen(function* () {
       const { basic } = yield* newApp()
