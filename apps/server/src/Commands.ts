@@ -1,0 +1,344 @@
+/**
+ * The management CLI (SPEC §8): applications and users in the server's database.
+ * `run` takes the arguments and streams so tests can drive it in-process too.
+ */
+import { type ParseArgsConfig, parseArgs } from "node:util"
+import { Accounts, Admin, type Application, ApplicationStore, type User, UserStore } from "@latchkey/core"
+import { Cause, Clock, Effect, Exit, ManagedRuntime, Option } from "effect"
+import * as Env from "./Env.js"
+import * as Log from "./Log.js"
+import * as Services from "./Services.js"
+
+/** Where the CLI reads and writes. */
+export interface Io {
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+  readonly env: NodeJS.ProcessEnv
+  /** The whole of standard input (for `--password-stdin`). */
+  readonly readStdin: () => Promise<string>
+}
+
+/** Exit codes. */
+export const exitCodes = { ok: 0, failed: 1, usage: 2 } as const
+
+/** A usage mistake: unknown command or option, missing argument (exit 2). */
+class UsageError extends Error {}
+/** A refused or failed operation (exit 1). */
+class Failure extends Error {}
+
+export const usage = `Usage: pnpm --silent cli <command> [options]
+
+Applications
+  app create --name <name> --redirect-uri <uri> [--redirect-uri <uri2> ...]
+             [--scope a,b] [--grant-types authorization_code,implicit,password,client_credentials,refresh_token]
+             [--require-pkce] [--app-key <key> --app-secret <secret>] [--json]
+  app list [--json]
+  app show <app-key> [--json]
+  app rotate-secret <app-key> [--json]
+  app delete <app-key> [--json]
+
+Users
+  user create --username <username> (--password <password> | --password-stdin) [--json]
+  user list [--json]
+  user delete <username-or-user-id> [--json]
+
+The database is LATCHKEY_DB (default ./data/latchkey.sqlite); the server key is
+LATCHKEY_SECRET or the one kept in the database. Exit codes: 0 done, 1 refused
+or failed, 2 usage error.
+`
+
+const common = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const
+
+const parse = <O extends NonNullable<ParseArgsConfig["options"]>>(
+  args: ReadonlyArray<string>,
+  options: O
+) => {
+  try {
+    return parseArgs({
+      args: [...args],
+      options: { ...common, ...options },
+      allowPositionals: true,
+      strict: true
+    })
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
+
+const appJson = (a: Application.Application) => ({
+  app_key: a.appKey,
+  name: a.name,
+  redirect_uris: [...a.redirectUris],
+  scopes: [...a.scopes],
+  grant_types: [...a.grantTypes],
+  require_pkce: a.requirePkce,
+  created_at: iso(a.createdAt)
+})
+
+const userJson = (u: User.User) => ({ user_id: u.userId, username: u.username, created_at: iso(u.createdAt) })
+
+const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? []
+  return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")).join("\n")}\n`
+}
+
+const describeApp = (a: Application.Application): string =>
+  [
+    `  App Key:       ${a.appKey}`,
+    `  Name:          ${a.name}`,
+    `  Redirect URIs: ${a.redirectUris.join(", ")}`,
+    `  Scopes:        ${a.scopes.length === 0 ? "(none)" : a.scopes.join(", ")}`,
+    `  Grant types:   ${a.grantTypes.join(", ")}`,
+    `  Require PKCE:  ${a.requirePkce ? "yes" : "no"}`,
+    `  Created:       ${iso(a.createdAt)}`
+  ].join("\n")
+
+const one = (positionals: ReadonlyArray<string>, what: string): string => {
+  if (positionals.length !== 1 || positionals[0] === "") throw new UsageError(`expected exactly one ${what}`)
+  return positionals[0] as string
+}
+
+const required = (value: string | undefined, flag: string): string => {
+  if (value === undefined || value === "") throw new UsageError(`${flag} is required`)
+  return value
+}
+
+const list = (value: string | undefined): Array<string> | undefined =>
+  value === undefined ? undefined : value.split(/[\s,]+/).filter((s) => s.length > 0)
+
+type Runtime = ManagedRuntime.ManagedRuntime<Services.Services, unknown>
+
+/** Run an effect; a failure becomes a `Failure` with the error's description. */
+const exec = async <A, E>(runtime: Runtime, effect: Effect.Effect<A, E, Services.Services>): Promise<A> => {
+  const exit = await runtime.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) {
+    const e = failure.value as {
+      _tag?: string
+      description?: string
+      message?: string
+      appKey?: string
+      username?: string
+    }
+    switch (e._tag) {
+      case "AppKeyTaken":
+        throw new Failure(`an application with App Key ${JSON.stringify(e.appKey)} exists already`)
+      case "UsernameTaken":
+        throw new Failure(`a user named ${JSON.stringify(e.username)} exists already`)
+      case "StorageError":
+        throw new Failure(`the database failed: ${e.message ?? "unknown error"}`)
+      default:
+        throw new Failure(e.description ?? e.message ?? String(e))
+    }
+  }
+  throw new Failure(Cause.pretty(exit.cause))
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
+
+const findApp = (appKey: string) =>
+  Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.find(appKey)).pipe(
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.fail({ description: `no application with App Key ${JSON.stringify(appKey)}` }),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
+const commands: Record<
+  string,
+  (args: ReadonlyArray<string>, runtime: () => Runtime, io: Io) => Promise<void>
+> = {
+  "app create": async (args, runtime, io) => {
+    const { values } = parse(args, {
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      scope: { type: "string" },
+      "grant-types": { type: "string" },
+      "require-pkce": { type: "boolean" },
+      "app-key": { type: "string" },
+      "app-secret": { type: "string" }
+    })
+    const grantTypes = list(values["grant-types"])
+    const input: Admin.NewApplication = {
+      name: required(values.name, "--name"),
+      redirectUris: values["redirect-uri"] ?? [],
+      ...(values.scope !== undefined ? { scope: values.scope } : {}),
+      ...(grantTypes !== undefined ? { grantTypes } : {}),
+      requirePkce: values["require-pkce"] ?? false,
+      ...(values["app-key"] !== undefined ? { appKey: values["app-key"] } : {}),
+      ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {})
+    }
+    if (input.redirectUris.length === 0)
+      throw new UsageError("--redirect-uri is required (repeat it for several)")
+    const { app, appSecret } = await exec(runtime(), Admin.createApplication(input))
+    if (values.json === true) {
+      io.stdout(
+        `${JSON.stringify({
+          app_key: app.appKey,
+          app_secret: appSecret,
+          name: app.name,
+          redirect_uris: [...app.redirectUris],
+          scopes: [...app.scopes],
+          grant_types: [...app.grantTypes]
+        })}\n`
+      )
+    } else {
+      io.stdout(
+        `Created application ${JSON.stringify(app.name)}\n${describeApp(app)}\n  App Secret:    ${appSecret}\n\nThe App Secret is shown only this once: store it now.\n`
+      )
+    }
+  },
+  "app list": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    if (positionals.length > 0) throw new UsageError("app list takes no arguments")
+    const apps = await exec(
+      runtime(),
+      Effect.flatMap(ApplicationStore.ApplicationStore, (s) => s.list())
+    )
+    if (values.json === true) io.stdout(`${JSON.stringify(apps.map(appJson))}\n`)
+    else if (apps.length === 0) io.stdout("No applications.\n")
+    else
+      io.stdout(
+        table([
+          ["APP KEY", "NAME", "GRANT TYPES", "REDIRECT URIS"],
+          ...apps.map((a) => [a.appKey, a.name, a.grantTypes.join(","), a.redirectUris.join(" ")])
+        ])
+      )
+  },
+  "app show": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const app = await exec(runtime(), findApp(one(positionals, "App Key")))
+    io.stdout(values.json === true ? `${JSON.stringify(appJson(app))}\n` : `${describeApp(app)}\n`)
+  },
+  "app rotate-secret": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const appKey = one(positionals, "App Key")
+    const appSecret = await exec(runtime(), Admin.rotateSecret(appKey))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ app_key: appKey, app_secret: appSecret })}\n`
+        : `New App Secret for ${appKey}: ${appSecret}\nThe old secret no longer works. The new one is shown only this once.\n`
+    )
+  },
+  "app delete": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const appKey = one(positionals, "App Key")
+    const removed = await exec(
+      runtime(),
+      Effect.flatMap(ApplicationStore.ApplicationStore, (s) =>
+        Effect.flatMap(now, (t) => s.remove(appKey, t))
+      )
+    )
+    if (!removed) throw new Failure(`no application with App Key ${JSON.stringify(appKey)}`)
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ app_key: appKey, deleted: true })}\n`
+        : `Deleted application ${appKey}; its tokens are revoked.\n`
+    )
+  },
+  "user create": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {
+      username: { type: "string" },
+      password: { type: "string" },
+      "password-stdin": { type: "boolean" }
+    })
+    if (positionals.length > 0) throw new UsageError("user create takes no positional arguments")
+    const username = required(values.username, "--username")
+    if (values.password !== undefined && values["password-stdin"] === true) {
+      throw new UsageError("give either --password or --password-stdin")
+    }
+    const password =
+      values["password-stdin"] === true
+        ? (await io.readStdin()).replace(/\r?\n$/, "")
+        : required(values.password, "--password (or --password-stdin)")
+    const user = await exec(runtime(), Accounts.createUser(username, password))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ user_id: user.userId, username: user.username })}\n`
+        : `Created user ${JSON.stringify(user.username)} (id ${user.userId}).\n`
+    )
+  },
+  "user list": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    if (positionals.length > 0) throw new UsageError("user list takes no arguments")
+    const users = await exec(
+      runtime(),
+      Effect.flatMap(UserStore.UserStore, (s) => s.list())
+    )
+    if (values.json === true) io.stdout(`${JSON.stringify(users.map(userJson))}\n`)
+    else if (users.length === 0) io.stdout("No users.\n")
+    else
+      io.stdout(
+        table([
+          ["USER ID", "USERNAME", "CREATED"],
+          ...users.map((u) => [u.userId, u.username, iso(u.createdAt)])
+        ])
+      )
+  },
+  "user delete": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const who = one(positionals, "username or user id")
+    const user = await exec(
+      runtime(),
+      Effect.gen(function* () {
+        const users = yield* UserStore.UserStore
+        const byName = yield* users.findByUsername(who)
+        const found = Option.isSome(byName) ? byName : yield* users.findById(who)
+        if (Option.isNone(found))
+          return yield* Effect.fail({ description: `no user named or with id ${JSON.stringify(who)}` })
+        yield* users.remove(found.value.userId, yield* now)
+        return found.value
+      })
+    )
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ user_id: user.userId, username: user.username, deleted: true })}\n`
+        : `Deleted user ${JSON.stringify(user.username)}; their tokens and consents are gone.\n`
+    )
+  }
+}
+
+/** Run the CLI with `argv` (without node and script); returns the exit code. */
+export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> => {
+  const [group, action, ...rest] = argv
+  if (group === undefined || group === "help" || group === "--help" || group === "-h") {
+    io.stdout(usage)
+    return group === undefined ? exitCodes.usage : exitCodes.ok
+  }
+  const command = commands[`${group} ${action ?? ""}`]
+  if (command === undefined) {
+    io.stderr(`latchkey: unknown command ${JSON.stringify(`${group} ${action ?? ""}`.trim())}\n\n${usage}`)
+    return exitCodes.usage
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout(usage)
+    return exitCodes.ok
+  }
+  let runtime: Runtime | undefined
+  try {
+    const getRuntime = (): Runtime => {
+      if (runtime === undefined) {
+        const env = Env.read(io.env)
+        const log = Log.make(env.logLevel === "info" ? "warn" : env.logLevel, 2)
+        runtime = ManagedRuntime.make(Services.layer(env, env.issuer ?? `http://localhost:${env.port}`, log))
+      }
+      return runtime
+    }
+    await command(rest, getRuntime, io)
+    return exitCodes.ok
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`latchkey: ${e.message}\nRun "pnpm --silent cli help" for usage.\n`)
+      return exitCodes.usage
+    }
+    io.stderr(`latchkey: error: ${e instanceof Error ? e.message : String(e)}\n`)
+    return exitCodes.failed
+  } finally {
+    if (runtime !== undefined) await runtime.dispose()
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The server's configuration, read from environment variables (SPEC §8).
+ */
+import { isAbsolute, resolve } from "node:path"
+
+/** Everything the server and the CLI read from the environment. */
+export interface ServerEnv {
+  readonly port: number
+  readonly host: string
+  /** The issuer; null means `http://localhost:<the port listened on>`. */
+  readonly issuer: string | null
+  /** Absolute path of the SQLite file. */
+  readonly dbPath: string
+  /** The server key, when set explicitly. */
+  readonly secret: string | null
+  readonly scopeDescriptions: Readonly<Record<string, string>>
+  readonly codeTtl: number | undefined
+  readonly accessTokenTtl: number | undefined
+  readonly refreshTokenTtl: number | undefined
+  readonly refreshReuseGrace: number | undefined
+  /** Express "trust proxy" setting, or false. */
+  readonly trustProxy: string | false
+  readonly logLevel: string
+}
+
+/** A configuration problem, reported to the operator before anything starts. */
+export class EnvError extends Error {}
+
+const integer = (env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw === "") return undefined
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new EnvError(
+      `${name} must be a whole number between ${min} and ${max} (got ${JSON.stringify(raw)})`
+    )
+  }
+  return n
+}
+
+/**
+ * The directory relative paths are resolved from: where `pnpm` was invoked
+ * (`INIT_CWD`), so `pnpm start` and `pnpm cli` at the repository root agree on
+ * `./data/latchkey.sqlite`.
+ */
+export const baseDirectory = (env: NodeJS.ProcessEnv): string => env.INIT_CWD ?? process.cwd()
+
+/** Read and check the environment. */
+export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
+  if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== "") {
+    throw new EnvError(
+      "DATABASE_URL is set, but PostgreSQL storage is not available yet in this version of Latchkey. " +
+        "Unset DATABASE_URL to use SQLite (LATCHKEY_DB, default ./data/latchkey.sqlite)."
+    )
+  }
+  const port = integer(env, "PORT", 0, 65535) ?? 8080
+  const issuer = (env.LATCHKEY_ISSUER ?? "").trim() || null
+  if (issuer !== null) {
+    let url: URL
+    try {
+      url = new URL(issuer)
+    } catch {
+      throw new EnvError(`LATCHKEY_ISSUER must be an absolute URL (got ${JSON.stringify(issuer)})`)
+    }
+    if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search !== "" || url.hash !== "") {
+      throw new EnvError("LATCHKEY_ISSUER must be an http(s) URL without query or fragment (RFC 8414 §2)")
+    }
+    if (issuer.endsWith("/")) throw new EnvError("LATCHKEY_ISSUER must not end with a slash")
+  }
+  const db = (env.LATCHKEY_DB ?? "").trim() || "./data/latchkey.sqlite"
+  const secret = env.LATCHKEY_SECRET ?? ""
+  if (secret !== "" && secret.length < 32)
+    throw new EnvError("LATCHKEY_SECRET must be at least 32 characters")
+  let scopeDescriptions: Record<string, string> = {}
+  if (env.LATCHKEY_SCOPE_DESCRIPTIONS !== undefined && env.LATCHKEY_SCOPE_DESCRIPTIONS !== "") {
+    try {
+      const parsed: unknown = JSON.parse(env.LATCHKEY_SCOPE_DESCRIPTIONS)
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error()
+      for (const v of Object.values(parsed)) if (typeof v !== "string") throw new Error()
+      scopeDescriptions = parsed as Record<string, string>
+    } catch {
+      throw new EnvError(
+        'LATCHKEY_SCOPE_DESCRIPTIONS must be a JSON object of strings, e.g. {"profile":"Read your profile"}'
+      )
+    }
+  }
+  return {
+    port,
+    host: (env.HOST ?? "").trim() || "127.0.0.1",
+    issuer,
+    dbPath: db === ":memory:" ? db : isAbsolute(db) ? db : resolve(baseDirectory(env), db),
+    secret: secret === "" ? null : secret,
+    scopeDescriptions,
+    codeTtl: integer(env, "LATCHKEY_CODE_TTL", 1, 600),
+    accessTokenTtl: integer(env, "LATCHKEY_ACCESS_TOKEN_TTL", 1, 86400),
+    refreshTokenTtl: integer(env, "LATCHKEY_REFRESH_TOKEN_TTL", 1, 365 * 86400),
+    refreshReuseGrace: integer(env, "LATCHKEY_REFRESH_REUSE_GRACE", 0, 60),
+    trustProxy: (env.LATCHKEY_TRUST_PROXY ?? "").trim() || false,
+    logLevel: (env.LOG_LEVEL ?? "").trim() || "info"
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Structured JSON logs with pino, for the server's own lines and for the core's
+ * Effect log calls (bridged through an Effect Logger).
+ */
+import { Cause, HashMap, type Layer, Logger } from "effect"
+import { pino } from "pino"
+
+/** The pino logger type used throughout the server. */
+export type Log = pino.Logger
+
+/** A JSON logger writing to stdout (server) or stderr (CLI). */
+export const make = (level: string, destination: 1 | 2 = 1): Log =>
+  pino(
+    {
+      level,
+      base: { service: "latchkey" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) }
+    },
+    pino.destination({ fd: destination, sync: true })
+  )
+
+const levels: Record<string, "fatal" | "error" | "warn" | "info" | "debug" | "trace"> = {
+  FATAL: "fatal",
+  ERROR: "error",
+  WARN: "warn",
+  INFO: "info",
+  DEBUG: "debug",
+  TRACE: "trace"
+}
+
+/** Effect's logger replaced by one writing through `log`. */
+export const effectLayer = (log: Log): Layer.Layer<never> =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message, annotations, cause }) => {
+      const level = levels[logLevel.label] ?? "info"
+      const fields: Record<string, unknown> = {}
+      for (const [k, v] of HashMap.toEntries(annotations)) fields[k] = v
+      if (!Cause.isEmpty(cause)) fields.cause = Cause.pretty(cause)
+      const parts = Array.isArray(message) ? message : [message]
+      const text = parts.map((m) => (typeof m === "string" ? m : JSON.stringify(m))).join(" ")
+      log[level](fields, text)
+    })
+  )

@@ -1,0 +1,74 @@
+/**
+ * The PasswordHasher service over node:crypto scrypt (memory-hard, SPEC §5), in
+ * a self-describing format: `scrypt$N$r$p$salt$hash` (salt and hash base64url).
+ */
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { PasswordHasher } from "@latchkey/core"
+import { Effect, Layer } from "effect"
+
+/** scrypt cost parameters. */
+export interface Params {
+  /** CPU/memory cost, a power of two. */
+  readonly N: number
+  readonly r: number
+  readonly p: number
+}
+
+/** Default cost: N=2^15, r=8, p=3, one of OWASP's equivalent minimums, with 32 MiB per hash. */
+export const defaultParams: Params = { N: 2 ** 15, r: 8, p: 3 }
+
+const keyLength = 32
+const saltLength = 16
+// Refuse absurd parameters read from a stored hash (a corrupted row must not exhaust memory)
+const maxN = 2 ** 20
+const maxR = 32
+const maxP = 16
+
+const derive = (password: string, salt: Buffer, params: Params, length: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      length,
+      { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 },
+      (err, key) => (err === null ? resolve(key) : reject(err))
+    )
+  })
+
+/** Hash a password with fresh salt. */
+export const hash = async (password: string, params: Params = defaultParams): Promise<string> => {
+  const salt = randomBytes(saltLength)
+  const key = await derive(password, salt, params, keyLength)
+  return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString("base64url")}$${key.toString("base64url")}`
+}
+
+/** Whether `password` matches a hash made by `hash`; false for anything malformed. */
+export const verify = async (password: string, stored: string): Promise<boolean> => {
+  const parts = stored.split("$")
+  if (parts.length !== 6 || parts[0] !== "scrypt") return false
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number]
+  const valid =
+    Number.isInteger(N) &&
+    N > 1 &&
+    N <= maxN &&
+    (N & (N - 1)) === 0 &&
+    Number.isInteger(r) &&
+    r > 0 &&
+    r <= maxR &&
+    Number.isInteger(p) &&
+    p > 0 &&
+    p <= maxP
+  if (!valid) return false
+  const salt = Buffer.from(parts[4] as string, "base64url")
+  const expected = Buffer.from(parts[5] as string, "base64url")
+  if (salt.length === 0 || expected.length < 16 || expected.length > 64) return false
+  const actual = await derive(password, salt, { N, r, p }, expected.length)
+  return timingSafeEqual(actual, expected)
+}
+
+/** The PasswordHasher service with the given cost. */
+export const layer = (params: Params = defaultParams): Layer.Layer<PasswordHasher.PasswordHasher> =>
+  Layer.succeed(PasswordHasher.PasswordHasher, {
+    hash: (password) => Effect.promise(() => hash(password, params)),
+    verify: (password, stored) => Effect.promise(() => verify(password, stored))
+  })

@@ -1,0 +1,105 @@
+/**
+ * Running the server: listen, build the services, sweep expired rows on a
+ * schedule, and shut down gracefully (stop accepting, finish in-flight
+ * requests, close the database).
+ */
+import { createServer, type RequestListener, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { CodeStore, TokenStore } from "@latchkey/core"
+import { Clock, Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
+import * as App from "./App.js"
+import type { ServerEnv } from "./Env.js"
+import type { Log } from "./Log.js"
+import * as Services from "./Services.js"
+
+/** Interval of the sweep of expired codes and tokens. */
+export const sweepInterval = Duration.minutes(5)
+/** Most codes, and most tokens, one sweep deletes. */
+export const sweepLimit = 1000
+
+/** Delete expired codes and tokens, at most `sweepLimit` of each; tombstones stay until their expiry. */
+export const sweepOnce = Effect.gen(function* () {
+  const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const codes = yield* Effect.flatMap(CodeStore.CodeStore, (s) => s.purgeExpired(now, sweepLimit))
+  const tokens = yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.purgeExpired(now, sweepLimit))
+  return { codes, tokens }
+})
+
+/** A running server. */
+export interface Running {
+  readonly server: Server
+  readonly port: number
+  readonly issuer: string
+  /** Stop gracefully; resolves once the database is closed. */
+  readonly stop: () => Promise<void>
+}
+
+/** Start listening and serving; fails (after closing the port) when the database cannot be opened. */
+export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
+  let handler: RequestListener = (_req, res) => {
+    res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" })
+    res.end('{"error":"temporarily_unavailable","error_description":"starting"}')
+  }
+  const server = createServer((req, res) => handler(req, res))
+  // Bounded request lifetimes: slow clients cannot hold connections forever (SECURITY T9)
+  server.headersTimeout = 10_000
+  server.requestTimeout = 30_000
+  server.keepAliveTimeout = 5_000
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(env.port, env.host, () => {
+      server.off("error", reject)
+      resolve()
+    })
+  })
+  const port = (server.address() as AddressInfo).port
+  const issuer = env.issuer ?? `http://localhost:${port}`
+  const runtime = ManagedRuntime.make(Services.layer(env, issuer, log))
+  try {
+    await runtime.runtime()
+  } catch (e) {
+    server.close()
+    await runtime.dispose()
+    throw e
+  }
+  handler = App.make({
+    runtime,
+    issuer,
+    log,
+    scopeDescriptions: env.scopeDescriptions,
+    trustProxy: env.trustProxy
+  })
+
+  const sweeper = runtime.runFork(
+    sweepOnce.pipe(
+      Effect.tap((n) =>
+        n.codes + n.tokens > 0
+          ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
+          : Effect.void
+      ),
+      Effect.catchAll((e) =>
+        Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message }))
+      ),
+      Effect.repeat(Schedule.spaced(sweepInterval))
+    )
+  )
+
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      log.info("shutting down: no new connections, finishing in-flight requests")
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      const grace = setTimeout(() => server.closeAllConnections(), 10_000)
+      grace.unref()
+      await closed
+      clearTimeout(grace)
+      await runtime.runPromise(Fiber.interrupt(sweeper))
+      await runtime.dispose()
+      log.info("stopped")
+    })()
+    return stopping
+  }
+  log.info({ port, address: env.host, issuer, db: env.dbPath }, `listening on ${env.host}:${port}`)
+  return { server, port, issuer, stop }
+}

@@ -1,0 +1,62 @@
+/**
+ * The layers the server and the CLI run on: SQLite storage, settings with the
+ * server key, randomness, scrypt, throttling, and the audit trail as log lines.
+ */
+import { randomBytes } from "node:crypto"
+import { Audit, Config, Entropy, type Http, SettingStore, type StorageError, Throttle } from "@latchkey/core"
+import { SqliteStorage } from "@latchkey/storage-sqlite"
+import { Effect, Layer } from "effect"
+import type { ServerEnv } from "./Env.js"
+import * as Log from "./Log.js"
+import * as ScryptHasher from "./ScryptHasher.js"
+
+/** Every service of the server. */
+export type Services = Http.Requirements | SqliteStorage.Health | Audit.AuditLog
+
+/** Name of the generated server key in the settings table. */
+export const serverKeySetting = "server_key"
+
+/** Audit events written as log lines (type, App Key, user, address, request id; never a secret). */
+export const auditToLog = (log: Log.Log): Layer.Layer<Audit.AuditLog> =>
+  Layer.succeed(Audit.AuditLog, {
+    record: (event) => Effect.sync(() => log.info({ audit: event }, `audit ${event.type}`))
+  })
+
+/**
+ * All services over the SQLite file of `env`. The server key is LATCHKEY_SECRET
+ * or, when unset, one generated on first start and kept in the database.
+ */
+export const layer = (
+  env: ServerEnv,
+  issuer: string,
+  log: Log.Log
+): Layer.Layer<Services, StorageError.StorageError> => {
+  const storage = SqliteStorage.layer({ filename: env.dbPath })
+  const config = Layer.effect(
+    Config.Config,
+    Effect.gen(function* () {
+      const serverKey =
+        env.secret ??
+        (yield* Effect.flatMap(SettingStore.SettingStore, (s) =>
+          s.getOrCreate(serverKeySetting, randomBytes(32).toString("base64url"))
+        ))
+      return Config.make({
+        issuer,
+        serverKey,
+        ...(env.codeTtl !== undefined ? { codeTtl: env.codeTtl } : {}),
+        ...(env.accessTokenTtl !== undefined ? { accessTokenTtl: env.accessTokenTtl } : {}),
+        ...(env.refreshTokenTtl !== undefined ? { refreshTokenTtl: env.refreshTokenTtl } : {}),
+        ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {})
+      })
+    })
+  ).pipe(Layer.provide(storage))
+  return Layer.mergeAll(
+    storage,
+    config,
+    Entropy.layer,
+    ScryptHasher.layer(),
+    Throttle.layer(),
+    auditToLog(log),
+    Log.effectLayer(log)
+  )
+}

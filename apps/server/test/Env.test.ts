@@ -1,0 +1,49 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Env from "../src/Env.js"
+
+describe("Env.read", () => {
+  it("has the SPEC §8 defaults", () => {
+    const env = Env.read({ INIT_CWD: "/repo" })
+    assert.strictEqual(env.port, 8080)
+    assert.isNull(env.issuer)
+    assert.strictEqual(env.dbPath, "/repo/data/latchkey.sqlite")
+    assert.isNull(env.secret)
+    assert.strictEqual(env.host, "127.0.0.1")
+    assert.isFalse(env.trustProxy)
+  })
+
+  it("reads every variable", () => {
+    const env = Env.read({
+      PORT: "9000",
+      LATCHKEY_ISSUER: "https://auth.example",
+      LATCHKEY_DB: "/var/lib/latchkey.sqlite",
+      LATCHKEY_SECRET: "x".repeat(40),
+      LATCHKEY_SCOPE_DESCRIPTIONS: '{"profile":"Read your profile"}',
+      LATCHKEY_CODE_TTL: "120",
+      LATCHKEY_TRUST_PROXY: "10.0.0.1"
+    })
+    assert.strictEqual(env.port, 9000)
+    assert.strictEqual(env.issuer, "https://auth.example")
+    assert.strictEqual(env.dbPath, "/var/lib/latchkey.sqlite")
+    assert.strictEqual(env.secret, "x".repeat(40))
+    assert.deepStrictEqual(env.scopeDescriptions, { profile: "Read your profile" })
+    assert.strictEqual(env.codeTtl, 120)
+    assert.strictEqual(env.trustProxy, "10.0.0.1")
+  })
+
+  it("refuses DATABASE_URL, bad numbers, bad issuers, short secrets and bad descriptions", () => {
+    for (const bad of [
+      { DATABASE_URL: "postgres://x/y" },
+      { PORT: "http" },
+      { PORT: "70000" },
+      { LATCHKEY_ISSUER: "auth.example" },
+      { LATCHKEY_ISSUER: "https://auth.example/" },
+      { LATCHKEY_ISSUER: "https://auth.example?x=1" },
+      { LATCHKEY_SECRET: "short" },
+      { LATCHKEY_SCOPE_DESCRIPTIONS: "[1]" },
+      { LATCHKEY_CODE_TTL: "601" }
+    ]) {
+      assert.throws(() => Env.read(bad), Env.EnvError, undefined, JSON.stringify(bad))
+    }
+  })
+})

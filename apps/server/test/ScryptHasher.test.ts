@@ -1,0 +1,33 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ScryptHasher from "../src/ScryptHasher.js"
+
+const cheap = { N: 1024, r: 8, p: 1 }
+
+describe("ScryptHasher", () => {
+  it("uses the self-describing format and verifies the right password only", async () => {
+    const hash = await ScryptHasher.hash("correct horse", cheap)
+    assert.match(hash, /^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
+    assert.isTrue(await ScryptHasher.verify("correct horse", hash))
+    assert.isFalse(await ScryptHasher.verify("correct horsf", hash))
+    assert.notStrictEqual(await ScryptHasher.hash("correct horse", cheap), hash)
+  })
+
+  it("hashes with the default cost", async () => {
+    const hash = await ScryptHasher.hash("pw")
+    assert.match(hash, /^scrypt\$32768\$8\$3\$/)
+    assert.isTrue(await ScryptHasher.verify("pw", hash))
+  })
+
+  it("treats malformed or absurd hashes as a mismatch", async () => {
+    for (const bad of [
+      "",
+      "bcrypt$2b$10$abc",
+      "scrypt$1000$8$1$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
+      "scrypt$2147483648$8$1$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
+      "scrypt$1024$8$1$$aGFzaGhhc2hoYXNoaGFzaA",
+      "scrypt$1024$8$1$c2FsdA$aGk"
+    ]) {
+      assert.isFalse(await ScryptHasher.verify("pw", bad), bad)
+    }
+  })
+})

@@ -1,0 +1,224 @@
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import {
+  basic,
+  createApp,
+  createUser,
+  freePort,
+  runProcess,
+  type ServerProcess,
+  serverDir,
+  spawnServer,
+  tempDir
+} from "./helpers.js"
+
+describe("the server process", () => {
+  const tmp = tempDir()
+  const db = join(tmp.dir, "nested", "dir", "latchkey.sqlite")
+  let server: ServerProcess
+
+  beforeAll(async () => {
+    server = await spawnServer({ LATCHKEY_DB: db, PORT: "0" })
+  })
+  afterAll(async () => {
+    await server.stop()
+    tmp.cleanup()
+  })
+
+  it("creates and migrates the database on first start", () => {
+    assert.isTrue(existsSync(db))
+  })
+
+  it("answers /healthz and /readyz", async () => {
+    const health = await fetch(`${server.base}/healthz`)
+    assert.strictEqual(health.status, 200)
+    assert.deepStrictEqual(await health.json(), { status: "ok" })
+    const ready = await fetch(`${server.base}/readyz`)
+    assert.strictEqual(ready.status, 200)
+    assert.deepStrictEqual(await ready.json(), { status: "ok" })
+  })
+
+  it("defaults the issuer to http://localhost:$PORT", async () => {
+    const res = await fetch(`${server.base}/.well-known/oauth-authorization-server`)
+    const doc = (await res.json()) as { issuer: string }
+    assert.strictEqual(doc.issuer, `http://localhost:${server.port}`)
+  })
+
+  it("answers unknown paths with JSON 404", async () => {
+    const res = await fetch(`${server.base}/nope`)
+    assert.strictEqual(res.status, 404)
+    assert.strictEqual(((await res.json()) as { error: string }).error, "not_found")
+  })
+
+  it("serves /api/me for a valid Bearer token", async () => {
+    const app = await createApp(db, [
+      "--name",
+      "Me",
+      "--redirect-uri",
+      "https://me.example/cb",
+      "--scope",
+      "profile,email"
+    ])
+    const tokenRes = await fetch(`${server.base}/oauth2/oauth2/token`, {
+      method: "POST",
+      headers: {
+        authorization: basic(app.app_key, app.app_secret),
+        "content-type": "application/x-www-form-urlencoded"
+      },
+      body: "grant_type=client_credentials&open_id=device-7"
+    })
+    const token = (await tokenRes.json()) as { access_token: string }
+    const me = await fetch(`${server.base}/api/me`, {
+      headers: { authorization: `Bearer ${token.access_token}` }
+    })
+    assert.strictEqual(me.status, 200)
+    assert.deepStrictEqual(await me.json(), {
+      open_id: "device-7",
+      client_id: app.app_key,
+      scope: "email,profile"
+    })
+    const anonymous = await fetch(`${server.base}/api/me`)
+    assert.strictEqual(anonymous.status, 401)
+    assert.strictEqual(anonymous.headers.get("www-authenticate"), 'Bearer realm="latchkey"')
+  })
+
+  it("logs one JSON line per request without secrets, headers, bodies or token query strings", async () => {
+    const secret = "SENTINEL-SEC-7731-0000000000000000000000"
+    const app = await createApp(db, [
+      "--name",
+      "Logs",
+      "--redirect-uri",
+      "https://logs.example/cb",
+      "--grant-types",
+      "password,client_credentials",
+      "--app-key",
+      "sentinel-app",
+      "--app-secret",
+      secret
+    ])
+    await fetch(`${server.base}/oauth2/oauth2/token?leak=SENTINEL-QUERY`, {
+      method: "POST",
+      headers: {
+        authorization: basic(app.app_key, app.app_secret),
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: "latchkey_session=SENTINEL-COOKIE"
+      },
+      body: "grant_type=password&username=nobody&password=SENTINEL-PW-7731"
+    })
+    await new Promise((r) => setTimeout(r, 200))
+    const out = server.stdout()
+    for (const sentinel of [
+      "SENTINEL-SEC",
+      "SENTINEL-PW",
+      "SENTINEL-QUERY",
+      "SENTINEL-COOKIE",
+      '"authorization"',
+      "Basic "
+    ]) {
+      assert.notInclude(out, sentinel)
+    }
+    const lines = out
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const tokenLine = [...lines]
+      .reverse()
+      .find((l) => l.msg === "request" && l.path === "/oauth2/oauth2/token")
+    assert.isDefined(tokenLine)
+    assert.strictEqual(tokenLine?.method, "POST")
+    assert.strictEqual(tokenLine?.status, 400)
+    assert.isString(tokenLine?.reqId)
+    assert.isNumber(tokenLine?.durationMs)
+  })
+})
+
+describe("configuration errors", () => {
+  it("refuses DATABASE_URL with a clear message and exit code 1", async () => {
+    const r = await runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: serverDir,
+      env: { DATABASE_URL: "postgres://localhost/latchkey", PORT: "0" }
+    })
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "PostgreSQL storage is not available yet")
+    assert.strictEqual(r.stdout, "")
+  })
+
+  it("refuses a malformed issuer", async () => {
+    const r = await runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: serverDir,
+      env: { LATCHKEY_ISSUER: "not a url", PORT: "0" }
+    })
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "LATCHKEY_ISSUER")
+  })
+})
+
+describe("lifecycle", () => {
+  it("finishes an in-flight request on SIGTERM, then exits 0", async () => {
+    const tmp = tempDir()
+    const db = join(tmp.dir, "db.sqlite")
+    try {
+      const app = await createApp(db, [
+        "--name",
+        "Slow",
+        "--redirect-uri",
+        "https://slow.example/cb",
+        "--grant-types",
+        "password"
+      ])
+      await createUser(db, "slowpoke", "a long password")
+      const server = await spawnServer({ LATCHKEY_DB: db, PORT: "0" })
+      // a first request opens the keep-alive connection the next one reuses
+      assert.strictEqual((await fetch(`${server.base}/healthz`)).status, 200)
+      // the password grant runs scrypt (hundreds of ms), so it is still in flight when the signal arrives
+      const pending = fetch(`${server.base}/oauth2/oauth2/token`, {
+        method: "POST",
+        headers: {
+          authorization: basic(app.app_key, app.app_secret),
+          "content-type": "application/x-www-form-urlencoded"
+        },
+        body: "grant_type=password&username=slowpoke&password=a%20long%20password"
+      })
+      await new Promise((r) => setTimeout(r, 100))
+      const stopping = server.stop()
+      const res = await pending
+      assert.strictEqual(res.status, 200)
+      assert.strictEqual(await stopping, 0)
+      const out = server.stdout()
+      assert.include(out, '"msg":"stopped"')
+      // the signal came while the token request was being served
+      assert.isBelow(out.indexOf('"msg":"signal received"'), out.indexOf('"path":"/oauth2/oauth2/token"'))
+      await fetch(`${server.base}/healthz`).then(
+        () => assert.fail("still listening"),
+        () => undefined
+      )
+    } finally {
+      tmp.cleanup()
+    }
+  })
+
+  it("keeps the generated server key in the database across restarts", async () => {
+    const tmp = tempDir()
+    const db = join(tmp.dir, "db.sqlite")
+    try {
+      const app = await createApp(db, ["--name", "Keep", "--redirect-uri", "https://keep.example/cb"])
+      const port = await freePort()
+      for (let i = 0; i < 2; i++) {
+        const server = await spawnServer({ LATCHKEY_DB: db, PORT: String(port) })
+        const res = await fetch(`${server.base}/oauth2/oauth2/token`, {
+          method: "POST",
+          headers: {
+            authorization: basic(app.app_key, app.app_secret),
+            "content-type": "application/x-www-form-urlencoded"
+          },
+          body: "grant_type=client_credentials"
+        })
+        assert.strictEqual(res.status, 200)
+        assert.strictEqual(await server.stop(), 0)
+      }
+    } finally {
+      tmp.cleanup()
+    }
+  })
+})

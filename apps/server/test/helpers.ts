@@ -1,0 +1,261 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Commands from "../src/Commands.js"
+
+/** apps/server */
+export const serverDir = join(dirname(fileURLToPath(import.meta.url)), "..")
+/** The repository root. */
+export const repoRoot = join(serverDir, "..", "..")
+
+/** A fresh temporary directory, removed by `cleanup`. */
+export const tempDir = (): { dir: string; cleanup: () => void } => {
+  const dir = mkdtempSync(join(tmpdir(), "latchkey-test-"))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** A port free right now on 127.0.0.1. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once("error", reject)
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      s.close(() => resolve(port))
+    })
+  })
+
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const k of ["DATABASE_URL", "LATCHKEY_SECRET", "LATCHKEY_ISSUER", "PORT", "LATCHKEY_DB", "INIT_CWD"])
+    delete env[k]
+  return env
+}
+
+/** A server process and what it printed. */
+export interface ServerProcess {
+  readonly child: ChildProcess
+  readonly port: number
+  readonly base: string
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** SIGTERM and wait for the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Spawn `src/main.ts` with tsx and wait for its "listening" log line (10 s at most). */
+export const spawnServer = async (env: Record<string, string>): Promise<ServerProcess> => {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: serverDir,
+    env: { ...baseEnv(), HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  let err = ""
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+    out += d
+  })
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+    err += d
+  })
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 10_000)
+    const check = () => {
+      for (const line of out.split("\n")) {
+        if (!line.startsWith("{")) continue
+        const entry = JSON.parse(line) as { msg?: string; port?: number }
+        if (entry.msg?.startsWith("listening") === true && typeof entry.port === "number") {
+          clearTimeout(timer)
+          resolve(entry.port)
+          return
+        }
+      }
+    }
+    child.stdout?.on("data", check)
+    exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code}:\n${out}\n${err}`))
+    })
+  })
+  return {
+    child,
+    port,
+    base: env.LATCHKEY_ISSUER ?? `http://127.0.0.1:${port}`,
+    stdout: () => out,
+    stderr: () => err,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+      const code = await exited
+      clearTimeout(timer)
+      return code
+    }
+  }
+}
+
+/** Spawn a process to completion (bounded), collecting its output. */
+export const runProcess = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { cwd: string; env?: Record<string, string>; input?: string; timeoutMs?: number }
+): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, [...args], {
+      cwd: options.cwd,
+      env: { ...baseEnv(), ...options.env },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d
+    })
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`${command} ${args.join(" ")} timed out:\n${stdout}\n${stderr}`))
+    }, options.timeoutMs ?? 30_000)
+    child.once("error", reject)
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+    child.stdin.end(options.input ?? "")
+  })
+
+/** Run the CLI directly (node + tsx) against a database. */
+export const cli = (
+  db: string,
+  args: ReadonlyArray<string>,
+  input?: string,
+  env: Record<string, string> = {}
+) =>
+  runProcess(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+    cwd: serverDir,
+    env: { LATCHKEY_DB: db, ...env },
+    ...(input !== undefined ? { input } : {})
+  })
+
+/** Run the CLI's commands in this process (the same code as `src/cli.ts`, without a process start). */
+export const cliInProcess = async (
+  db: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Promise<{ code: number; stdout: string; stderr: string }> => {
+  let stdout = ""
+  let stderr = ""
+  const code = await Commands.run(args, {
+    stdout: (t) => {
+      stdout += t
+    },
+    stderr: (t) => {
+      stderr += t
+    },
+    env: { LATCHKEY_DB: db, ...env },
+    readStdin: async () => ""
+  })
+  return { code, stdout, stderr }
+}
+
+/** Create an application with the CLI; returns its JSON. */
+export const createApp = async (
+  db: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Promise<{ app_key: string; app_secret: string; redirect_uris: Array<string> }> => {
+  const r = await cliInProcess(db, ["app", "create", ...args, "--json"], env)
+  if (r.code !== 0) throw new Error(`app create failed (${r.code}): ${r.stderr}`)
+  return JSON.parse(r.stdout) as { app_key: string; app_secret: string; redirect_uris: Array<string> }
+}
+
+/** Create a user with the CLI. */
+export const createUser = async (
+  db: string,
+  username: string,
+  password: string,
+  env: Record<string, string> = {}
+) => {
+  const r = await cli(
+    db,
+    ["user", "create", "--username", username, "--password", password, "--json"],
+    undefined,
+    env
+  )
+  if (r.code !== 0) throw new Error(`user create failed (${r.code}): ${r.stderr}`)
+  return JSON.parse(r.stdout) as { user_id: string; username: string }
+}
+
+export const basic = (key: string, secret: string): string =>
+  `Basic ${Buffer.from(`${encodeURIComponent(key)}:${encodeURIComponent(secret)}`).toString("base64")}`
+
+/** A minimal cookie-keeping fetch for driving the pages. */
+export class Browser {
+  readonly cookies = new Map<string, string>()
+  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers: Record<string, string> = {
+      accept: "text/html",
+      ...(init.headers as Record<string, string>)
+    }
+    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ")
+    const res = await fetch(url, { ...init, headers, redirect: "manual" })
+    for (const c of res.headers.getSetCookie()) {
+      const pair = c.split(";")[0] as string
+      const eq = pair.indexOf("=")
+      this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1))
+    }
+    return res
+  }
+  postForm(url: string, fields: Record<string, string>): Promise<Response> {
+    return this.fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString()
+    })
+  }
+}
+
+/** The first form of a page with its hidden fields. */
+export const formOf = (
+  html: string,
+  skipSwitch = true
+): { action: string; fields: Record<string, string> } => {
+  for (const m of html.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)) {
+    const fields: Record<string, string> = {}
+    for (const i of (m[2] as string).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+      fields[i[1] as string] = (i[2] as string).replace(/&amp;/g, "&")
+    }
+    if (skipSwitch && fields.switch_account !== undefined) continue
+    return { action: (m[1] as string).replace(/&amp;/g, "&"), fields }
+  }
+  throw new Error(`no form in page: ${html.slice(0, 200)}`)
+}
+
+/**
+ * Drive the sign-in and consent pages with fetch: GET the authorize URL, sign
+ * in, Allow; returns the final redirect to the client.
+ */
+export const signInAndAllow = async (
+  base: string,
+  authorizeUrl: string,
+  user: { username: string; password: string }
+): Promise<string> => {
+  const origin = new URL(base).origin
+  const browser = new Browser()
+  const page = await browser.fetch(authorizeUrl)
+  const login = formOf(await page.text())
+  const signedIn = await browser.postForm(origin + login.action, { ...login.fields, ...user })
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`)
+  const next = await browser.fetch(origin + (signedIn.headers.get("location") as string))
+  if (next.status === 302) return next.headers.get("location") as string
+  const consent = formOf(await next.text())
+  const allowed = await browser.postForm(origin + consent.action, { ...consent.fields, decision: "allow" })
+  if (allowed.status !== 303) throw new Error(`consent answered ${allowed.status}`)
+  return allowed.headers.get("location") as string
+}

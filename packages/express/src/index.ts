@@ -1,0 +1,6 @@
+export * as OAuthRouter from "./OAuthRouter.js"
+export { oauthRouter } from "./OAuthRouter.js"
+export * as Pages from "./Pages.js"
+export * as RequireBearer from "./RequireBearer.js"
+export { principal, requireBearer } from "./RequireBearer.js"
+export * as Session from "./Session.js"
