@@ -3,7 +3,16 @@
  * `run` takes the arguments and streams so tests can drive it in-process too.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util"
-import { Accounts, Admin, type Application, ApplicationStore, type User, UserStore } from "@latchkey/core"
+import {
+  Accounts,
+  Admin,
+  type Application,
+  ApplicationStore,
+  type Audit,
+  AuditStore,
+  type User,
+  UserStore
+} from "@latchkey/core"
 import { Cause, Clock, Effect, Exit, ManagedRuntime, Option } from "effect"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -42,6 +51,9 @@ Users
   user list [--json]
   user delete <username-or-user-id> [--json]
 
+Audit trail
+  audit tail [--app <app-key>] [--limit <n>] [--json]
+
 The database is LATCHKEY_DB (default ./data/latchkey.sqlite); the server key is
 LATCHKEY_SECRET or the one kept in the database. Exit codes: 0 done, 1 refused
 or failed, 2 usage error.
@@ -75,6 +87,17 @@ const appJson = (a: Application.Application) => ({
   grant_types: [...a.grantTypes],
   require_pkce: a.requirePkce,
   created_at: iso(a.createdAt)
+})
+
+const auditJson = (e: Audit.AuditEvent) => ({
+  at: iso(e.at),
+  type: e.type,
+  app_key: e.appKey,
+  user_id: e.userId,
+  open_id: e.openId,
+  address: e.address,
+  request_id: e.requestId,
+  detail: e.detail
 })
 
 const userJson = (u: User.User) => ({ user_id: u.userId, username: u.username, created_at: iso(u.createdAt) })
@@ -277,6 +300,36 @@ const commands: Record<
         table([
           ["USER ID", "USERNAME", "CREATED"],
           ...users.map((u) => [u.userId, u.username, iso(u.createdAt)])
+        ])
+      )
+  },
+  "audit tail": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, { app: { type: "string" }, limit: { type: "string" } })
+    if (positionals.length > 0) throw new UsageError("audit tail takes no arguments")
+    const limit = values.limit === undefined ? 50 : Number(values.limit)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      throw new UsageError("--limit must be a whole number from 1 to 10000")
+    }
+    const events = await exec(
+      runtime(),
+      Effect.flatMap(AuditStore.AuditStore, (s) => s.tail({ limit, appKey: values.app }))
+    )
+    if (values.json === true) io.stdout(`${JSON.stringify(events.map(auditJson))}\n`)
+    else if (events.length === 0) io.stdout("No audit events.\n")
+    else
+      io.stdout(
+        table([
+          ["TIME", "EVENT", "APP KEY", "USER", "OPEN ID", "ADDRESS", "REQUEST", "DETAIL"],
+          ...events.map((e) => [
+            iso(e.at),
+            e.type,
+            e.appKey ?? "-",
+            e.userId ?? "-",
+            e.openId ?? "-",
+            e.address ?? "-",
+            e.requestId ?? "-",
+            e.detail ?? "-"
+          ])
         ])
       )
   },

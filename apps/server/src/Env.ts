@@ -2,6 +2,7 @@
  * The server's configuration, read from environment variables (SPEC §8).
  */
 import { isAbsolute, resolve } from "node:path"
+import { Throttle } from "@latchkey/core"
 
 /** Everything the server and the CLI read from the environment. */
 export interface ServerEnv {
@@ -21,6 +22,8 @@ export interface ServerEnv {
   /** Express "trust proxy" setting, or false. */
   readonly trustProxy: string | false
   readonly logLevel: string
+  /** Throttling of failed sign-ins and client authentications. */
+  readonly throttle: Throttle.Policy
 }
 
 /** A configuration problem, reported to the operator before anything starts. */
@@ -84,7 +87,17 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
       )
     }
   }
+  const d = Throttle.defaultPolicy
+  const throttle: Throttle.Policy = {
+    freeFailures: integer(env, "LATCHKEY_THROTTLE_FREE_FAILURES", 1, 1_000_000) ?? d.freeFailures,
+    addressFreeFailures:
+      integer(env, "LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES", 1, 1_000_000) ?? d.addressFreeFailures,
+    baseLockout: integer(env, "LATCHKEY_THROTTLE_BASE_LOCKOUT", 1, 86_400) ?? d.baseLockout,
+    maxLockout: integer(env, "LATCHKEY_THROTTLE_MAX_LOCKOUT", 1, 86_400) ?? d.maxLockout,
+    window: integer(env, "LATCHKEY_THROTTLE_WINDOW", 1, 7 * 86_400) ?? d.window
+  }
   return {
+    throttle,
     port,
     host: (env.HOST ?? "").trim() || "127.0.0.1",
     issuer,

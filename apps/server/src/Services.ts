@@ -3,7 +3,17 @@
  * server key, randomness, scrypt, throttling, and the audit trail as log lines.
  */
 import { randomBytes } from "node:crypto"
-import { Audit, Config, Entropy, type Http, SettingStore, type StorageError, Throttle } from "@latchkey/core"
+import {
+  Audit,
+  type AuditStore,
+  Config,
+  Entropy,
+  type Http,
+  type PasswordHasher,
+  SettingStore,
+  type StorageError,
+  Throttle
+} from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer } from "effect"
 import type { ServerEnv } from "./Env.js"
@@ -11,16 +21,15 @@ import * as Log from "./Log.js"
 import * as ScryptHasher from "./ScryptHasher.js"
 
 /** Every service of the server. */
-export type Services = Http.Requirements | SqliteStorage.Health | Audit.AuditLog
+export type Services = Http.Requirements | SqliteStorage.Health | Audit.AuditLog | AuditStore.AuditStore
+
+/** Replacements for tests (a cheaper password hash). */
+export interface Overrides {
+  readonly hasher?: Layer.Layer<PasswordHasher.PasswordHasher>
+}
 
 /** Name of the generated server key in the settings table. */
 export const serverKeySetting = "server_key"
-
-/** Audit events written as log lines (type, App Key, user, address, request id; never a secret). */
-export const auditToLog = (log: Log.Log): Layer.Layer<Audit.AuditLog> =>
-  Layer.succeed(Audit.AuditLog, {
-    record: (event) => Effect.sync(() => log.info({ audit: event }, `audit ${event.type}`))
-  })
 
 /**
  * All services over the SQLite file of `env`. The server key is LATCHKEY_SECRET
@@ -29,7 +38,8 @@ export const auditToLog = (log: Log.Log): Layer.Layer<Audit.AuditLog> =>
 export const layer = (
   env: ServerEnv,
   issuer: string,
-  log: Log.Log
+  log: Log.Log,
+  overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError> => {
   const storage = SqliteStorage.layer({ filename: env.dbPath })
   const config = Layer.effect(
@@ -50,13 +60,15 @@ export const layer = (
       })
     })
   ).pipe(Layer.provide(storage))
+  // Audit events go to the append-only table and, as "audit" log lines, to pino
+  const audit = Audit.layer.pipe(Layer.provide(storage))
   return Layer.mergeAll(
     storage,
     config,
     Entropy.layer,
-    ScryptHasher.layer(),
-    Throttle.layer(),
-    auditToLog(log),
+    overrides.hasher ?? ScryptHasher.layer(),
+    Throttle.layer(env.throttle),
+    audit,
     Log.effectLayer(log)
   )
 }

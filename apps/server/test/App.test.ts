@@ -18,6 +18,7 @@ const runtimeWith = (healthy: boolean) =>
       ScryptHasher.layer({ N: 1024, r: 8, p: 1 }),
       Throttle.layer(),
       Layer.succeed(Audit.AuditLog, { record: () => Effect.void }),
+      Memory.auditLayer,
       Layer.succeed(SqliteStorage.Health, {
         ping: healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))
       })

@@ -1,0 +1,156 @@
+/**
+ * The whole reference server in this process for the security catalogue: the real
+ * App, the real service layers over a temporary SQLite file, logs captured in
+ * memory, and clients A and B and user alice of SECURITY.md §3.
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { join } from "node:path"
+import { Writable } from "node:stream"
+import { Accounts, Admin, type Throttle } from "@latchkey/core"
+import { ManagedRuntime } from "effect"
+import { pino } from "pino"
+import * as App from "../../src/App.js"
+import * as Env from "../../src/Env.js"
+import * as ScryptHasher from "../../src/ScryptHasher.js"
+import * as Services from "../../src/Services.js"
+import { basic, tempDir } from "../helpers.js"
+
+/** The registered redirect URI of client A (SECURITY.md §3). */
+export const cb = "https://app.example/cb"
+
+/** A registered application and its Basic header. */
+export interface Client {
+  readonly appKey: string
+  readonly appSecret: string
+  readonly basic: string
+}
+
+/** A running stack. */
+export interface Stack {
+  /** Base URL (the issuer). */
+  readonly base: string
+  readonly dbPath: string
+  /** Everything logged so far (JSON lines). */
+  readonly logs: () => string
+  /** Client A: every grant type, scopes read,write, redirect `cb`. */
+  readonly A: Client
+  /** Client B: the same registration, another App Key. */
+  readonly B: Client
+  /** User alice. */
+  readonly alice: { readonly username: string; readonly password: string; readonly userId: string }
+  readonly runtime: ManagedRuntime.ManagedRuntime<Services.Services, unknown>
+  /** Register another application. */
+  readonly client: (input?: Partial<Admin.NewApplication>) => Promise<Client>
+  readonly close: () => Promise<void>
+}
+
+/** Options of a stack. */
+export interface StackOptions {
+  readonly throttle?: Partial<Throttle.Policy>
+  /** Express "trust proxy" (LATCHKEY_TRUST_PROXY). */
+  readonly trustProxy?: string | false
+  /** Extra environment for Env.read (e.g. LATCHKEY_REFRESH_REUSE_GRACE). */
+  readonly env?: Record<string, string>
+}
+
+/** Start the stack on 127.0.0.1 with an ephemeral port. */
+export const startStack = async (options: StackOptions = {}): Promise<Stack> => {
+  const { dir, cleanup } = tempDir()
+  const dbPath = join(dir, "latchkey.sqlite")
+  const env = Env.read({ LATCHKEY_DB: dbPath, PORT: "0", ...options.env })
+  const lines: Array<string> = []
+  const log = pino(
+    { level: "info", base: { service: "latchkey" } },
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      }
+    })
+  )
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const runtime = ManagedRuntime.make(
+    Services.layer({ ...env, throttle: { ...env.throttle, ...options.throttle } }, base, log, {
+      // cheap scrypt: the catalogue signs in many times; the cost is tested elsewhere
+      hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 })
+    })
+  )
+  await runtime.runtime()
+  server.on(
+    "request",
+    App.make({
+      runtime,
+      issuer: base,
+      log,
+      scopeDescriptions: { read: "Read your data", write: "Change your data" },
+      trustProxy: options.trustProxy ?? false
+    })
+  )
+  const client = async (input: Partial<Admin.NewApplication> = {}): Promise<Client> => {
+    const { app, appSecret } = await runtime.runPromise(
+      Admin.createApplication({
+        name: "Acme Notes",
+        redirectUris: [cb],
+        scope: "read,write",
+        grantTypes: ["authorization_code", "implicit", "password", "client_credentials", "refresh_token"],
+        ...input
+      })
+    )
+    return { appKey: app.appKey, appSecret, basic: basic(app.appKey, appSecret) }
+  }
+  const A = await client()
+  const B = await client({ name: "Other App" })
+  const password = "alice-SENTINEL-PW-7731"
+  const user = await runtime.runPromise(Accounts.createUser("alice", password))
+  return {
+    base,
+    dbPath,
+    logs: () => lines.join(""),
+    A,
+    B,
+    alice: { username: "alice", password, userId: user.userId },
+    runtime,
+    client,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await runtime.dispose()
+      cleanup()
+    }
+  }
+}
+
+/** POST a form (string bodies are sent as they are) to a path of the stack. */
+export const post = (
+  s: Stack,
+  path: string,
+  body: Record<string, string> | string,
+  headers: Record<string, string> = {}
+): Promise<Response> =>
+  fetch(s.base + path, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: typeof body === "string" ? body : new URLSearchParams(body).toString(),
+    redirect: "manual"
+  })
+
+/** A token request with client credentials. */
+export const token = (s: Stack, body: Record<string, string> | string, client: Client | string = s.A) =>
+  post(s, "/oauth2/oauth2/token", body, { authorization: typeof client === "string" ? client : client.basic })
+
+/** Status and parsed JSON body of a response. */
+export const read = async (
+  res: Response
+): Promise<{ status: number; body: Record<string, unknown>; res: Response }> => {
+  const text = await res.text()
+  let body: Record<string, unknown> = {}
+  try {
+    body = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>)
+  } catch {
+    body = { __text: text }
+  }
+  return { status: res.status, body, res }
+}
