@@ -42,6 +42,9 @@ export interface Stack {
   readonly runtime: ManagedRuntime.ManagedRuntime<Services.Services, unknown>
   /** Register another application. */
   readonly client: (input?: Partial<Admin.NewApplication>) => Promise<Client>
+  /** Stop serving and close the database, keeping its files. */
+  readonly stop: () => Promise<void>
+  /** Stop, then delete the temporary directory. */
   readonly close: () => Promise<void>
 }
 
@@ -101,6 +104,15 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
     )
     return { appKey: app.appKey, appSecret, basic: basic(app.appKey, appSecret) }
   }
+  let stopped: Promise<void> | undefined
+  const stop = () => {
+    stopped ??= (async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await runtime.dispose()
+    })()
+    return stopped
+  }
   const A = await client()
   const B = await client({ name: "Other App" })
   const password = "alice-SENTINEL-PW-7731"
@@ -114,10 +126,9 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
     alice: { username: "alice", password, userId: user.userId },
     runtime,
     client,
+    stop,
     close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await runtime.dispose()
+      await stop()
       cleanup()
     }
   }
