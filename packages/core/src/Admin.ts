@@ -38,6 +38,11 @@ export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
 /** Imported App Secrets: 32–512 printable ASCII characters. */
 export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
 
+/** A generated App Key: 128 random bits, base64url, starting with a letter or digit so no command line mistakes it for an option. */
+const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.id(16).pipe(
+  Effect.repeat({ until: (key) => /^[A-Za-z0-9]/.test(key) })
+)
+
 const bad = (description: string) => Effect.fail(new InvalidRequest({ description }))
 
 const ttl = (name: string, value: number | undefined) =>
@@ -80,7 +85,7 @@ export const createApplication = Effect.fn("Admin.createApplication")(function* 
   if ((input.appSecret === undefined) !== (input.appKey === undefined)) {
     return yield* bad("--app-key and --app-secret are imported together")
   }
-  const appKey = input.appKey ?? (yield* Entropy.id(16))
+  const appKey = input.appKey ?? (yield* generateAppKey)
   const appSecret = input.appSecret ?? (yield* Entropy.token)
   const app: Application = {
     appKey,

@@ -87,6 +87,18 @@ describe("application registration", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
+  it.effect("generated App Keys never start with - or _ (command lines would read them as options)", () =>
+    Effect.gen(function* () {
+      for (let i = 0; i < 200; i++) {
+        const { app } = yield* Admin.createApplication({
+          name: `a${i}`,
+          redirectUris: ["https://a.example/cb"]
+        })
+        assert.match(app.appKey, /^[A-Za-z0-9][A-Za-z0-9_-]{21}$/)
+      }
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("refuses unknown grant types", () =>
     Effect.gen(function* () {
       const r = yield* Effect.either(
