@@ -174,17 +174,29 @@ export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requ
     })
   )
 
+// Whether a raw query string names the parameter `name`, however its name is percent-encoded
+const queryNames = (query: string, name: string): boolean =>
+  query.split("&").some((part) => {
+    const eq = part.indexOf("=")
+    try {
+      return decodeURIComponent((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, " ")) === name
+    } catch {
+      return false
+    }
+  })
+
+// SECURITY I-6: a token in the URL is refused (`?%74oken=` too), never read
+const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.InvalidRequest> =>
+  queryNames(req.query, "token")
+    ? Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+    : Effect.void
+
 /** `POST /oauth2/oauth2/introspect` (RFC 7662). */
 export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm(req, (params) =>
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
-      // SECURITY I-6: tokens are never read from the URL
-      if (/(^|&)token=/.test(req.query)) {
-        return yield* Effect.fail(
-          new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })
-        )
-      }
+      yield* tokenNotInQuery(req)
       return json(200, yield* introspect(params, app))
     })
   )
@@ -194,11 +206,7 @@ export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never,
   withForm(req, (params) =>
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
-      if (/(^|&)token=/.test(req.query)) {
-        return yield* Effect.fail(
-          new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })
-        )
-      }
+      yield* tokenNotInQuery(req)
       yield* revoke(params, app)
       return { status: 200, headers: { "cache-control": "no-store", pragma: "no-cache" }, body: "" }
     })
