@@ -24,6 +24,10 @@ export interface ServerEnv {
   readonly logLevel: string
   /** Throttling of failed sign-ins and client authentications. */
   readonly throttle: Throttle.Policy
+  /** Longest time a client may take to send the request headers (SECURITY T9). */
+  readonly headersTimeoutMs: number
+  /** Longest time a client may take to send the whole request (SECURITY T9). */
+  readonly requestTimeoutMs: number
 }
 
 /** A configuration problem, reported to the operator before anything starts. */
@@ -96,8 +100,15 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     maxLockout: integer(env, "LATCHKEY_THROTTLE_MAX_LOCKOUT", 1, 86_400) ?? d.maxLockout,
     window: integer(env, "LATCHKEY_THROTTLE_WINDOW", 1, 7 * 86_400) ?? d.window
   }
+  const headersTimeoutMs = integer(env, "LATCHKEY_HEADERS_TIMEOUT_MS", 100, 600_000) ?? 10_000
+  const requestTimeoutMs = integer(env, "LATCHKEY_REQUEST_TIMEOUT_MS", 100, 3_600_000) ?? 30_000
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new EnvError("LATCHKEY_HEADERS_TIMEOUT_MS must not exceed LATCHKEY_REQUEST_TIMEOUT_MS")
+  }
   return {
     throttle,
+    headersTimeoutMs,
+    requestTimeoutMs,
     port,
     host: (env.HOST ?? "").trim() || "127.0.0.1",
     issuer,

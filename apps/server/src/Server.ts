@@ -40,10 +40,17 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" })
     res.end('{"error":"temporarily_unavailable","error_description":"starting"}')
   }
-  const server = createServer((req, res) => handler(req, res))
-  // Bounded request lifetimes: slow clients cannot hold connections forever (SECURITY T9)
-  server.headersTimeout = 10_000
-  server.requestTimeout = 30_000
+  // Bounded request lifetimes: slow clients cannot hold connections forever (SECURITY T9).
+  // Node enforces them only every connectionsCheckingInterval (30 s by default): check
+  // every second (or every half headers timeout) so they hold to within about a second.
+  const server = createServer(
+    {
+      headersTimeout: env.headersTimeoutMs,
+      requestTimeout: env.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(env.headersTimeoutMs / 2)))
+    },
+    (req, res) => handler(req, res)
+  )
   server.keepAliveTimeout = 5_000
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)

@@ -10,6 +10,14 @@ describe("Env.read", () => {
     assert.isNull(env.secret)
     assert.strictEqual(env.host, "127.0.0.1")
     assert.isFalse(env.trustProxy)
+    assert.strictEqual(env.headersTimeoutMs, 10_000)
+    assert.strictEqual(env.requestTimeoutMs, 30_000)
+  })
+
+  it("reads the connection timeouts (SECURITY T9)", () => {
+    const env = Env.read({ LATCHKEY_HEADERS_TIMEOUT_MS: "800", LATCHKEY_REQUEST_TIMEOUT_MS: "1500" })
+    assert.strictEqual(env.headersTimeoutMs, 800)
+    assert.strictEqual(env.requestTimeoutMs, 1500)
   })
 
   it("reads every variable", () => {
@@ -41,7 +49,9 @@ describe("Env.read", () => {
       { LATCHKEY_ISSUER: "https://auth.example?x=1" },
       { LATCHKEY_SECRET: "short" },
       { LATCHKEY_SCOPE_DESCRIPTIONS: "[1]" },
-      { LATCHKEY_CODE_TTL: "601" }
+      { LATCHKEY_CODE_TTL: "601" },
+      { LATCHKEY_HEADERS_TIMEOUT_MS: "10" },
+      { LATCHKEY_HEADERS_TIMEOUT_MS: "40000" }
     ]) {
       assert.throws(() => Env.read(bad), Env.EnvError, undefined, JSON.stringify(bad))
     }

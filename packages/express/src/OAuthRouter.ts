@@ -174,7 +174,9 @@ export const oauthRouter = (
     method: req.method,
     path: req.path,
     query: rawQuery(req),
-    headers: req.headers,
+    // Every value of a repeated header: Node keeps only the first Authorization in
+    // `req.headers`, and the core refuses a repeated one (SECURITY H14)
+    headers: req.headersDistinct,
     body,
     remoteAddress: address(req),
     requestId: options.requestId?.(req)

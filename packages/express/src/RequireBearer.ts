@@ -57,7 +57,19 @@ export const requireBearer = (
   if (parsed._tag === "Left") throw new TypeError(`requireBearer: ${parsed.left.description}`)
   const required = parsed.right
   return (req, res, next) => {
-    const header = req.headers.authorization
+    const all = req.headersDistinct.authorization ?? []
+    // Node keeps only the first of repeated headers in req.headers; two Authorization headers are malformed
+    if (all.length > 1) {
+      send(
+        res,
+        400,
+        challenge(realm, { error: "invalid_request" }),
+        "invalid_request",
+        "repeated Authorization header"
+      )
+      return
+    }
+    const header = all[0]
     // RFC 6750 §3.1: a request without Bearer credentials gets a challenge without an error code
     if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
       send(res, 401, challenge(realm, {}), "invalid_request", "a Bearer access token is required")

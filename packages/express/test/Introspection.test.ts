@@ -1,3 +1,4 @@
+import { request } from "node:http"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import {
   basic,
@@ -122,6 +123,25 @@ describe("metadata (RFC 8414)", () => {
 })
 
 describe("requireBearer (RFC 6750)", () => {
+  it("refuses two Authorization headers with 400 invalid_request, whichever comes first", async () => {
+    const t = await userTokens()
+    for (const pair of [
+      [`Bearer ${t.access_token}`, "Bearer nope"],
+      ["Bearer nope", `Bearer ${t.access_token}`]
+    ]) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${s.base}/api/me`, (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        })
+        req.setHeader("authorization", pair)
+        req.on("error", reject)
+        req.end()
+      })
+      assert.strictEqual(status, 400)
+    }
+  })
+
   it("lets a valid token through and exposes the principal", async () => {
     const t = await userTokens()
     const res = await fetch(`${s.base}/api/me`, { headers: { authorization: `Bearer ${t.access_token}` } })

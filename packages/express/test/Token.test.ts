@@ -166,6 +166,49 @@ describe("token endpoint framing", () => {
     await expectError(bearer, 401, "invalid_client")
   })
 
+  it("refuses two Authorization headers, whichever comes first (SECURITY H14)", async () => {
+    const { request } = await import("node:http")
+    const send = (values: ReadonlyArray<string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const url = new URL(`${s.base}/oauth2/oauth2/token`)
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: "POST",
+            // raw header list: Node sends every entry as it is (and adds no Host)
+            headers: [
+              "host",
+              url.host,
+              ...values.flatMap((v) => ["authorization", v]),
+              "content-type",
+              "application/x-www-form-urlencoded"
+            ]
+          },
+          (res) => {
+            let body = ""
+            res.setEncoding("utf8").on("data", (d: string) => {
+              body += d
+            })
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+          }
+        )
+        req.on("error", reject)
+        req.end("grant_type=client_credentials")
+      })
+    const valid = basic(app.appKey, app.appSecret)
+    for (const pair of [
+      [valid, basic("nobody", "nope")],
+      [basic("nobody", "nope"), valid],
+      [valid, valid]
+    ]) {
+      const r = await send(pair)
+      assert.strictEqual(r.status, 401, r.body)
+      assert.strictEqual((JSON.parse(r.body) as { error: string }).error, "invalid_client")
+    }
+  })
+
   it("refuses credentials also sent in the body", async () => {
     const res = await tokenRequest(s, app, { grant_type: "client_credentials", client_secret: app.appSecret })
     await expectError(res, 400, "invalid_request")
