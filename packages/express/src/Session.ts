@@ -78,36 +78,48 @@ export interface SessionStore {
 }
 
 /**
- * Sessions in this process's memory, at most `maxSessions` (oldest dropped).
- * Several server instances need sticky routing for the pages, or a shared store.
+ * Sessions in this process's memory, at most `maxSessions`. Under pressure the
+ * oldest anonymous session goes first, so a flood of anonymous authorize requests
+ * cannot push signed-in users out. Several server instances need sticky routing
+ * for the pages, or a shared store.
  */
 export const memoryStore = (maxSessions = 10_000): SessionStore => {
-  const sessions = new Map<string, Session>()
+  const anonymous = new Map<string, Session>()
+  const signedIn = new Map<string, Session>()
+  // Both maps are in expiry order (one lifetime, refreshed on every set): expired ones lead
+  const dropExpired = (m: Map<string, Session>) => {
+    for (const [id, s] of m) {
+      if (s.expiresAt > Date.now()) break
+      m.delete(id)
+    }
+  }
+  const remove = (id: string) => {
+    anonymous.delete(id)
+    signedIn.delete(id)
+  }
   return {
     get: (id) => {
-      const s = sessions.get(id)
+      const s = signedIn.get(id) ?? anonymous.get(id)
       if (s === undefined) return undefined
       if (s.expiresAt <= Date.now()) {
-        sessions.delete(id)
+        remove(id)
         return undefined
       }
       return s
     },
     set: (session) => {
-      sessions.delete(session.id)
-      sessions.set(session.id, session)
-      while (sessions.size > maxSessions) {
-        const oldest = sessions.keys().next().value
+      remove(session.id)
+      ;(session.userId === null ? anonymous : signedIn).set(session.id, session)
+      while (anonymous.size + signedIn.size > maxSessions) {
+        const pool = anonymous.size > 0 ? anonymous : signedIn
+        const oldest = pool.keys().next().value
         if (oldest === undefined) break
-        sessions.delete(oldest)
+        pool.delete(oldest)
       }
-      // Drop expired sessions from the oldest end as they are met
-      for (const [id, s] of sessions) {
-        if (s.expiresAt > Date.now()) break
-        sessions.delete(id)
-      }
+      dropExpired(anonymous)
+      dropExpired(signedIn)
     },
-    delete: (id) => void sessions.delete(id)
+    delete: remove
   }
 }
 
