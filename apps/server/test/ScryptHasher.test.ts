@@ -18,6 +18,20 @@ describe("ScryptHasher", () => {
     assert.isTrue(await ScryptHasher.verify("pw", hash))
   })
 
+  it("hashes off the event loop: a timer set before a default-cost hash fires before the hash is done", async () => {
+    const order: Array<string> = []
+    const timer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        order.push("timer")
+        resolve()
+      }, 1)
+    )
+    // a synchronous hash would finish (and queue its continuation) before any timer could run
+    await ScryptHasher.hash("pw").then(() => order.push("hash"))
+    await timer
+    assert.deepStrictEqual(order, ["timer", "hash"])
+  })
+
   it("treats malformed or absurd hashes as a mismatch", async () => {
     for (const bad of [
       "",
