@@ -20,12 +20,12 @@ import {
   refresh,
   retryAfter,
   type SignedIn,
-  signIn,
   sleep,
   stableHeaders,
   timed,
   tokenSet,
-  untilThrottled
+  untilThrottled,
+  useSignedInStack
 } from "./flows.js"
 import { type Client, cb, post, read, type Stack, startStack, token } from "./harness.js"
 
@@ -45,13 +45,13 @@ const expectInvalidClient = (r: Awaited<ReturnType<typeof read>>) => {
 // Failures here must not lock anybody out: throttling has its own stack below
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack({ throttle: { freeFailures: 1_000_000, addressFreeFailures: 1_000_000 } })
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
-})
+useSignedInStack(
+  (stack, signedIn) => {
+    s = stack
+    alice = signedIn
+  },
+  { throttle: { freeFailures: 1_000_000, addressFreeFailures: 1_000_000 } }
+)
 
 describe("H: client authentication (Basic)", () => {
   it("H1: no Authorization header and no body credentials is 401 invalid_client with WWW-Authenticate: Basic", async () => {

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { CodeStore, Digest } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import * as Env from "../../src/Env.js"
@@ -21,18 +21,16 @@ import {
   signIn,
   sleep,
   timed,
-  tokenSet
+  tokenSet,
+  useSignedInStack
 } from "./flows.js"
 import { cb, read, type Stack, startStack, token } from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack()
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
+useSignedInStack((stack, signedIn) => {
+  s = stack
+  alice = signedIn
 })
 
 const verifierOf = (seed: string) => createHash("sha256").update(seed).digest("base64url").padEnd(64, "v")

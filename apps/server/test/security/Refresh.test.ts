@@ -3,7 +3,7 @@
  * binding to the client, rotation with reuse detection, scope narrowing that does
  * not stick, lifetimes and the retry policy (SPEC §2).
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import {
   authorizeUrl,
   createUser,
@@ -13,20 +13,17 @@ import {
   redeem,
   refresh,
   type SignedIn,
-  signIn,
   sleep,
-  tokenSet
+  tokenSet,
+  useSignedInStack
 } from "./flows.js"
 import { post, read, type Stack, startStack, token } from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack()
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
+useSignedInStack((stack, signedIn) => {
+  s = stack
+  alice = signedIn
 })
 
 /** A code-flow token set granted `read,write` by alice through the pages. */

@@ -5,27 +5,24 @@
  * case-sensitive NQCHAR tokens. The `scope` parameter is read only by the
  * refresh_token grant (and at authorize); the other grants ignore it.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import {
   authorizeUrl,
   expectError,
   redeem,
   refresh,
   type SignedIn,
-  signIn,
   timed,
-  tokenSet
+  tokenSet,
+  useSignedInStack
 } from "./flows.js"
-import { cb, read, type Stack, startStack, token } from "./harness.js"
+import { cb, read, type Stack, token } from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack()
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
+useSignedInStack((stack, signedIn) => {
+  s = stack
+  alice = signedIn
 })
 
 /** The scope of the access token a refresh with `scope` gives, or the error. */

@@ -5,7 +5,7 @@
 import { connect } from "node:net"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import * as Env from "../../src/Env.js"
 import { spawnServer, tempDir } from "../helpers.js"
 import {
@@ -16,21 +16,18 @@ import {
   rawStatus,
   redeem,
   type SignedIn,
-  signIn,
-  timed
+  timed,
+  useSignedInStack
 } from "./flows.js"
-import { cb, post, read, type Stack, startStack, token } from "./harness.js"
+import { cb, post, read, type Stack, token } from "./harness.js"
 
 const path = "/oauth2/oauth2/token"
 
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack()
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
+useSignedInStack((stack, signedIn) => {
+  s = stack
+  alice = signedIn
 })
 
 /** A raw POST to the token endpoint with client A's credentials and `Connection: close`. */

@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { basic } from "../helpers.js"
 import {
   authorizeUrl,
@@ -17,20 +17,17 @@ import {
   redeem,
   refresh,
   type SignedIn,
-  signIn,
   tokenSet,
-  untilThrottled
+  untilThrottled,
+  useSignedInStack
 } from "./flows.js"
 import { cb, post, read, type Stack, startStack, token } from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
-beforeAll(async () => {
-  s = await startStack()
-  alice = await signIn(s)
-})
-afterAll(async () => {
-  await s.close()
+useSignedInStack((stack, signedIn) => {
+  s = stack
+  alice = signedIn
 })
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url")

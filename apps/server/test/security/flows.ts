@@ -4,11 +4,11 @@
  * and consent pages, raw sockets for framing rows, small statistics.
  */
 import { connect } from "node:net"
-import { assert } from "@effect/vitest"
+import { afterAll, assert, beforeAll } from "@effect/vitest"
 import { Accounts, UserStore } from "@latchkey/core"
 import { Effect } from "effect"
 import { Browser, formOf } from "../helpers.js"
-import { type Client, cb, post, read, type Stack, token } from "./harness.js"
+import { type Client, cb, post, read, type Stack, type StackOptions, startStack, token } from "./harness.js"
 
 /** The authorize URL of a code request (client A and `cb` unless overridden). */
 export const authorizeUrl = (s: Stack, params: Record<string, string> = {}, client: Client = s.A): string =>
@@ -231,3 +231,15 @@ export const retryAfter = (r: { readonly res: Response }): number => {
 
 /** Wait `ms` milliseconds. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Start a stack and sign alice in before a file's tests, close it after; `use` receives both. */
+export const useSignedInStack = (use: (s: Stack, alice: SignedIn) => void, options?: StackOptions): void => {
+  let stack: Stack | undefined
+  beforeAll(async () => {
+    stack = await startStack(options)
+    use(stack, await signIn(stack))
+  })
+  afterAll(async () => {
+    await stack?.close()
+  })
+}
