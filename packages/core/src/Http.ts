@@ -84,16 +84,16 @@ const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> =>
       json(405, { error: "invalid_request", error_description: "method not allowed" }, { allow: "POST" })
     )
   }
-  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
-    return Either.left(
-      json(413, { error: "invalid_request", error_description: "request body is too large" })
-    )
-  }
   // SECURITY T8: compressed bodies are refused, never inflated
   const encoding = header(req, "content-encoding")
   if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
     return Either.left(
       json(415, { error: "invalid_request", error_description: "content encoding is not supported" })
+    )
+  }
+  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+    return Either.left(
+      json(413, { error: "invalid_request", error_description: "request body is too large" })
     )
   }
   const type = header(req, "content-type")
