@@ -10,7 +10,6 @@ import { nowSeconds } from "./internal/time.js"
 import type { Params } from "./requests/Form.js"
 import { caps, required, Text } from "./requests/Params.js"
 import * as Scope from "./Scope.js"
-import { ApplicationStore } from "./storage/ApplicationStore.js"
 import { TokenStore } from "./storage/TokenStore.js"
 import { isActive, type Kind, type Token } from "./Token.js"
 
@@ -47,8 +46,6 @@ export const introspect = Effect.fn("Introspection.introspect")(function* (param
   const found = yield* lookup(params, app)
   const now = yield* nowSeconds
   if (Option.isNone(found) || !isActive(found.value, now)) return { active: false } as IntrospectionResponse
-  const stillRegistered = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(app.appKey))
-  if (Option.isNone(stillRegistered)) return { active: false } as IntrospectionResponse
   const t = found.value
   return {
     active: true,
