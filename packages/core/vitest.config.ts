@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
+  // Resolve the workspace packages (@latchkey/*) to their TypeScript sources, not to a
+  // possibly stale dist: the "@latchkey/source" export condition of their package.json.
+  ssr: { resolve: { conditions: ["@latchkey/source"] } },
   test: {
     include: ["test/**/*.test.ts"],
     reporters: ["default", "json"],

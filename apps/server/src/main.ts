@@ -25,13 +25,18 @@ const main = async (): Promise<void> => {
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
     process.exit(1)
   }
-  let signals = 0
+  let first: { readonly signal: NodeJS.Signals; readonly at: number } | undefined
   const onSignal = (signal: NodeJS.Signals) => {
-    signals++
-    if (signals > 1) {
+    const at = Date.now()
+    if (first !== undefined) {
+      // Ctrl-C under `pnpm start` (or npm, or any runner that relays signals) arrives twice: from
+      // the terminal, which signals the whole foreground process group, and relayed by the runner
+      // a moment later. The same signal again within a second is that one request.
+      if (signal === first.signal && at - first.at < 1000) return
       log.warn({ signal }, "second signal: exiting at once")
       process.exit(1)
     }
+    first = { signal, at }
     log.info({ signal }, "signal received")
     running.stop().then(
       () => process.exit(0),

@@ -135,20 +135,28 @@ describe("the server process", () => {
 
 describe("configuration errors", () => {
   it("refuses DATABASE_URL with a clear message and exit code 1", async () => {
-    const r = await runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: serverDir,
-      env: { DATABASE_URL: "postgres://localhost/latchkey", PORT: "0" }
-    })
+    const r = await runProcess(
+      process.execPath,
+      ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"],
+      {
+        cwd: serverDir,
+        env: { DATABASE_URL: "postgres://localhost/latchkey", PORT: "0" }
+      }
+    )
     assert.strictEqual(r.code, 1)
     assert.include(r.stderr, "PostgreSQL storage is not available yet")
     assert.strictEqual(r.stdout, "")
   })
 
   it("refuses a malformed issuer", async () => {
-    const r = await runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      cwd: serverDir,
-      env: { LATCHKEY_ISSUER: "not a url", PORT: "0" }
-    })
+    const r = await runProcess(
+      process.execPath,
+      ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"],
+      {
+        cwd: serverDir,
+        env: { LATCHKEY_ISSUER: "not a url", PORT: "0" }
+      }
+    )
     assert.strictEqual(r.code, 1)
     assert.include(r.stderr, "LATCHKEY_ISSUER")
   })

@@ -47,9 +47,15 @@ export interface ServerProcess {
   readonly stop: () => Promise<number | null>
 }
 
-/** Spawn `src/main.ts` with tsx and wait for its "listening" log line (10 s at most). */
-export const spawnServer = async (env: Record<string, string>): Promise<ServerProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+/**
+ * Spawn the server (by default `src/main.ts` with tsx, on the workspace packages' sources; or
+ * the given node arguments, e.g. `["dist/main.js"]`) and wait for its "listening" log line (10 s at most).
+ */
+export const spawnServer = async (
+  env: Record<string, string>,
+  nodeArgs: ReadonlyArray<string> = ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"]
+): Promise<ServerProcess> => {
+  const child = spawn(process.execPath, [...nodeArgs], {
     cwd: serverDir,
     env: { ...baseEnv(), HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -137,7 +143,7 @@ export const cli = (
   input?: string,
   env: Record<string, string> = {}
 ) =>
-  runProcess(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], {
+  runProcess(process.execPath, ["--conditions=@latchkey/source", "--import", "tsx", "src/cli.ts", ...args], {
     cwd: serverDir,
     env: { LATCHKEY_DB: db, ...env },
     ...(input !== undefined ? { input } : {})
