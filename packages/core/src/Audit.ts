@@ -6,6 +6,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { nowSeconds } from "./internal/time.js"
 import { AuditStore } from "./storage/AuditStore.js"
+import type { StorageError } from "./storage/StorageError.js"
 
 /** Kinds of audit event. */
 export const EventType = Schema.Literal(
@@ -48,7 +49,18 @@ export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<
 /** Where audit events go. */
 export class AuditLog extends Context.Tag("@latchkey/core/AuditLog")<
   AuditLog,
-  { readonly record: (event: AuditEvent) => Effect.Effect<void> }
+  {
+    /** Record an event on its own. */
+    readonly record: (event: AuditEvent) => Effect.Effect<void>
+    /**
+     * Run `write` (one write of a store) and record `events` in its transaction:
+     * they are kept if and only if the write commits.
+     */
+    readonly recordWith: <A, E>(
+      events: ReadonlyArray<AuditEvent>,
+      write: Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | StorageError>
+  }
 >() {}
 
 /** The fields a caller names; time and request come from the context. */
@@ -59,13 +71,10 @@ export interface Fields {
   readonly detail?: string | null
 }
 
-/** Record an event if the program has an AuditLog. Never fails. */
-export const record = (type: EventType, fields: Fields = {}): Effect.Effect<void> =>
+const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
   Effect.gen(function* () {
-    const log = yield* Effect.serviceOption(AuditLog)
-    if (log._tag === "None") return
     const info = yield* Effect.serviceOption(RequestInfo)
-    yield* log.value.record({
+    return {
       at: yield* nowSeconds,
       type,
       appKey: fields.appKey ?? null,
@@ -74,8 +83,39 @@ export const record = (type: EventType, fields: Fields = {}): Effect.Effect<void
       address: info._tag === "Some" ? info.value.address : null,
       requestId: info._tag === "Some" ? info.value.requestId : null,
       detail: fields.detail ?? null
-    })
-  }).pipe(Effect.catchAllCause(() => Effect.void))
+    }
+  })
+
+/** Record an event if the program has an AuditLog. Never fails. */
+export const record = (type: EventType, fields: Fields = {}): Effect.Effect<void> =>
+  Effect.serviceOption(AuditLog).pipe(
+    Effect.flatMap((log) =>
+      log._tag === "None" ? Effect.void : Effect.flatMap(event(type, fields), log.value.record)
+    ),
+    Effect.catchAllCause(() => Effect.void)
+  )
+
+/**
+ * Run `write`, one write of a store, and record the events in the same transaction
+ * (if the program has an AuditLog): the change and its audit record commit together.
+ */
+export const recordWith = <A, E, R>(
+  write: Effect.Effect<A, E, R>,
+  events: ReadonlyArray<readonly [EventType, Fields]>
+): Effect.Effect<A, E | StorageError, R> =>
+  Effect.flatMap(Effect.serviceOption(AuditLog), (log) =>
+    log._tag === "None"
+      ? write
+      : Effect.flatMap(Effect.context<R>(), (context) =>
+          Effect.flatMap(
+            Effect.forEach(events, ([type, fields]) => event(type, fields)),
+            (built) => log.value.recordWith(built, Effect.provide(write, context))
+          )
+        )
+  )
+
+const logLine = (event: AuditEvent): Effect.Effect<void> =>
+  Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
 
 /** An AuditLog that appends to the AuditStore and writes each event as a log line annotated `audit`. */
 export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
@@ -83,12 +123,14 @@ export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
   Effect.map(AuditStore, (store) => ({
     record: (event) =>
       store.append(event).pipe(
-        Effect.zipRight(Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))),
+        Effect.zipRight(logLine(event)),
         Effect.catchAll((e) =>
           Effect.logWarning("audit event not stored").pipe(
             Effect.annotateLogs({ audit: event, reason: e.message })
           )
         )
-      )
+      ),
+    recordWith: (events, write) =>
+      Effect.tap(store.appendWith(events, write), () => Effect.forEach(events, logLine, { discard: true }))
   }))
 )

@@ -190,8 +190,10 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
   const openId = yield* forUser(req.app.appKey, userId)
   const who = { appKey: req.app.appKey, userId, openId }
   if (!(yield* hasConsent(req, userId))) {
-    yield* Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now))
-    yield* Audit.record("consent_granted", { ...who, detail: Scope.format(req.scope) })
+    yield* Audit.recordWith(
+      Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now)),
+      [["consent_granted", { ...who, detail: Scope.format(req.scope) }]]
+    )
   }
   const familyId = yield* Entropy.id()
   if (req.responseType === "code") {
@@ -228,8 +230,10 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     parentHash: null,
     withRefresh: false
   })
-  yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
-  yield* Audit.record("token_issued", { ...who, detail: "implicit" })
+  yield* Audit.recordWith(
+    Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
+    [["token_issued", { ...who, detail: "implicit" }]]
+  )
   return append(req.redirectUri, "#", [
     ["access_token", minted.response.access_token],
     ["token_type", "Bearer"],

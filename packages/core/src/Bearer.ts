@@ -22,7 +22,7 @@ export interface Principal {
  * Verify `Authorization: Bearer <token>` and that the token carries every scope
  * in `required`.
  */
-export const verify = Effect.fn("Bearer.verify")(function* (
+export const verify = Effect.fnUntraced(function* (
   authorization: string | undefined,
   required: Scope.ScopeSet
 ) {

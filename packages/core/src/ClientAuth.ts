@@ -25,7 +25,7 @@ const failed = new InvalidClient({ description: "client authentication failed" }
  * get the same answer. Failures are throttled per App Key and source address;
  * while throttled, even the right secret gets 429.
  */
-export const authenticate = Effect.fn("ClientAuth.authenticate")(function* (
+export const authenticate = Effect.fnUntraced(function* (
   authorization: string | undefined,
   params: Params,
   address: string | undefined

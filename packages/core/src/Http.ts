@@ -141,6 +141,7 @@ const respond = <R>(
   )
 
 const withForm = <R>(
+  span: string,
   req: HttpRequest,
   f: (
     params: Form.Params
@@ -150,6 +151,9 @@ const withForm = <R>(
     onLeft: Effect.succeed,
     onRight: (params) =>
       respond(f(params)).pipe(
+        // One span per request; the grants inside are untraced functions, so a request
+        // costs no stack capture per call (spans are no-ops while the tracer is disabled).
+        Effect.withSpan(span, { captureStackTrace: false }),
         Effect.provideService(Audit.RequestInfo, {
           requestId: req.requestId ?? null,
           address: req.remoteAddress ?? null
@@ -161,16 +165,10 @@ const authorization = (req: HttpRequest): string | undefined => header(req, "aut
 
 /** `POST /oauth2/oauth2/token`. */
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm(req, (params) =>
+  withForm("Http.token", req, (params) =>
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
-      const body = yield* Grants.handle(params, app, req.remoteAddress)
-      yield* Audit.record("token_issued", {
-        appKey: app.appKey,
-        openId: body.open_id ?? null,
-        detail: params.grant_type ?? null
-      })
-      return json(200, body)
+      return json(200, yield* Grants.handle(params, app, req.remoteAddress))
     })
   )
 
@@ -193,7 +191,7 @@ const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.Inval
 
 /** `POST /oauth2/oauth2/introspect` (RFC 7662). */
 export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm(req, (params) =>
+  withForm("Http.introspection", req, (params) =>
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       yield* tokenNotInQuery(req)
@@ -203,7 +201,7 @@ export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, nev
 
 /** `POST /oauth2/oauth2/revoke` (RFC 7009): 200 with an empty body, known token or not. */
 export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm(req, (params) =>
+  withForm("Http.revocation", req, (params) =>
     Effect.gen(function* () {
       const app = yield* authenticate(authorization(req), params, req.remoteAddress)
       yield* tokenNotInQuery(req)
@@ -230,6 +228,14 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
           { allow: "GET, HEAD" }
         )
       )
+
+/** Paths of the JSON endpoints `route` serves. */
+export const jsonPaths: ReadonlyArray<string> = [
+  Metadata.paths.token,
+  Metadata.paths.introspect,
+  Metadata.paths.revoke,
+  Metadata.paths.metadata
+]
 
 /** Route a request to its JSON endpoint by path; none when the path is not one of them. */
 export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {

@@ -27,7 +27,7 @@ export type IntrospectionResponse =
     }
 
 /** Find the application's token by value, trying the hinted kind first. */
-const lookup = Effect.fn("Introspection.lookup")(function* (params: Params, app: Application) {
+const lookup = Effect.fnUntraced(function* (params: Params, app: Application) {
   const value = yield* required(params, "token", Text(caps.token))
   const tokens = yield* TokenStore
   const hash = yield* sha256(value)
@@ -42,7 +42,7 @@ const lookup = Effect.fn("Introspection.lookup")(function* (params: Params, app:
 })
 
 /** Introspect a token of the authenticated application. */
-export const introspect = Effect.fn("Introspection.introspect")(function* (params: Params, app: Application) {
+export const introspect = Effect.fnUntraced(function* (params: Params, app: Application) {
   const found = yield* lookup(params, app)
   const now = yield* nowSeconds
   if (Option.isNone(found) || !isActive(found.value, now)) return { active: false } as IntrospectionResponse
@@ -62,18 +62,16 @@ export const introspect = Effect.fn("Introspection.introspect")(function* (param
  * Revoke a token of the authenticated application (RFC 7009 §2.1). Revoking a
  * refresh token revokes its whole family; unknown tokens are not an error.
  */
-export const revoke = Effect.fn("Introspection.revoke")(function* (params: Params, app: Application) {
+export const revoke = Effect.fnUntraced(function* (params: Params, app: Application) {
   const found = yield* lookup(params, app)
   if (Option.isNone(found)) return
   const tokens = yield* TokenStore
   const now = yield* nowSeconds
   const t = found.value
-  if (t.kind === "refresh") yield* tokens.revokeFamily(t.familyId, now)
-  else yield* tokens.revoke("access", t.tokenHash, now)
-  yield* Audit.record("token_revoked", {
-    appKey: t.appKey,
-    userId: t.userId,
-    openId: t.openId,
-    detail: t.kind
-  })
+  yield* Audit.recordWith(
+    t.kind === "refresh"
+      ? Effect.asVoid(tokens.revokeFamily(t.familyId, now))
+      : Effect.asVoid(tokens.revoke("access", t.tokenHash, now)),
+    [["token_revoked", { appKey: t.appKey, userId: t.userId, openId: t.openId, detail: t.kind }]]
+  )
 })

@@ -13,7 +13,7 @@ export const OpenIdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7E]{1,128
  * The open_id of `userId` in `appKey`: HMAC(server key, app key ‖ user id), recorded
  * on first use so it stays the same even if the server key later changes.
  */
-export const forUser = Effect.fn("OpenId.forUser")(function* (appKey: string, userId: string) {
+export const forUser = Effect.fnUntraced(function* (appKey: string, userId: string) {
   const { serverKey } = yield* Config
   const store = yield* OpenIdStore
   const candidate = yield* hmac(serverKey, `open_id\u0000${appKey}\u0000${userId}`)

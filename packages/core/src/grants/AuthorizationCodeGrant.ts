@@ -13,7 +13,7 @@ import type { TokenRequest } from "../requests/TokenRequest.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
-import { mint, refreshAllowed } from "./Issue.js"
+import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "authorization_code"
@@ -37,7 +37,7 @@ const replayed = (
   })
 
 /** Exchange an authorization code for a token set. */
-export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
+export const handle = Effect.fnUntraced(function* (
   req: Extract<TokenRequest, { _tag: "AuthorizationCode" }>,
   app: Application
 ) {
@@ -63,7 +63,7 @@ export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
   }
   const users = yield* UserStore
   if (Option.isNone(yield* users.findById(code.userId))) return yield* invalid("the user no longer exists")
-  const minted = yield* mint({
+  const grant: Grant = {
     app,
     userId: code.userId,
     openId: code.openId,
@@ -72,8 +72,9 @@ export const handle = Effect.fn("AuthorizationCodeGrant.handle")(function* (
     familyId: code.familyId,
     parentHash: null,
     withRefresh: refreshAllowed(app)
-  })
-  yield* codes.redeem(codeHash, now, minted.records).pipe(
+  }
+  const minted = yield* mint(grant)
+  yield* Audit.recordWith(codes.redeem(codeHash, now, minted.records), [issuedEvent(grant, grantType)]).pipe(
     Effect.catchTags({
       CodeNotFound: () => invalid("authorization code is invalid or expired"),
       CodeAlreadyUsed: () => replayed(code, now)

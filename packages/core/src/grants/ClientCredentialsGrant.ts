@@ -4,21 +4,22 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
+import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
 import type { TokenRequest } from "../requests/TokenRequest.js"
 import { TokenStore } from "../storage/TokenStore.js"
-import { mint, refreshAllowed } from "./Issue.js"
+import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "client_credentials"
 
 /** Issue a token to the authenticated application. */
-export const handle = Effect.fn("ClientCredentialsGrant.handle")(function* (
+export const handle = Effect.fnUntraced(function* (
   req: Extract<TokenRequest, { _tag: "ClientCredentials" }>,
   app: Application
 ) {
   const openId = Option.getOrNull(req.openId)
-  const minted = yield* mint({
+  const grant: Grant = {
     app,
     userId: null,
     openId,
@@ -28,7 +29,11 @@ export const handle = Effect.fn("ClientCredentialsGrant.handle")(function* (
     parentHash: null,
     // RFC 6749 §4.4.3: no refresh token for the application's own token
     withRefresh: openId !== null && refreshAllowed(app)
-  })
-  yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
+  }
+  const minted = yield* mint(grant)
+  yield* Audit.recordWith(
+    Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
+    [issuedEvent(grant, grantType)]
+  )
   return minted.response
 })

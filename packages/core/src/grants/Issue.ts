@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
 import { allows } from "../Application.js"
+import type * as Audit from "../Audit.js"
 import { Config } from "../Config.js"
 import { sha256 } from "../Digest.js"
 import * as Entropy from "../Entropy.js"
@@ -42,11 +43,17 @@ export interface Minted {
   readonly response: TokenResponse
 }
 
+/** The `token_issued` audit event of a grant, recorded in the transaction that stores its tokens. */
+export const issuedEvent = (grant: Grant, grantType: string): readonly [Audit.EventType, Audit.Fields] => [
+  "token_issued",
+  { appKey: grant.app.appKey, openId: grant.openId, detail: grantType }
+]
+
 /** Whether a grant for this application carries a refresh token: only if it may use the refresh_token grant. */
 export const refreshAllowed = (app: Application): boolean => allows(app, "refresh_token")
 
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
-export const mint = Effect.fn("Issue.mint")(function* (grant: Grant) {
+export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config
   const now = yield* nowSeconds
   const accessTtl = grant.app.accessTokenTtl ?? config.accessTokenTtl

@@ -5,24 +5,25 @@
 import { Effect } from "effect"
 import { authenticate } from "../Accounts.js"
 import type { Application } from "../Application.js"
+import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
 import { forUser } from "../OpenId.js"
 import type { TokenRequest } from "../requests/TokenRequest.js"
 import { TokenStore } from "../storage/TokenStore.js"
-import { mint, refreshAllowed } from "./Issue.js"
+import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "password"
 
 /** Exchange a user's credentials for a token set carrying the application's default scopes. */
-export const handle = Effect.fn("PasswordGrant.handle")(function* (
+export const handle = Effect.fnUntraced(function* (
   req: Extract<TokenRequest, { _tag: "Password" }>,
   app: Application,
   address: string | undefined
 ) {
   const user = yield* authenticate(req.username, req.password, address)
   const openId = yield* forUser(app.appKey, user.userId)
-  const minted = yield* mint({
+  const grant: Grant = {
     app,
     userId: user.userId,
     openId,
@@ -31,7 +32,11 @@ export const handle = Effect.fn("PasswordGrant.handle")(function* (
     familyId: yield* Entropy.id(),
     parentHash: null,
     withRefresh: refreshAllowed(app)
-  })
-  yield* Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records))
+  }
+  const minted = yield* mint(grant)
+  yield* Audit.recordWith(
+    Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
+    [issuedEvent(grant, grantType)]
+  )
   return minted.response
 })

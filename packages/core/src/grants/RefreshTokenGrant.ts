@@ -13,7 +13,7 @@ import type { TokenRequest } from "../requests/TokenRequest.js"
 import * as Scope from "../Scope.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
-import { mint } from "./Issue.js"
+import { type Grant, issuedEvent, mint } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "refresh_token"
@@ -21,7 +21,7 @@ export const grantType = "refresh_token"
 const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
 
 /** Exchange a refresh token for a new access token and a new refresh token of the same family. */
-export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
+export const handle = Effect.fnUntraced(function* (
   req: Extract<TokenRequest, { _tag: "RefreshToken" }>,
   app: Application
 ) {
@@ -57,7 +57,7 @@ export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
     const users = yield* UserStore
     if (Option.isNone(yield* users.findById(old.userId))) return yield* invalid("the user no longer exists")
   }
-  const minted = yield* mint({
+  const grant: Grant = {
     app,
     userId: old.userId,
     openId: old.openId,
@@ -66,13 +66,16 @@ export const handle = Effect.fn("RefreshTokenGrant.handle")(function* (
     familyId: old.familyId,
     parentHash: hash,
     withRefresh: true
-  })
-  yield* tokens.rotate(hash, now, refreshReuseGrace, minted.records).pipe(
+  }
+  const minted = yield* mint(grant)
+  yield* Audit.recordWith(tokens.rotate(hash, now, refreshReuseGrace, minted.records), [
+    ["refresh_rotated", who],
+    issuedEvent(grant, grantType)
+  ]).pipe(
     Effect.catchTags({
       TokenInactive: () => invalid("refresh token is invalid, expired or revoked"),
       RefreshAlreadyRotated: () => reused()
     })
   )
-  yield* Audit.record("refresh_rotated", who)
   return minted.response
 })

@@ -19,7 +19,7 @@ export * as PasswordGrant from "./PasswordGrant.js"
 export * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 
 /** Run the grant a token request names, for an authenticated application. */
-export const handle = Effect.fn("Grants.handle")(function* (
+export const handle = Effect.fnUntraced(function* (
   params: Params,
   app: Application,
   address: string | undefined

@@ -11,7 +11,18 @@ export interface Credentials {
 }
 
 const fail = () => Either.left(new InvalidClient({ description: "client authentication failed" }))
-const formDecode = (s: string): string => decodeURIComponent(s.replace(/\+/g, " "))
+const formDecode = (s: string): string =>
+  s.includes("%") || s.includes("+") ? decodeURIComponent(s.replace(/\+/g, " ")) : s
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+// The decoded bytes as UTF-8 text; plain ASCII (the usual case) is already its own text
+const utf8Text = (bin: string): string => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+  if (/^[\x00-\x7f]*$/.test(bin)) return bin
+  const bytes = new Uint8Array(bin.length)
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i)
+  return utf8.decode(bytes)
+}
 
 /**
  * Decode `Basic base64(appKey:appSecret)`: split at the first colon, form-urldecode
@@ -23,8 +34,7 @@ export const decode = (header: string | undefined): Either.Either<Credentials, I
   if (m === null) return fail()
   let text: string
   try {
-    const bin = atob(m[1] as string)
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)))
+    text = utf8Text(atob(m[1] as string))
   } catch {
     return fail()
   }

@@ -11,6 +11,14 @@ export class AuditStore extends Context.Tag("@latchkey/core/AuditStore")<
   {
     /** Append one event. */
     readonly append: (event: AuditEvent) => Effect.Effect<void, StorageError>
+    /**
+     * Run `write`, one write of a store of the same adapter, and append `events` in its
+     * transaction: they are stored if and only if the write succeeds and commits.
+     */
+    readonly appendWith: <A, E>(
+      events: ReadonlyArray<AuditEvent>,
+      write: Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | StorageError>
     /** The newest `limit` events (optionally of one application), oldest first. */
     readonly tail: (options: {
       readonly limit: number

@@ -199,6 +199,8 @@ export const makeAudit = (): Context.Context<AuditStore> => {
   const events: Array<AuditEvent> = []
   return Context.make(AuditStore, {
     append: (event) => Effect.sync(() => void events.push({ ...event })),
+    // Memory writes complete in one synchronous step: appending after success is atomic with them.
+    appendWith: (added, write) => Effect.tap(write, () => void events.push(...added.map((e) => ({ ...e })))),
     tail: ({ limit, appKey }) =>
       Effect.sync(() => events.filter((e) => appKey === undefined || e.appKey === appKey).slice(-limit))
   })
