@@ -8,6 +8,7 @@ import * as SqliteAudit from "./internal/audit.js"
 import { attempt, openSync } from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
 import * as SqliteStores from "./internal/stores.js"
+import * as Writer from "./internal/writer.js"
 
 /** How to open the database. */
 export interface Options {
@@ -50,13 +51,27 @@ export const layer = (
 ): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const { db } = yield* Effect.acquireRelease(
-        attempt(() => openSync(options)),
-        ({ db }) => Effect.sync(() => db.close())
+      const { db, writer, insertEvent } = yield* Effect.acquireRelease(
+        attempt(() => {
+          const { db } = openSync(options)
+          try {
+            const insertEvent = SqliteAudit.inserter(db)
+            return { db, insertEvent, writer: Writer.make(db, insertEvent) }
+          } catch (e) {
+            db.close()
+            throw e
+          }
+        }),
+        ({ db, writer }) =>
+          Effect.sync(() => {
+            // Commit what is still queued before the file closes.
+            writer.close()
+            db.close()
+          })
       )
-      const stores = yield* attempt(() => SqliteStores.make(db))
+      const stores = yield* attempt(() => SqliteStores.make(db, writer))
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
-      const audit = yield* attempt(() => SqliteAudit.make(db))
+      const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvent))
       return Context.merge(stores, audit).pipe(
         Context.add(Health, { ping: Effect.asVoid(attempt(() => probe.get())) })
       )

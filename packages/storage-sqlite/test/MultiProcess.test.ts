@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, it } from "@effect/vitest"
-import { CodeStore, TokenStore } from "@latchkey/core"
+import { AuditStore, CodeStore, TokenStore } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
@@ -22,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const start = (args: ReadonlyArray<string>, pipeStdout: boolean): ChildProcess =>
   fork(worker, args, {
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--conditions=@latchkey/source", "--import", "tsx"],
     stdio: ["ignore", pipeStdout ? "pipe" : "inherit", "inherit", "ipc"]
   })
 
@@ -156,64 +156,85 @@ const readLines = (child: ChildProcess, enough: number): Promise<ReadonlyArray<s
     })
   })
 
-it.live(
-  "SIGKILL mid-burst: every token and code reported issued is there after reopening, integrity_check ok",
-  () =>
-    Effect.gen(function* () {
-      const filename = join(dir, "crash.sqlite")
-      yield* Effect.provide(Effect.void, SqliteStorage.layer({ filename }))
-      let reported = 0
-      for (const enough of [40, 300, 700]) {
-        const child = start(["burst", filename, "5000"], true)
-        yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
-        const lines = yield* Effect.promise(() => readLines(child, enough))
-        assert.isAtLeast(
-          lines.length,
-          Math.min(enough, 20),
-          "the worker reported too little before it was killed"
-        )
-        reported += lines.length
+const crashTests = [
+  [
+    "burst",
+    "SIGKILL mid-burst: every token and code reported issued is there after reopening, integrity_check ok"
+  ],
+  [
+    "grouped",
+    "SIGKILL mid-burst of 16 writers sharing group commits: every reported token, its audit event and code are there"
+  ]
+] as const
 
-        const raw = new BetterSqlite3(filename)
-        try {
-          assert.strictEqual(raw.pragma("integrity_check", { simple: true }), "ok")
-        } finally {
-          raw.close()
-        }
-        yield* Effect.provide(
-          Effect.gen(function* () {
-            const tokens = yield* TokenStore.TokenStore
-            const codes = yield* CodeStore.CodeStore
-            for (const line of lines) {
-              const [kind, hash] = line.split(" ") as [string, string]
-              if (kind === "T") {
-                assert.isTrue(Option.isSome(yield* tokens.find("access", hash)), `token ${hash} lost`)
-              } else {
-                const code = yield* codes.find(hash)
-                assert.isTrue(Option.isSome(code) && code.value.usedAt !== null, `redeemed code ${hash} lost`)
+for (const [mode, name] of crashTests)
+  it.live(
+    name,
+    () =>
+      Effect.gen(function* () {
+        const filename = join(dir, `crash-${mode}.sqlite`)
+        yield* Effect.provide(Effect.void, SqliteStorage.layer({ filename }))
+        let reported = 0
+        for (const enough of [40, 300, 700]) {
+          const child = start([mode, filename, "5000"], true)
+          yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+          const lines = yield* Effect.promise(() => readLines(child, enough))
+          assert.isAtLeast(
+            lines.length,
+            Math.min(enough, 20),
+            "the worker reported too little before it was killed"
+          )
+          reported += lines.length
+
+          const raw = new BetterSqlite3(filename)
+          try {
+            assert.strictEqual(raw.pragma("integrity_check", { simple: true }), "ok")
+          } finally {
+            raw.close()
+          }
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              const tokens = yield* TokenStore.TokenStore
+              const codes = yield* CodeStore.CodeStore
+              const audited = new Set(
+                (yield* Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 1_000_000 }))).map(
+                  (e) => e.requestId
+                )
+              )
+              for (const line of lines) {
+                const [kind, hash] = line.split(" ") as [string, string]
+                if (kind === "T") {
+                  assert.isTrue(Option.isSome(yield* tokens.find("access", hash)), `token ${hash} lost`)
+                  assert.isTrue(audited.has(hash), `audit event of token ${hash} lost`)
+                } else {
+                  const code = yield* codes.find(hash)
+                  assert.isTrue(
+                    Option.isSome(code) && code.value.usedAt !== null,
+                    `redeemed code ${hash} lost`
+                  )
+                }
               }
-            }
-          }),
-          SqliteStorage.layer({ filename })
-        )
-        // SECURITY §4.1.2: no consumed code without its tokens, no issued tokens with an unconsumed code.
-        const check = new BetterSqlite3(filename, { readonly: true })
-        try {
-          const orphans = check
-            .prepare(`SELECT
+            }),
+            SqliteStorage.layer({ filename })
+          )
+          // SECURITY §4.1.2: no consumed code without its tokens, no issued tokens with an unconsumed code.
+          const check = new BetterSqlite3(filename, { readonly: true })
+          try {
+            const orphans = check
+              .prepare(`SELECT
               (SELECT count(*) FROM authorization_codes c WHERE used_at IS NOT NULL
                 AND (SELECT count(*) FROM tokens t WHERE t.family_id = c.family_id) <> 2) +
               (SELECT count(*) FROM tokens t WHERE t.parent_hash IS NULL AND t.user_id IS NOT NULL
                 AND NOT EXISTS (SELECT 1 FROM authorization_codes c
                   WHERE c.family_id = t.family_id AND c.used_at IS NOT NULL))`)
-            .pluck()
-            .get()
-          assert.strictEqual(orphans, 0)
-        } finally {
-          check.close()
+              .pluck()
+              .get()
+            assert.strictEqual(orphans, 0)
+          } finally {
+            check.close()
+          }
         }
-      }
-      assert.isAtLeast(reported, 100)
-    }).pipe(Effect.scoped),
-  120_000
-)
+        assert.isAtLeast(reported, 100)
+      }).pipe(Effect.scoped),
+    120_000
+  )

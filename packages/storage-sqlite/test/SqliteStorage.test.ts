@@ -179,3 +179,33 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
     assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1 })
   }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
 )
+
+it.live("50 writes queued in one turn share one commit, and each caller resumes only after that commit", () =>
+  Effect.gen(function* () {
+    const filename = join(dir, "grouped.sqlite")
+    const tokens = yield* TokenStore.TokenStore
+    const other = new BetterSqlite3(filename, { readonly: true })
+    yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+    const visible = other.prepare("SELECT count(*) FROM tokens WHERE token_hash = ?").pluck()
+    const version = () => other.pragma("data_version", { simple: true }) as number
+    const before = version()
+    const issued = Array.from({ length: 50 }, () => Fixtures.token())
+    const seen = yield* Effect.all(
+      issued.map((t) =>
+        Effect.zipRight(
+          tokens.insert([t]),
+          Effect.sync(() => ({ rows: visible.get(t.tokenHash), version: version() }))
+        )
+      ),
+      { concurrency: "unbounded" }
+    )
+    // Another connection sees each row as soon as its caller resumes: it was committed.
+    assert.deepStrictEqual(
+      seen.map((s) => s.rows),
+      issued.map(() => 1)
+    )
+    // Every caller saw the same new data version: one commit for all 50.
+    assert.strictEqual(new Set(seen.map((s) => s.version)).size, 1)
+    assert.notStrictEqual(seen[0]?.version, before)
+  }).pipe(Effect.scoped, Effect.provide(SqliteStorage.layer({ filename: join(dir, "grouped.sqlite") })))
+)

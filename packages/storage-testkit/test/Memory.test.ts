@@ -1,4 +1,6 @@
 import { Memory } from "@latchkey/core"
-import { storageContract } from "@latchkey/storage-testkit"
+import { auditContract, storageContract } from "@latchkey/storage-testkit"
+import { Layer } from "effect"
 
 storageContract("memory", Memory.layer)
+auditContract("memory", Layer.merge(Memory.layer, Memory.auditLayer))

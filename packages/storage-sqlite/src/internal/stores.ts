@@ -20,6 +20,7 @@ import {
 import type BetterSqlite3 from "better-sqlite3"
 import { Context, Effect, Option, Schema } from "effect"
 import { attempt } from "./database.js"
+import { refuse, type Writer } from "./writer.js"
 
 const decodeApplication = Schema.decodeUnknownSync(Application.Application)
 const decodeUser = Schema.decodeUnknownSync(User.User)
@@ -61,6 +62,29 @@ const applicationFromRow = (row: ApplicationRow): Application.Application =>
     grantTypes: JSON.parse(row.grantTypes),
     requirePkce: row.requirePkce === 1
   })
+const sameRow = (a: ApplicationRow, b: ApplicationRow): boolean => {
+  for (const k in a) if (a[k as keyof ApplicationRow] !== b[k as keyof ApplicationRow]) return false
+  return true
+}
+
+/**
+ * Decoded applications by App Key, reused while the stored row is unchanged: every
+ * lookup still reads the row (so another process's change is seen at once), but
+ * only a changed row is decoded again. Bounded; the oldest entry goes first.
+ */
+const applicationCache = (limit = 1000) => {
+  const decoded = new Map<string, { readonly row: ApplicationRow; readonly app: Application.Application }>()
+  return (row: ApplicationRow): Application.Application => {
+    const hit = decoded.get(row.appKey)
+    if (hit !== undefined && sameRow(hit.row, row)) return hit.app
+    const app = applicationFromRow(row)
+    decoded.delete(row.appKey)
+    if (decoded.size >= limit) decoded.delete(decoded.keys().next().value as string)
+    decoded.set(row.appKey, { row, app })
+    return app
+  }
+}
+
 const codeFromRow = (
   row: WithScope<AuthorizationCode.AuthorizationCode>
 ): AuthorizationCode.AuthorizationCode => decodeCode({ ...row, scope: JSON.parse(row.scope) })
@@ -85,11 +109,10 @@ const tokenParams = (t: Token.Token) => [
 // SQLite reads a negative LIMIT as "no limit"; a purge is always bounded.
 const bound = (limit: number): number => (limit > 0 ? Math.ceil(limit) : 0)
 
-type Outcome<E> = { readonly ok: true } | { readonly ok: false; readonly error: E }
-const ok: Outcome<never> = { ok: true }
-
-/** Prepare every statement once and build the stores over `db`. */
-export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores> => {
+/** Prepare every statement once and build the stores over `db`; every write goes through `writer`. */
+export const make = (db: BetterSqlite3.Database, writer: Writer): Context.Context<Stores.Stores> => {
+  const { write } = writer
+  const cachedApplication = applicationCache()
   const q = {
     insertApp: db.prepare(`INSERT INTO applications (app_key, name, secret_digest, redirect_uris, scopes,
       grant_types, require_pkce, access_token_ttl, refresh_token_ttl, created_at)
@@ -159,8 +182,8 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
     for (const t of tokens) q.insertToken.run(tokenParams(t))
   }
 
+  // Each runs inside the writer's transaction (better-sqlite3 nests them as savepoints).
   const tx = {
-    insertTokens: db.transaction(insertTokens),
     removeApp: db.transaction((appKey: string, now: number): boolean => {
       q.revokeByApp.run(now, appKey)
       return q.deleteApp.run(appKey).changes > 0
@@ -170,41 +193,26 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
       q.deleteConsentsOfUser.run(userId)
       return q.deleteUser.run(userId).changes > 0
     }),
-    redeem: db.transaction(
-      (
-        codeHash: string,
-        now: number,
-        tokens: ReadonlyArray<Token.Token>
-      ): Outcome<CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed> => {
-        if (q.consumeCode.get(now, codeHash, now) === undefined) {
-          const state = q.codeState.get(codeHash) as { usedAt: number | null; familyId: string } | undefined
-          if (state === undefined || state.usedAt === null)
-            return { ok: false, error: new CodeStore.CodeNotFound() }
-          return { ok: false, error: new CodeStore.CodeAlreadyUsed({ familyId: state.familyId }) }
-        }
-        // SECURITY §4.1.2: the tokens are saved in the transaction that consumes the code.
-        insertTokens(tokens)
-        return ok
+    redeem: db.transaction((codeHash: string, now: number, tokens: ReadonlyArray<Token.Token>): void => {
+      if (q.consumeCode.get(now, codeHash, now) === undefined) {
+        const state = q.codeState.get(codeHash) as { usedAt: number | null; familyId: string } | undefined
+        if (state === undefined || state.usedAt === null) refuse(new CodeStore.CodeNotFound())
+        else refuse(new CodeStore.CodeAlreadyUsed({ familyId: state.familyId }))
       }
-    ),
+      // The tokens are saved in the transaction that consumes the code.
+      insertTokens(tokens)
+    }),
     rotate: db.transaction(
-      (
-        hash: string,
-        now: number,
-        grace: number,
-        tokens: ReadonlyArray<Token.Token>
-      ): Outcome<TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated> => {
+      (hash: string, now: number, grace: number, tokens: ReadonlyArray<Token.Token>): void => {
         if (q.rotateToken.get({ hash, now, grace }) === undefined) {
           const state = q.refreshState.get(hash) as
             | { revokedAt: number | null; expiresAt: number; familyId: string }
             | undefined
           if (state === undefined || state.revokedAt !== null || state.expiresAt <= now) {
-            return { ok: false, error: new TokenStore.TokenInactive() }
-          }
-          return { ok: false, error: new TokenStore.RefreshAlreadyRotated({ familyId: state.familyId }) }
+            refuse(new TokenStore.TokenInactive())
+          } else refuse(new TokenStore.RefreshAlreadyRotated({ familyId: state.familyId }))
         }
         insertTokens(tokens)
-        return ok
       }
     ),
     grantConsent: db.transaction(
@@ -224,13 +232,10 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
     })
   }
 
-  const settle = <E>(outcome: Outcome<E>): Effect.Effect<void, E> =>
-    outcome.ok ? Effect.void : Effect.fail(outcome.error)
-
   return Context.make(ApplicationStore.ApplicationStore, {
     insert: (app) =>
       Effect.flatMap(
-        attempt(
+        write(
           () =>
             q.insertApp.run(
               app.appKey,
@@ -251,17 +256,16 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
     find: (appKey) =>
       attempt(() => {
         const row = q.findApp.get(appKey) as ApplicationRow | undefined
-        return row === undefined ? Option.none() : Option.some(applicationFromRow(row))
+        return row === undefined ? Option.none() : Option.some(cachedApplication(row))
       }),
     list: () => attempt(() => (q.listApps.all() as Array<ApplicationRow>).map(applicationFromRow)),
-    updateSecret: (appKey, secretDigest) =>
-      attempt(() => q.updateSecret.run(secretDigest, appKey).changes > 0),
-    remove: (appKey, now) => attempt(() => tx.removeApp.immediate(appKey, now))
+    updateSecret: (appKey, secretDigest) => write(() => q.updateSecret.run(secretDigest, appKey).changes > 0),
+    remove: (appKey, now) => write(() => tx.removeApp(appKey, now))
   }).pipe(
     Context.add(UserStore.UserStore, {
       insert: (user) =>
         Effect.flatMap(
-          attempt(
+          write(
             () => q.insertUser.run(user.userId, user.username, user.passwordHash, user.createdAt).changes
           ),
           (changes) =>
@@ -280,11 +284,11 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
           return row === undefined ? Option.none() : Option.some(decodeUser(row))
         }),
       list: () => attempt(() => q.listUsers.all().map((row) => decodeUser(row))),
-      remove: (userId, now) => attempt(() => tx.removeUser.immediate(userId, now))
+      remove: (userId, now) => write(() => tx.removeUser(userId, now))
     }),
     Context.add(CodeStore.CodeStore, {
       insert: (c) =>
-        attempt(() => {
+        write(() => {
           q.insertCode.run(
             c.codeHash,
             c.appKey,
@@ -306,33 +310,26 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
           return row === undefined ? Option.none() : Option.some(codeFromRow(row))
         }),
       redeem: (codeHash, now, tokens) =>
-        Effect.flatMap(
-          attempt(() => tx.redeem.immediate(codeHash, now, tokens)),
-          settle
+        write<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed>(() =>
+          tx.redeem(codeHash, now, tokens)
         ),
-      purgeExpired: (now, limit) => attempt(() => q.purgeCodes.run(now, bound(limit)).changes)
+      purgeExpired: (now, limit) => write(() => q.purgeCodes.run(now, bound(limit)).changes)
     }),
     Context.add(TokenStore.TokenStore, {
-      insert: (tokens) =>
-        attempt(() => {
-          // One statement is atomic on its own; several share one transaction.
-          if (tokens.length === 1) q.insertToken.run(tokenParams(tokens[0]!))
-          else if (tokens.length > 1) tx.insertTokens.immediate(tokens)
-        }),
+      insert: (tokens) => write(() => insertTokens(tokens)),
       find: (kind, tokenHash) =>
         attempt(() => {
           const row = q.findToken.get(kind, tokenHash) as WithScope<Token.Token> | undefined
           return row === undefined ? Option.none() : Option.some(tokenFromRow(row))
         }),
       rotate: (refreshHash, now, grace, tokens) =>
-        Effect.flatMap(
-          attempt(() => tx.rotate.immediate(refreshHash, now, grace, tokens)),
-          settle
+        write<void, TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated>(() =>
+          tx.rotate(refreshHash, now, grace, tokens)
         ),
-      // SECURITY §4.1.4: a statement of its own, committed before the caller fails the request.
-      revokeFamily: (familyId, now) => attempt(() => q.revokeFamily.run(now, familyId).changes),
-      revoke: (kind, tokenHash, now) => attempt(() => q.revokeToken.run(now, kind, tokenHash).changes > 0),
-      purgeExpired: (now, limit) => attempt(() => q.purgeTokens.run(now, bound(limit)).changes)
+      // Committed before the caller fails the request.
+      revokeFamily: (familyId, now) => write(() => q.revokeFamily.run(now, familyId).changes),
+      revoke: (kind, tokenHash, now) => write(() => q.revokeToken.run(now, kind, tokenHash).changes > 0),
+      purgeExpired: (now, limit) => write(() => q.purgeTokens.run(now, bound(limit)).changes)
     }),
     Context.add(ConsentStore.ConsentStore, {
       find: (userId, appKey) =>
@@ -340,15 +337,13 @@ export const make = (db: BetterSqlite3.Database): Context.Context<Stores.Stores>
           const found = q.findConsent.get(userId, appKey) as string | undefined
           return found === undefined ? Option.none() : Option.some(decodeScope(JSON.parse(found)))
         }),
-      grant: (userId, appKey, scope, now) =>
-        attempt(() => tx.grantConsent.immediate(userId, appKey, scope, now))
+      grant: (userId, appKey, scope, now) => write(() => tx.grantConsent(userId, appKey, scope, now))
     }),
     Context.add(OpenIdStore.OpenIdStore, {
-      getOrCreate: (appKey, userId, candidate) =>
-        attempt(() => tx.openId.immediate(appKey, userId, candidate))
+      getOrCreate: (appKey, userId, candidate) => write(() => tx.openId(appKey, userId, candidate))
     }),
     Context.add(SettingStore.SettingStore, {
-      getOrCreate: (name, candidate) => attempt(() => tx.setting.immediate(name, candidate))
+      getOrCreate: (name, candidate) => write(() => tx.setting(name, candidate))
     })
   )
 }

@@ -1,0 +1,132 @@
+/**
+ * The audit part of the storage contract: append-only events, and events stored
+ * in the transaction of the change they record (`appendWith`).
+ */
+import { assert, layer as sharedLayer } from "@effect/vitest"
+import { type Audit, AuditStore, CodeStore, type Stores, TokenStore } from "@latchkey/core"
+import { Array as Arr, Effect, Exit, type Layer, Option } from "effect"
+import * as F from "./Fixtures.js"
+
+const T = F.baseTime
+
+const event = (appKey: string, detail: string): Audit.AuditEvent => ({
+  at: T,
+  type: "token_issued",
+  appKey,
+  userId: null,
+  openId: null,
+  address: "127.0.0.1",
+  requestId: F.id("req"),
+  detail
+})
+
+const eventsOf = (appKey: string) =>
+  Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 1000, appKey }))
+
+const isStored = (t: { readonly kind: "access" | "refresh"; readonly tokenHash: string }) =>
+  Effect.flatMap(TokenStore.TokenStore, (s) => s.find(t.kind, t.tokenHash)).pipe(Effect.map(Option.isSome))
+
+/**
+ * Register a `describe` block named `name` that runs the audit contract against
+ * `layer`, which provides the stores and the audit store of one adapter.
+ */
+export const auditContract = (
+  name: string,
+  layer: Layer.Layer<Stores.Stores | AuditStore.AuditStore, unknown>
+): void =>
+  sharedLayer(layer, { timeout: "60 seconds" })(`audit contract: ${name}`, (it) => {
+    it.effect("append then tail: the newest events come back oldest first, per application if asked", () =>
+      Effect.gen(function* () {
+        const audit = yield* AuditStore.AuditStore
+        const a = F.id("app")
+        const b = F.id("app")
+        for (let i = 0; i < 5; i++) yield* audit.append(event(i % 2 === 0 ? a : b, `e${i}`))
+        assert.deepStrictEqual(
+          (yield* eventsOf(a)).map((e) => e.detail),
+          ["e0", "e2", "e4"]
+        )
+        const last = yield* audit.tail({ limit: 2 })
+        assert.deepStrictEqual(
+          last.map((e) => e.detail),
+          ["e3", "e4"]
+        )
+      })
+    )
+
+    it.effect("appendWith: the events are stored with a write that succeeds", () =>
+      Effect.gen(function* () {
+        const audit = yield* AuditStore.AuditStore
+        const tokens = yield* TokenStore.TokenStore
+        const appKey = F.id("app")
+        const issued = F.pair({ appKey })
+        yield* audit.appendWith([event(appKey, "first"), event(appKey, "second")], tokens.insert(issued))
+        for (const t of issued) assert.isTrue(yield* isStored(t))
+        assert.deepStrictEqual(
+          (yield* eventsOf(appKey)).map((e) => e.detail),
+          ["first", "second"]
+        )
+      })
+    )
+
+    it.effect("appendWith: a refused or failed write stores neither its change nor its events", () =>
+      Effect.gen(function* () {
+        const audit = yield* AuditStore.AuditStore
+        const codes = yield* CodeStore.CodeStore
+        const tokens = yield* TokenStore.TokenStore
+        const appKey = F.id("app")
+        const c = F.code({ appKey })
+        yield* codes.insert(c)
+        yield* codes.redeem(c.codeHash, T + 1, [])
+        const again = F.pair({ appKey, familyId: c.familyId })
+        const refused = yield* Effect.flip(
+          audit.appendWith([event(appKey, "replayed")], codes.redeem(c.codeHash, T + 2, again))
+        )
+        assert.strictEqual(refused._tag, "CodeAlreadyUsed")
+        const [existing] = F.pair({ appKey })
+        yield* tokens.insert([existing])
+        const fresh = F.token({ appKey })
+        const failed = yield* Effect.exit(
+          audit.appendWith(
+            [event(appKey, "duplicate")],
+            tokens.insert([fresh, F.token({ appKey, tokenHash: existing.tokenHash })])
+          )
+        )
+        assert.isTrue(Exit.isFailure(failed))
+        for (const t of [...again, fresh]) assert.isFalse(yield* isStored(t))
+        assert.deepStrictEqual(yield* eventsOf(appKey), [])
+      })
+    )
+
+    it.effect("appendWith under concurrency: a failing write loses only its own change and events", () =>
+      Effect.gen(function* () {
+        const audit = yield* AuditStore.AuditStore
+        const tokens = yield* TokenStore.TokenStore
+        const appKey = F.id("app")
+        const [existing] = F.pair({ appKey })
+        yield* tokens.insert([existing])
+        const batches = Arr.makeBy(20, (i) =>
+          i === 7
+            ? [F.token({ appKey }), F.token({ appKey, tokenHash: existing.tokenHash })]
+            : [F.token({ appKey })]
+        )
+        const exits = yield* Effect.all(
+          batches.map((batch, i) =>
+            Effect.exit(audit.appendWith([event(appKey, `w${i}`)], tokens.insert(batch)))
+          ),
+          { concurrency: "unbounded" }
+        )
+        for (const [i, exit] of exits.entries()) assert.strictEqual(Exit.isSuccess(exit), i !== 7)
+        for (const [i, batch] of batches.entries()) {
+          assert.strictEqual(yield* isStored(batch[0] as { kind: "access"; tokenHash: string }), i !== 7)
+        }
+        const details = (yield* eventsOf(appKey)).map((e) => e.detail).sort()
+        assert.deepStrictEqual(
+          details,
+          batches
+            .map((_, i) => `w${i}`)
+            .filter((d) => d !== "w7")
+            .sort()
+        )
+      })
+    )
+  })
