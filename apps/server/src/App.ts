@@ -1,12 +1,17 @@
 /**
- * The Express application: request logging, health probes, the Latchkey router,
- * the example protected resource `/api/me`, and JSON for everything else.
+ * The server's request listener: one log line per request, the JSON endpoints
+ * (token, introspection, revocation, metadata) on the plain node:http binding,
+ * and an Express application for the rest: health probes, the authorize endpoint
+ * with its pages, the example protected resource `/api/me`, and JSON 404s.
  */
 import { randomUUID } from "node:crypto"
+import type { IncomingMessage, RequestListener } from "node:http"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
+import { NodeHttp } from "@latchkey/node"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Exit, type ManagedRuntime } from "effect"
-import express, { type Express, type NextFunction, type Request, type Response } from "express"
+import express, { type NextFunction, type Request, type Response } from "express"
+import proxyaddr from "proxy-addr"
 import type { Log } from "./Log.js"
 import type { Services } from "./Services.js"
 
@@ -20,10 +25,10 @@ export interface AppOptions {
   readonly trustProxy: string | false
 }
 
-const requestIds = new WeakMap<Request, string>()
+const requestIds = new WeakMap<IncomingMessage, string>()
 
-/** The id given to a request by the logging middleware. */
-export const requestId = (req: Request): string | undefined => requestIds.get(req)
+/** The id given to a request by the listener. */
+export const requestId = (req: IncomingMessage): string | undefined => requestIds.get(req)
 
 const json = (res: Response, status: number, body: unknown) => {
   res.status(status)
@@ -32,37 +37,24 @@ const json = (res: Response, status: number, body: unknown) => {
   res.end(JSON.stringify(body))
 }
 
-/** Build the application. */
-export const make = (options: AppOptions): Express => {
+/** Build the request listener. */
+export const make = (options: AppOptions): RequestListener => {
   const { runtime, log } = options
   const app = express()
   app.disable("x-powered-by")
   app.disable("etag")
   app.set("trust proxy", options.trustProxy)
   const prefix = new URL(options.issuer).pathname.replace(/\/+$/, "")
-
-  // One log line per request: id, method, path (never the query string), status, duration.
-  // Never headers, cookies or bodies (SECURITY K3).
-  app.use((req, res, next) => {
-    const start = process.hrtime.bigint()
-    const id = randomUUID()
-    requestIds.set(req, id)
-    res.setHeader("x-request-id", id)
-    res.on("finish", () => {
-      log.info(
-        {
-          reqId: id,
-          method: req.method,
-          path: req.originalUrl.split("?")[0],
-          status: res.statusCode,
-          durationMs: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
-          remoteAddress: req.ip
-        },
-        "request"
-      )
-    })
-    next()
-  })
+  // The client's address as Express's "trust proxy" resolves it, for the node:http endpoints too.
+  const trusted =
+    options.trustProxy === false ? undefined : proxyaddr.compile(options.trustProxy.split(/ *, */))
+  const address = (req: IncomingMessage): string | undefined =>
+    trusted === undefined ? req.socket.remoteAddress : proxyaddr(req, trusted)
+  const onError = (e: unknown) =>
+    log.error(
+      { err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
+      "unexpected error"
+    )
 
   app.get("/healthz", (_req, res) => json(res, 200, { status: "ok" }))
   app.get("/readyz", (_req, res, next) => {
@@ -77,15 +69,7 @@ export const make = (options: AppOptions): Express => {
 
   app.use(
     prefix === "" ? "/" : prefix,
-    oauthRouter(runtime, {
-      scopeDescriptions: options.scopeDescriptions,
-      requestId,
-      onError: (e) =>
-        log.error(
-          { err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
-          "unexpected error"
-        )
-    })
+    oauthRouter(runtime, { scopeDescriptions: options.scopeDescriptions, requestId, onError })
   )
 
   app.get(`${prefix}/api/me`, requireBearer(runtime), (req, res) => {
@@ -114,5 +98,34 @@ export const make = (options: AppOptions): Express => {
     json(res, 500, { error: "server_error", error_description: "internal server error" })
   })
 
-  return app
+  const endpoints = NodeHttp.handler(runtime, {
+    prefix,
+    remoteAddress: address,
+    requestId,
+    onError,
+    headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:"))
+  })
+
+  return (req, res) => {
+    // One log line per request: id, method, path (never the query string), status, duration.
+    // Never headers, cookies or bodies.
+    const start = process.hrtime.bigint()
+    const id = randomUUID()
+    requestIds.set(req, id)
+    res.setHeader("x-request-id", id)
+    res.on("finish", () => {
+      log.info(
+        {
+          reqId: id,
+          method: req.method,
+          path: (req.url ?? "").split("?")[0],
+          status: res.statusCode,
+          durationMs: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
+          remoteAddress: address(req)
+        },
+        "request"
+      )
+    })
+    if (!endpoints(req, res)) app(req, res)
+  }
 }

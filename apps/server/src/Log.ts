@@ -8,7 +8,11 @@ import { pino } from "pino"
 /** The pino logger type used throughout the server. */
 export type Log = pino.Logger
 
-/** A JSON logger writing to stdout (server) or stderr (CLI). */
+/**
+ * A JSON logger writing to stdout (server) or stderr (CLI). The server's lines are
+ * written asynchronously (buffered, flushed by pino on exit and by `stop`), so no
+ * request waits for a write to the terminal or pipe; the CLI's synchronously.
+ */
 export const make = (level: string, destination: 1 | 2 = 1): Log =>
   pino(
     {
@@ -17,7 +21,7 @@ export const make = (level: string, destination: 1 | 2 = 1): Log =>
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) }
     },
-    pino.destination({ fd: destination, sync: true })
+    pino.destination({ fd: destination, sync: destination === 2 })
   )
 
 const levels: Record<string, "fatal" | "error" | "warn" | "info" | "debug" | "trace"> = {

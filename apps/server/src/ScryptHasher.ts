@@ -2,9 +2,10 @@
  * The PasswordHasher service over node:crypto scrypt (memory-hard, SPEC §5), in
  * a self-describing format: `scrypt$N$r$p$salt$hash` (salt and hash base64url).
  */
-import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import { PasswordHasher } from "@latchkey/core"
 import { Effect, Layer } from "effect"
+import * as HashPool from "./HashPool.js"
 
 /** scrypt cost parameters. */
 export interface Params {
@@ -24,15 +25,13 @@ const maxN = 2 ** 20
 const maxR = 32
 const maxP = 16
 
+// On a low-priority hashing thread (HashPool), never on the event loop or in the libuv pool
 const derive = (password: string, salt: Buffer, params: Params, length: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    scrypt(
-      password.normalize("NFC"),
-      salt,
-      length,
-      { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 },
-      (err, key) => (err === null ? resolve(key) : reject(err))
-    )
+  HashPool.scrypt(password.normalize("NFC"), salt, length, {
+    N: params.N,
+    r: params.r,
+    p: params.p,
+    maxmem: 256 * params.N * params.r + 1024 * 1024
   })
 
 /** Hash a password with fresh salt. */

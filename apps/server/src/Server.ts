@@ -104,6 +104,7 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
       await runtime.runPromise(Fiber.interrupt(sweeper))
       await runtime.dispose()
       log.info("stopped")
+      await new Promise<void>((resolve) => log.flush(() => resolve()))
     })()
     return stopping
   }

@@ -2,7 +2,6 @@
  * The layers the server and the CLI run on: SQLite storage, settings with the
  * server key, randomness, scrypt, throttling, and the audit trail as log lines.
  */
-import { randomBytes } from "node:crypto"
 import {
   Audit,
   type AuditStore,
@@ -14,6 +13,7 @@ import {
   type StorageError,
   Throttle
 } from "@latchkey/core"
+import { NodeCrypto } from "@latchkey/node"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer } from "effect"
 import type { ServerEnv } from "./Env.js"
@@ -48,7 +48,7 @@ export const layer = (
       const serverKey =
         env.secret ??
         (yield* Effect.flatMap(SettingStore.SettingStore, (s) =>
-          s.getOrCreate(serverKeySetting, randomBytes(32).toString("base64url"))
+          Effect.flatMap(Entropy.token, (candidate) => s.getOrCreate(serverKeySetting, candidate))
         ))
       return Config.make({
         issuer,
@@ -59,13 +59,14 @@ export const layer = (
         ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {})
       })
     })
-  ).pipe(Layer.provide(storage))
+  ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))
   // Audit events go to the append-only table and, as "audit" log lines, to pino
   const audit = Audit.layer.pipe(Layer.provide(storage))
   return Layer.mergeAll(
     storage,
     config,
-    Entropy.layer,
+    // Synchronous node:crypto for digests and randomness: nothing per request in the thread pool
+    NodeCrypto.layer,
     overrides.hasher ?? ScryptHasher.layer(),
     Throttle.layer(env.throttle),
     audit,

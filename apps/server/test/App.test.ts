@@ -17,7 +17,7 @@ const runtimeWith = (healthy: boolean) =>
       Entropy.layer,
       ScryptHasher.layer({ N: 1024, r: 8, p: 1 }),
       Throttle.layer(),
-      Layer.succeed(Audit.AuditLog, { record: () => Effect.void }),
+      Layer.succeed(Audit.AuditLog, { record: () => Effect.void, recordWith: (_events, write) => write }),
       Memory.auditLayer,
       Layer.succeed(SqliteStorage.Health, {
         ping: healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))

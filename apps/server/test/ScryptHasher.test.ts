@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
+import * as HashPool from "../src/HashPool.js"
 import * as ScryptHasher from "../src/ScryptHasher.js"
 
 const cheap = { N: 1024, r: 8, p: 1 }
@@ -43,5 +45,21 @@ describe("ScryptHasher", () => {
     ]) {
       assert.isFalse(await ScryptHasher.verify("pw", bad), bad)
     }
+  })
+})
+
+describe("HashPool", () => {
+  it("hashes on its own threads at the lowest CPU priority while the event loop keeps its own", async () => {
+    await ScryptHasher.hash("pw", cheap)
+    const nice = (task: string) =>
+      Number(
+        readFileSync(task, "utf8")
+          .replace(/^.*\) /s, "")
+          .split(" ")[16]
+      )
+    const tasks = readdirSync("/proc/self/task").map((t) => `/proc/self/task/${t}/stat`)
+    const niceValues = tasks.map(nice)
+    assert.strictEqual(nice(`/proc/self/task/${process.pid}/stat`), 0)
+    assert.strictEqual(niceValues.filter((n) => n === 19).length, HashPool.size)
   })
 })

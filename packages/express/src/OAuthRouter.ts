@@ -16,6 +16,7 @@ import {
   type StorageError,
   UserStore
 } from "@latchkey/core"
+import { Body, NodeHttp } from "@latchkey/node"
 import { Cause, Effect, Exit, type ManagedRuntime, Option } from "effect"
 import express, {
   type NextFunction,
@@ -25,7 +26,6 @@ import express, {
   type Router
 } from "express"
 import helmet from "helmet"
-import { BodyConsumed, isFormContentType, readBody } from "./internal/body.js"
 import * as Pages from "./Pages.js"
 import * as Session from "./Session.js"
 
@@ -78,21 +78,7 @@ export const oauthRouter = (
         sessionKey: `${c.serverKey}\u0000latchkey-session-cookie`,
         // helmet: the standard hardening headers on every response of the router.
         // Pages replace the CSP with one naming their stylesheet and form targets.
-        secure: helmet({
-          contentSecurityPolicy: {
-            useDefaults: false,
-            directives: {
-              defaultSrc: ["'none'"],
-              frameAncestors: ["'none'"],
-              formAction: ["'none'"],
-              baseUri: ["'none'"]
-            }
-          },
-          crossOriginEmbedderPolicy: false,
-          frameguard: { action: "deny" },
-          referrerPolicy: { policy: "no-referrer" },
-          strictTransportSecurity: https ? { maxAge: 31536000, includeSubDomains: false } : false
-        })
+        secure: helmet(NodeHttp.helmetOptions(https))
       }
     })
     return settings
@@ -128,7 +114,7 @@ export const oauthRouter = (
       f(req, res, next).catch((e: unknown) => {
         const storage =
           typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "StorageError"
-        if (!storage) onError(e instanceof BodyConsumed ? e.message : e)
+        if (!storage) onError(e instanceof Body.BodyConsumed ? e.message : e)
         if (res.headersSent) {
           res.destroy()
           return
@@ -170,31 +156,16 @@ export const oauthRouter = (
     return q === -1 ? "" : req.url.slice(q + 1)
   }
 
-  const toHttpRequest = (req: Request, body: string): Http.HttpRequest => ({
-    method: req.method,
-    path: req.path,
-    query: rawQuery(req),
-    // Every value of a repeated header: Node keeps only the first Authorization in
-    // `req.headers`, and the core refuses a repeated one (SECURITY H14)
-    headers: req.headersDistinct,
-    body,
-    remoteAddress: address(req),
-    requestId: options.requestId?.(req)
+  // JSON endpoints: the node:http binding hands the raw request to the core
+  const json = NodeHttp.handler(runtime, {
+    remoteAddress: (req) => address(req as Request),
+    requestId: (req) => options.requestId?.(req as Request),
+    onError,
+    headers: {}
   })
-
-  // JSON endpoints: the core decides everything from the raw request
-  const jsonEndpoint = asyncHandler(async (req, res, next) => {
-    let body = ""
-    if (req.method === "POST") {
-      // bounded and never inflated: the core refuses compressed bodies (415) and oversized ones (413)
-      const read = await readBody(req, Http.maxBodyBytes)
-      if (read.truncated) res.setHeader("connection", "close")
-      body = read.text
-    }
-    const handler = Http.route(toHttpRequest(req, body))
-    if (Option.isNone(handler)) return next()
-    write(res, await runtime.runPromise(handler.value))
-  })
+  const jsonEndpoint: RequestHandler = (req, res, next) => {
+    if (!json(req, res)) next()
+  }
 
   for (const path of [
     Metadata.paths.token,
@@ -428,7 +399,7 @@ export const oauthRouter = (
 
   /** Read a page form: urlencoded, bounded, no repeated fields. */
   const readPageForm = async (req: Request, res: Response): Promise<Form.Params | null> => {
-    if (!isFormContentType(req.headers["content-type"])) {
+    if (!Body.isFormContentType(req.headers["content-type"])) {
       renderError(req, res, "PC", {
         status: 400,
         error: "invalid_request",
@@ -436,7 +407,7 @@ export const oauthRouter = (
       })
       return null
     }
-    const read = await readBody(req, Http.maxBodyBytes)
+    const read = await Body.readBody(req, Http.maxBodyBytes)
     if (read.truncated) {
       res.setHeader("connection", "close")
       renderError(req, res, "PC", {

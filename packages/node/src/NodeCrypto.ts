@@ -1,0 +1,46 @@
+/**
+ * The core's digest and randomness services over `node:crypto`, synchronously:
+ * no round trip through the libuv thread pool per request, so request crypto
+ * never queues behind password hashing.
+ */
+import { createHash, createHmac, randomFillSync } from "node:crypto"
+import { Digest, Entropy } from "@latchkey/core"
+import { Effect, Layer } from "effect"
+
+/** SHA-256 and HMAC-SHA-256 with `node:crypto`, base64url like the Web Crypto default. */
+export const digest: Digest.DigestService = {
+  sha256: (value) => Effect.sync(() => createHash("sha256").update(value, "utf8").digest("base64url")),
+  hmac: (key, value) =>
+    Effect.sync(() =>
+      createHmac("sha256", Buffer.from(key, "utf8")).update(value, "utf8").digest("base64url")
+    )
+}
+
+// Bytes are drawn from a pool refilled in one call, each handed out once: one call into
+// OpenSSL per 128 tokens instead of one per token.
+const pool = new Uint8Array(4096)
+let offset = pool.length
+
+const draw = (n: number): Uint8Array => {
+  if (n > pool.length) return randomFillSync(new Uint8Array(n))
+  if (offset + n > pool.length) {
+    randomFillSync(pool)
+    offset = 0
+  }
+  const out = pool.slice(offset, offset + n)
+  // Handed out: never again part of the pool's unused bytes
+  pool.fill(0, offset, offset + n)
+  offset += n
+  return out
+}
+
+/** Randomness from `crypto.randomFillSync` (the OpenSSL CSPRNG). */
+export const entropy: Entropy.Entropy["Type"] = {
+  bytes: (n) => Effect.sync(() => draw(n))
+}
+
+/** Digest and Entropy over `node:crypto`. */
+export const layer: Layer.Layer<Digest.Digest | Entropy.Entropy> = Layer.merge(
+  Digest.layer(digest),
+  Layer.succeed(Entropy.Entropy, entropy)
+)

@@ -1,0 +1,3 @@
+export * as Body from "./Body.js"
+export * as NodeCrypto from "./NodeCrypto.js"
+export * as NodeHttp from "./NodeHttp.js"

@@ -1,0 +1,35 @@
+import { assert, it } from "@effect/vitest"
+import { Digest, Entropy } from "@latchkey/core"
+import { Effect, FastCheck } from "effect"
+import { NodeCrypto } from "../src/index.js"
+
+it.effect.prop(
+  "node:crypto SHA-256 and HMAC equal the core's Web Crypto digests for any UTF-8 input",
+  [FastCheck.string({ unit: "binary" }), FastCheck.string({ unit: "binary", minLength: 1 })],
+  ([value, key]) =>
+    Effect.gen(function* () {
+      assert.strictEqual(yield* NodeCrypto.digest.sha256(value), yield* Digest.webCrypto.sha256(value))
+      assert.strictEqual(yield* NodeCrypto.digest.hmac(key, value), yield* Digest.webCrypto.hmac(key, value))
+    })
+)
+
+it.effect("the layer replaces the core's default digest and entropy", () =>
+  Effect.gen(function* () {
+    // The known SHA-256 of "abc" (FIPS 180-2 appendix B.1), base64url
+    assert.strictEqual(yield* Digest.sha256("abc"), "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0")
+    const digest = yield* Digest.Digest
+    assert.strictEqual(digest, NodeCrypto.digest)
+    const a = yield* Entropy.token
+    const b = yield* Entropy.token
+    assert.strictEqual(a.length, 43)
+    assert.notStrictEqual(a, b)
+  }).pipe(Effect.provide(NodeCrypto.layer))
+)
+
+it.effect("digests run synchronously: no asynchronous boundary per request", () =>
+  Effect.sync(() => {
+    let result: string | undefined
+    Effect.runSync(Effect.map(NodeCrypto.digest.hmac("k", "v"), (d) => (result = d)))
+    assert.isString(result)
+  })
+)

@@ -1,0 +1,116 @@
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Admin, Config, Entropy, type Http, Memory, PasswordHasher, Throttle } from "@latchkey/core"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { NodeCrypto, NodeHttp } from "../src/index.js"
+
+const hasher = Layer.succeed(PasswordHasher.PasswordHasher, {
+  hash: (password) => Effect.succeed(`plain$${password}`),
+  verify: (password, stored) => Effect.succeed(stored === `plain$${password}`)
+})
+
+describe("NodeHttp.handler on a plain node:http server", () => {
+  let server: Server
+  let base: string
+  let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, never>
+  let basic: string
+  const errors: Array<unknown> = []
+
+  beforeAll(async () => {
+    server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    runtime = ManagedRuntime.make(
+      Layer.mergeAll(
+        Memory.layer,
+        Config.layer({ issuer: `${base}/auth`, serverKey: "test-server-key-0123456789abcdef" }),
+        Entropy.layer,
+        hasher,
+        Throttle.layer()
+      ).pipe(Layer.provideMerge(NodeCrypto.layer))
+    )
+    const json = NodeHttp.handler(runtime, { prefix: "/auth", onError: (e) => errors.push(e) })
+    server.on("request", (req, res) => {
+      if (!json(req, res)) {
+        res.writeHead(404, { "content-type": "text/plain" })
+        res.end("not mine")
+      }
+    })
+    const app = await runtime.runPromise(
+      Admin.createApplication({
+        name: "Bench",
+        redirectUris: ["https://app.example/cb"],
+        scope: "profile",
+        grantTypes: ["client_credentials"]
+      })
+    )
+    basic = `Basic ${Buffer.from(`${app.app.appKey}:${app.appSecret}`).toString("base64")}`
+  })
+  afterAll(async () => {
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await runtime.dispose()
+  })
+
+  const token = (init: RequestInit = {}) =>
+    fetch(`${base}/auth/oauth2/oauth2/token`, {
+      method: "POST",
+      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=client_credentials",
+      ...init
+    })
+
+  it("issues a client_credentials token with the no-store and hardening headers", async () => {
+    const res = await token()
+    assert.strictEqual(res.status, 200)
+    assert.strictEqual(res.headers.get("cache-control"), "no-store")
+    assert.strictEqual(res.headers.get("x-content-type-options"), "nosniff")
+    assert.strictEqual(res.headers.get("x-frame-options"), "DENY")
+    const body = (await res.json()) as Record<string, unknown>
+    assert.strictEqual(body.token_type, "Bearer")
+    assert.match(String(body.access_token), /^[A-Za-z0-9_-]{43}$/)
+  })
+
+  it("leaves other paths, and the endpoints without the prefix, to the caller", async () => {
+    for (const path of [
+      "/oauth2/oauth2/token",
+      "/auth/oauth2/oauth2/authorize",
+      "/auth/oauth2/oauth2/token/"
+    ]) {
+      const res = await fetch(`${base}${path}`, { method: "POST" })
+      assert.strictEqual(res.status, 404, path)
+      assert.strictEqual(await res.text(), "not mine")
+    }
+  })
+
+  it("answers the core's errors: 405 for GET, 413 with Connection: close past 16 KiB, 401 for a wrong secret", async () => {
+    const get = await fetch(`${base}/auth/oauth2/oauth2/token`)
+    assert.strictEqual(get.status, 405)
+    assert.strictEqual(get.headers.get("allow"), "POST")
+    const big = await token({ body: `grant_type=client_credentials&pad=${"a".repeat(17 * 1024)}` })
+    assert.strictEqual(big.status, 413)
+    assert.strictEqual(big.headers.get("connection"), "close")
+    const wrong = await token({
+      headers: {
+        authorization: `Basic ${Buffer.from("nobody:wrong").toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded"
+      }
+    })
+    assert.strictEqual(wrong.status, 401)
+    assert.strictEqual(((await wrong.json()) as { error: string }).error, "invalid_client")
+  })
+
+  it("serves the metadata document and passes the query string through", async () => {
+    const res = await fetch(`${base}/auth/.well-known/oauth-authorization-server?x=1`)
+    assert.strictEqual(res.status, 200)
+    assert.strictEqual(((await res.json()) as { issuer: string }).issuer, `${base}/auth`)
+    const inQuery = await fetch(`${base}/auth/oauth2/oauth2/introspect?token=abc`, {
+      method: "POST",
+      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+      body: "token=abc"
+    })
+    assert.strictEqual(inQuery.status, 400)
+    assert.deepStrictEqual(errors, [])
+  })
+})
