@@ -1,0 +1,33 @@
+// Baseline: Express 5 with the urlencoded body parser, answering a fixed token with
+// the no-store headers (what any Express token endpoint costs before doing anything).
+import express from "express"
+
+const token = JSON.stringify({
+  access_token: "bench0123456789abcdefghijklmnopqrstuvwxyzAB",
+  token_type: "Bearer",
+  expires_in: 3600,
+  scope: "api:read"
+})
+const introspection = JSON.stringify({
+  active: true,
+  scope: "api:read",
+  client_id: "bench-client",
+  token_type: "Bearer",
+  exp: 4102444800,
+  iat: 1700000000
+})
+
+const app = express()
+app.disable("x-powered-by")
+app.disable("etag")
+app.use(express.urlencoded({ extended: false }))
+app.use((req, res) => {
+  res.set({
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    pragma: "no-cache"
+  })
+  res.send(req.path.endsWith("/introspect") ? introspection : token)
+})
+const server = app.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? "127.0.0.1")
+process.on("SIGTERM", () => server.close(() => process.exit(0)))
