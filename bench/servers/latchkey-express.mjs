@@ -4,8 +4,9 @@
 // one the CLI kept in the database (App Secret digests depend on it), as in
 // apps/server/src/Services.ts. Adapt the layers here when the core gains services.
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { Config, Entropy, PasswordHasher, SettingStore, Throttle } from "@latchkey/core"
+import { Config, PasswordHasher, SettingStore, Throttle } from "@latchkey/core"
 import { oauthRouter } from "@latchkey/express"
+import { NodeCrypto } from "@latchkey/node"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import express from "express"
@@ -50,7 +51,9 @@ const hasher = Layer.succeed(PasswordHasher.PasswordHasher, {
     })
 })
 
-const runtime = ManagedRuntime.make(Layer.mergeAll(storage, config, Entropy.layer, hasher, Throttle.layer()))
+const runtime = ManagedRuntime.make(
+  Layer.mergeAll(storage, config, hasher, Throttle.layer()).pipe(Layer.provideMerge(NodeCrypto.layer))
+)
 await runtime.runtime()
 
 const app = express()

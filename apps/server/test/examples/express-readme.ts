@@ -1,6 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { Config, Entropy, PasswordHasher, Throttle } from "@latchkey/core"
+import { Config, PasswordHasher, Throttle } from "@latchkey/core"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
+import { NodeCrypto } from "@latchkey/node"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import express from "express"
@@ -34,10 +35,9 @@ const runtime = ManagedRuntime.make(
   Layer.mergeAll(
     SqliteStorage.layer({ filename: "./data/latchkey.sqlite" }),
     Config.layer({ issuer: "https://auth.example", serverKey }),
-    Entropy.layer,
     Throttle.layer(),
     hasher
-  )
+  ).pipe(Layer.provideMerge(NodeCrypto.layer)) // synchronous node:crypto digests and randomness
 )
 
 const app = express()
