@@ -1,21 +1,8 @@
 // Baseline: the ceiling of one Node process. node:http, the body drained, a fixed
 // ~120-byte token (or, on an introspection path, a fixed introspection answer).
 import { createServer } from "node:http"
+import { introspection, token } from "./fixed.mjs"
 
-const token = JSON.stringify({
-  access_token: "bench0123456789abcdefghijklmnopqrstuvwxyzAB",
-  token_type: "Bearer",
-  expires_in: 3600,
-  scope: "api:read"
-})
-const introspection = JSON.stringify({
-  active: true,
-  scope: "api:read",
-  client_id: "bench-client",
-  token_type: "Bearer",
-  exp: 4102444800,
-  iat: 1700000000
-})
 const headers = (body) => ({
   "content-type": "application/json; charset=utf-8",
   "content-length": Buffer.byteLength(body),

@@ -1,21 +1,7 @@
 // Baseline: Express 5 with the urlencoded body parser, answering a fixed token with
 // the no-store headers (what any Express token endpoint costs before doing anything).
 import express from "express"
-
-const token = JSON.stringify({
-  access_token: "bench0123456789abcdefghijklmnopqrstuvwxyzAB",
-  token_type: "Bearer",
-  expires_in: 3600,
-  scope: "api:read"
-})
-const introspection = JSON.stringify({
-  active: true,
-  scope: "api:read",
-  client_id: "bench-client",
-  token_type: "Bearer",
-  exp: 4102444800,
-  iat: 1700000000
-})
+import { introspection, token } from "./fixed.mjs"
 
 const app = express()
 app.disable("x-powered-by")
