@@ -3,13 +3,22 @@
  * no round trip through the libuv thread pool per request, so request crypto
  * never queues behind password hashing.
  */
+import * as crypto from "node:crypto"
 import { createHash, createHmac, randomFillSync } from "node:crypto"
 import { Digest, Entropy } from "@latchkey/core"
 import { Effect, Layer } from "effect"
 
+// One-shot hashing (`crypto.hash`, Node 20.12 and later) skips the Hash object.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: "base64url") => string }).hash
+
 /** SHA-256 and HMAC-SHA-256 with `node:crypto`, base64url like the Web Crypto default. */
 export const digest: Digest.DigestService = {
-  sha256: (value) => Effect.sync(() => createHash("sha256").update(value, "utf8").digest("base64url")),
+  sha256: (value) =>
+    Effect.sync(() =>
+      oneShot !== undefined
+        ? oneShot("sha256", value, "base64url")
+        : createHash("sha256").update(value, "utf8").digest("base64url")
+    ),
   hmac: (key, value) =>
     Effect.sync(() =>
       createHmac("sha256", Buffer.from(key, "utf8")).update(value, "utf8").digest("base64url")

@@ -13,6 +13,21 @@ it.effect.prop(
     })
 )
 
+it.effect("HMAC keys of every length around the 64-byte block equal Web Crypto's", () =>
+  Effect.gen(function* () {
+    for (const n of [1, 63, 64, 65, 100, 200]) {
+      const key = "k€".repeat(n).slice(0, n)
+      for (const value of ["", "m", "x".repeat(1000)]) {
+        assert.strictEqual(
+          yield* NodeCrypto.digest.hmac(key, value),
+          yield* Digest.webCrypto.hmac(key, value),
+          `key length ${n}`
+        )
+      }
+    }
+  })
+)
+
 it.effect("the layer replaces the core's default digest and entropy", () =>
   Effect.gen(function* () {
     // The known SHA-256 of "abc" (FIPS 180-2 appendix B.1), base64url

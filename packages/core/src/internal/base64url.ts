@@ -1,8 +1,20 @@
-/** base64url without padding (RFC 4648 §5), for Web-standard runtimes. */
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/** base64url without padding (RFC 4648 §5), in plain JavaScript for Web-standard runtimes. */
 export const encode = (bytes: Uint8Array): string => {
-  let bin = ""
-  for (const b of bytes) bin += String.fromCharCode(b)
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+  let out = ""
+  const n = bytes.length
+  let i = 0
+  for (; i + 2 < n; i += 3) {
+    const v = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number)
+    out += alphabet[v >> 18]! + alphabet[(v >> 12) & 63]! + alphabet[(v >> 6) & 63]! + alphabet[v & 63]!
+  }
+  if (i < n) {
+    const v = ((bytes[i] as number) << 16) | (i + 1 < n ? (bytes[i + 1] as number) << 8 : 0)
+    out += alphabet[v >> 18]! + alphabet[(v >> 12) & 63]!
+    if (i + 1 < n) out += alphabet[(v >> 6) & 63]!
+  }
+  return out
 }
 
 /** UTF-8 bytes of a string. */
