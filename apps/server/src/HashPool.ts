@@ -58,12 +58,15 @@ const spawn = (): Slot => {
     if (m.key !== undefined) job.resolve(Buffer.from(m.key))
     else job.reject(new Error(m.error ?? "scrypt failed"))
   })
-  worker.on("error", (e) => {
+  // A thread that fails or exits fails its pending hashes; a new one takes its place.
+  const replace = (e: Error) => {
     for (const job of slot.pending.values()) job.reject(e)
     slot.pending.clear()
-    // A new thread takes this one's place for later hashes.
-    if (slots !== undefined) slots[slots.indexOf(slot)] = spawn()
-  })
+    const i = slots?.indexOf(slot) ?? -1
+    if (slots !== undefined && i !== -1) slots[i] = spawn()
+  }
+  worker.on("error", replace)
+  worker.on("exit", (code) => replace(new Error(`hashing thread exited with code ${code}`)))
   // Idle hashing threads never keep the process alive (listeners first: adding one refs the port).
   worker.unref()
   return slot
