@@ -151,8 +151,8 @@ const withForm = <R>(
     onLeft: Effect.succeed,
     onRight: (params) =>
       respond(f(params)).pipe(
-        // One span per request; the grants inside are untraced functions, so a request
-        // costs no stack capture per call (spans are no-ops while the tracer is disabled).
+        // One span per request, without a stack capture; the grants inside are untraced
+        // functions, so a request pays for no span or stack trace per call.
         Effect.withSpan(span, { captureStackTrace: false }),
         Effect.provideService(Audit.RequestInfo, {
           requestId: req.requestId ?? null,
