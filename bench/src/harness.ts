@@ -17,13 +17,14 @@ export const configurations = [
   "bare-http",
   "express-bare",
   "oidc-provider",
+  "durable-floor",
   "latchkey",
   "latchkey-express",
   "latchkey-big"
 ] as const
 export type Configuration = (typeof configurations)[number]
 
-/** What a configuration's store holds (Latchkey only). */
+/** What a configuration's store holds (Latchkey and durable-floor, which reads Latchkey's store). */
 type Store = "none" | "base" | "code" | "refresh" | "big"
 
 /** One (scenario, configuration) measured in every round. */
@@ -46,7 +47,12 @@ const step = (
   config,
   kind,
   store:
-    options.store ?? (config === "latchkey-big" ? "big" : config.startsWith("latchkey") ? "base" : "none"),
+    options.store ??
+    (config === "latchkey-big"
+      ? "big"
+      : config.startsWith("latchkey") || config === "durable-floor"
+        ? "base"
+        : "none"),
   hammer: options.hammer ?? false
 })
 
@@ -54,9 +60,16 @@ const step = (
 export const scenarioSteps = (scenario: string): Array<Step> => {
   switch (scenario) {
     case "client_credentials":
-      return (["bare-http", "express-bare", "oidc-provider", "latchkey", "latchkey-express"] as const).map(
-        (c) => step(scenario, c, "client_credentials")
-      )
+      return (
+        [
+          "bare-http",
+          "express-bare",
+          "oidc-provider",
+          "durable-floor",
+          "latchkey",
+          "latchkey-express"
+        ] as const
+      ).map((c) => step(scenario, c, "client_credentials"))
     case "authorization_code":
       return [step(scenario, "latchkey", "authorization_code", { store: "code" })]
     case "refresh_token":
@@ -173,6 +186,7 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
         introspectPath: "/token/introspection",
         auth: basic(oidcClient.id, oidcClient.secret)
       }
+    case "durable-floor":
     case "latchkey":
     case "latchkey-big":
     case "latchkey-express": {
@@ -180,6 +194,8 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
       const auth = basic(ctx.base.appKey, ctx.base.appSecret)
       // durable defaults, audit and request logs on (to a file, as a service manager would)
       const lenv = { ...env, LATCHKEY_DB: db, LOG_LEVEL: "info" }
+      // The baseline of Latchkey's durable work: the same seeded store, its own plain server
+      if (config === "durable-floor") return { ...node("durable-floor.mjs"), env: lenv, ...paths, auth }
       if (config === "latchkey-express")
         return { ...node("latchkey-express.mjs", ctx.commands.embeddedNodeArgs), env: lenv, ...paths, auth }
       return { command: ctx.commands.server.argv, cwd: ctx.commands.server.cwd, env: lenv, ...paths, auth }
@@ -188,7 +204,7 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
 }
 
 /** Wait until a client_credentials request answers 200 (servers answer 503 while starting). */
-const waitReady = async (
+export const waitReady = async (
   url: string,
   auth: string,
   timeoutS: number,

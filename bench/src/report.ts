@@ -1,6 +1,7 @@
 /**
  * The report: one row per (scenario, configuration) with the median of the rounds, the
- * target ratios with ✓/✗, as markdown.
+ * target ratios with ✓/✗, and informational ratios against the durable-floor baseline
+ * (no target), as markdown.
  */
 import type { BenchResult, Configuration, RunRecord } from "./harness.js"
 
@@ -188,6 +189,40 @@ export const ratios = (result: BenchResult, table: ReadonlyArray<Row>): Array<Ra
   return out
 }
 
+/** A ratio shown for information only: no goal, never ✓/✗. */
+export interface Info {
+  readonly name: string
+  /** e.g. "0.62×", or null when a row was not run. */
+  readonly measured: string | null
+  readonly value: number | null
+  readonly note: string
+}
+
+/**
+ * Ratios against durable-floor (the hand-written server doing only Latchkey's durable work):
+ * how much of the floor's rate latchkey reaches, and how far above oidc-provider the floor is.
+ */
+export const informational = (table: ReadonlyArray<Row>): Array<Info> => {
+  const find = (config: Configuration) =>
+    table.find((r) => r.scenario === "client_credentials" && r.config === config)
+  const info = (name: string, a: Row | undefined, b: Row | undefined): Info => {
+    if (a === undefined || b === undefined) return { name, measured: null, value: null, note: "not run" }
+    const v = a.rpsMedian / b.rpsMedian
+    const counts = `${Math.round(a.rpsMedian)} vs ${Math.round(b.rpsMedian)} req/s`
+    return {
+      name,
+      measured: `${v.toFixed(2)}×`,
+      value: v,
+      note: a.ok && b.ok ? counts : `${counts}, invalid runs`
+    }
+  }
+  const floor = find("durable-floor")
+  return [
+    info("latchkey client_credentials vs durable-floor", find("latchkey"), floor),
+    info("durable-floor vs oidc-provider", floor, find("oidc-provider"))
+  ]
+}
+
 const fmt = (n: number | null, digits = 0): string =>
   n === null || Number.isNaN(n) ? "–" : n.toFixed(digits)
 
@@ -223,6 +258,15 @@ export const markdown = (result: BenchResult): string => {
     lines.push(
       `| ${q.name} | ${q.measured ?? "–"} | ${q.target} | ${q.pass === null ? "–" : q.pass ? "✓" : "✗"} | ${q.note} |`
     )
+  }
+  const info = informational(table)
+  if (info.some((i) => i.measured !== null)) {
+    lines.push("")
+    lines.push(
+      "Informational, no target (durable-floor: a hand-written baseline doing only Latchkey's durable work):"
+    )
+    lines.push("")
+    for (const i of info) lines.push(`- ${i.name}: ${i.measured ?? "–"} (${i.note})`)
   }
   return `${lines.join("\n")}\n`
 }

@@ -1,12 +1,22 @@
 /**
  * The harness end to end on the bare-http configuration: a second or two with a few
  * connections, once with the default generator (wrk when installed, else autocannon)
- * and once with autocannon. Only counts are checked, never timings.
+ * and once with autocannon. Only counts are checked, never timings. And the durable-floor
+ * baseline on a store seeded with the Latchkey CLI: a valid token, and its token and audit
+ * rows in the database once the answer arrived.
  */
+import { createHash } from "node:crypto"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import BetterSqlite3 from "better-sqlite3"
 import { describe, expect, it } from "vitest"
-import { runBench } from "../src/harness.js"
+import { plan, runBench, waitReady } from "../src/harness.js"
 import * as Knobs from "../src/knobs.js"
+import * as Latchkey from "../src/latchkey.js"
 import { detectTool } from "../src/load.js"
+import { benchRoot } from "../src/paths.js"
+import { freePort, spawnGroup, stopGroup, waitExit } from "../src/proc.js"
 import * as Report from "../src/report.js"
 
 const knobs = (loadgen: string) =>
@@ -49,5 +59,121 @@ describe("harness on bare-http", () => {
     expect(k.scenarios).not.toContain("big-store")
     expect(Knobs.read({ BIG: "1" }).scenarios).toContain("big-store")
     expect(() => Knobs.read({ SCENARIOS: "nope" })).toThrow(/unknown scenario/)
+  })
+
+  it("runs durable-floor between oidc-provider and latchkey, on the seeded Latchkey store", () => {
+    const steps = plan(Knobs.read({ SCENARIOS: "client_credentials" }))
+    expect(steps.map((s) => s.config)).toEqual([
+      "bare-http",
+      "express-bare",
+      "oidc-provider",
+      "durable-floor",
+      "latchkey",
+      "latchkey-express"
+    ])
+    expect(steps.find((s) => s.config === "durable-floor")?.store).toBe("base")
+  })
+})
+
+describe("durable-floor", () => {
+  it("answers a valid token whose token and audit rows are committed before the answer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-floor-"))
+    try {
+      const commands = await Latchkey.resolveCommands(dir)
+      const base = await Latchkey.seedBase(commands, dir, () => {})
+      const db = join(dir, "floor.sqlite")
+      Latchkey.copyStore(base.db, db)
+      const port = await freePort()
+      const logFile = join(dir, "floor.log")
+      const logFd = openSync(logFile, "w")
+      const server = spawnGroup({
+        command: [process.execPath, join(benchRoot, "servers", "durable-floor.mjs")],
+        cwd: benchRoot,
+        env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), LATCHKEY_DB: db, LOG_LEVEL: "info" },
+        cpu: null,
+        stdout: logFd,
+        stderr: logFd
+      })
+      closeSync(logFd)
+      try {
+        const url = `http://127.0.0.1:${port}/oauth2/oauth2/token`
+        const auth = `Basic ${Buffer.from(`${base.appKey}:${base.appSecret}`).toString("base64")}`
+        const exited = () => server.exitCode !== null || server.signalCode !== null
+        expect(await waitReady(url, auth, 30, exited)).toBeNull()
+        const post = (authorization: string, body: string) =>
+          fetch(url, {
+            method: "POST",
+            headers: { authorization, "content-type": "application/x-www-form-urlencoded" },
+            body,
+            signal: AbortSignal.timeout(5_000)
+          })
+
+        const r = await post(auth, "grant_type=client_credentials&scope=api%3Aread")
+        expect(r.status).toBe(200)
+        expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8")
+        expect(r.headers.get("cache-control")).toBe("no-store")
+        expect(r.headers.get("pragma")).toBe("no-cache")
+        const requestId = r.headers.get("x-request-id")
+        const body = (await r.json()) as Record<string, unknown>
+        expect(body).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "api:read" })
+        const accessToken = String(body.access_token)
+        expect(accessToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
+
+        // Read by a second connection while the server runs: the answer came after the COMMIT
+        const sqlite = new BetterSqlite3(db, { readonly: true })
+        try {
+          const hash = createHash("sha256").update(accessToken).digest("base64url")
+          const token = sqlite
+            .prepare("SELECT * FROM tokens WHERE kind = 'access' AND token_hash = ?")
+            .get(hash)
+          expect(token).toMatchObject({
+            app_key: base.appKey,
+            user_id: null,
+            open_id: null,
+            scope: JSON.stringify(["api:read"]),
+            parent_hash: null,
+            revoked_at: null,
+            rotated_at: null
+          })
+          const t = token as { family_id: string; issued_at: number; expires_at: number }
+          expect(t.family_id).toMatch(/^[A-Za-z0-9_-]{22}$/)
+          expect(t.expires_at - t.issued_at).toBe(3600)
+          const event = sqlite.prepare("SELECT * FROM audit_events WHERE request_id = ?").get(requestId)
+          expect(event).toMatchObject({
+            at: t.issued_at,
+            type: "token_issued",
+            app_key: base.appKey,
+            user_id: null,
+            open_id: null,
+            address: "127.0.0.1",
+            detail: "client_credentials"
+          })
+        } finally {
+          sqlite.close()
+        }
+
+        const wrong = await post(
+          `Basic ${Buffer.from(`${base.appKey}:not-the-secret`).toString("base64")}`,
+          "grant_type=client_credentials"
+        )
+        expect(wrong.status).toBe(401)
+        expect(await wrong.json()).toMatchObject({ error: "invalid_client" })
+        const other = await post(auth, "grant_type=password&username=a&password=b")
+        expect(other.status).toBe(400)
+      } finally {
+        await stopGroup(server)
+      }
+      // SIGTERM: a clean exit, and one request line per request in its log
+      expect(await waitExit(server, 1_000)).toBe(true)
+      expect(server.exitCode).toBe(0)
+      const lines = readFileSync(logFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+      expect(lines.filter((l) => l.msg === "request").map((l) => l.status)).toEqual([200, 200, 401, 400])
+      expect(lines.at(-1)?.msg).toBe("stopped")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
