@@ -25,6 +25,17 @@ import { TokenStore } from "./storage/TokenStore.js"
 /** Page layouts selected by `client_type`. */
 export type ClientType = "PC" | "Mobile"
 
+/**
+ * The layout of a page answering this authorize query, before or without its
+ * validation: `Mobile` when it asks for it, else `PC` (an invalid value, which
+ * `validate` refuses, is shown in the default layout).
+ */
+export const layout = (query: string): ClientType =>
+  Either.match(Form.parse(query), {
+    onLeft: () => "PC",
+    onRight: (params) => (params.client_type === "Mobile" ? "Mobile" : "PC")
+  })
+
 /** A validated authorization request. */
 export interface AuthorizationRequest {
   readonly app: Application

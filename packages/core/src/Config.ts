@@ -19,6 +19,8 @@ export interface Settings {
   readonly refreshReuseGrace: number
   /** Whether `code_challenge_method=plain` is accepted (default false). */
   readonly allowPlainPkce: boolean
+  /** Idle lifetime of a sign-in session of the authorize pages (default 1800); every page view renews it. */
+  readonly sessionTtl: number
 }
 
 /** The server settings service. */
@@ -30,7 +32,8 @@ export const defaults = {
   accessTokenTtl: 3600,
   refreshTokenTtl: 30 * 24 * 3600,
   refreshReuseGrace: 0,
-  allowPlainPkce: false
+  allowPlainPkce: false,
+  sessionTtl: 1800
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */
@@ -44,7 +47,7 @@ export const make = (
   if (!(settings.codeTtl > 0 && settings.codeTtl <= maxCodeTtl)) {
     throw new RangeError(`codeTtl must be between 1 and ${maxCodeTtl} seconds`)
   }
-  for (const k of ["accessTokenTtl", "refreshTokenTtl"] as const) {
+  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl"] as const) {
     if (!(Number.isInteger(settings[k]) && settings[k] > 0))
       throw new RangeError(`${k} must be a positive integer`)
   }

@@ -77,24 +77,32 @@ export const header = (req: HttpRequest, name: string): string | undefined | nul
 
 const byteLength = (s: string): number => new TextEncoder().encode(s).length
 
-/** Check method, size and content type, then parse the form body. */
-const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> => {
-  if (req.method !== "POST") {
-    return Either.left(
-      json(405, { error: "invalid_request", error_description: "method not allowed" }, { allow: "POST" })
-    )
-  }
+/** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
+export interface Refusal {
+  readonly status: 400 | 405 | 413 | 415
+  readonly description: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The refusal of a method a path does not serve (`allow` lists the ones it does). */
+export const methodNotAllowed = (allow: string): Refusal => ({
+  status: 405,
+  description: `method not allowed; use ${allow.split(", ").join(" or ")}`,
+  headers: { allow }
+})
+
+/**
+ * Check the size and content type of a form POST, then parse its body. A binding
+ * that stops reading a large body hands over anything longer than `maxBodyBytes`.
+ */
+export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> => {
   // SECURITY T8: compressed bodies are refused, never inflated
   const encoding = header(req, "content-encoding")
   if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
-    return Either.left(
-      json(415, { error: "invalid_request", error_description: "content encoding is not supported" })
-    )
+    return Either.left({ status: 415, description: "content encoding is not supported", headers: {} })
   }
   if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
-    return Either.left(
-      json(413, { error: "invalid_request", error_description: "request body is too large" })
-    )
+    return Either.left({ status: 413, description: "request body is too large", headers: {} })
   }
   const type = header(req, "content-type")
   const [mime, ...rest] = (type ?? "")
@@ -105,16 +113,31 @@ const readForm = (req: HttpRequest): Either.Either<Form.Params, HttpResponse> =>
     (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
   )
   if (mime !== "application/x-www-form-urlencoded" || !charsetOk) {
-    return Either.left(
-      errorResponse(
-        new OAuthError.InvalidRequest({
-          description: "content type must be application/x-www-form-urlencoded"
-        })
-      )
-    )
+    return Either.left({
+      status: 400,
+      description: "content type must be application/x-www-form-urlencoded",
+      headers: {}
+    })
   }
-  return Either.mapLeft(Form.parse(req.body), errorResponse)
+  return Either.mapLeft(Form.parse(req.body), (e) => ({
+    status: 400,
+    description: e.description,
+    headers: {}
+  }))
 }
+
+/** The JSON answer to a refusal. */
+export const refusalResponse = (r: Refusal): HttpResponse =>
+  json(r.status, { error: "invalid_request", error_description: r.description }, r.headers)
+
+/** The answer when a store is unavailable (RFC 6749 §5.2 `temporarily_unavailable`), with Retry-After. */
+export const unavailable = new OAuthError.TemporarilyUnavailable({
+  description: "storage is unavailable; retry shortly",
+  retryAfter: 1
+})
+
+/** The answer to a defect; its cause goes to the log, never to the client. */
+export const serverError = new OAuthError.ServerError({ description: "internal server error" })
 
 /** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
 const respond = <R>(
@@ -122,21 +145,10 @@ const respond = <R>(
 ): Effect.Effect<HttpResponse, never, R> =>
   program.pipe(
     Effect.catchAll((e) =>
-      Effect.succeed(
-        e._tag === "StorageError"
-          ? errorResponse(
-              new OAuthError.TemporarilyUnavailable({
-                description: "storage is unavailable; retry shortly",
-                retryAfter: 1
-              })
-            )
-          : errorResponse(e as OAuthError.OAuthError)
-      )
+      Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : (e as OAuthError.OAuthError)))
     ),
     Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
-        Effect.as(errorResponse(new OAuthError.ServerError({ description: "internal server error" })))
-      )
+      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(Effect.as(errorResponse(serverError)))
     )
   )
 
@@ -147,8 +159,8 @@ const withForm = <R>(
     params: Form.Params
   ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
 ): Effect.Effect<HttpResponse, never, Exclude<R, Audit.RequestInfo>> =>
-  Either.match(readForm(req), {
-    onLeft: Effect.succeed,
+  Either.match(req.method === "POST" ? readForm(req) : Either.left(methodNotAllowed("POST")), {
+    onLeft: (r) => Effect.succeed(refusalResponse(r)),
     onRight: (params) =>
       respond(f(params)).pipe(
         // One span per request, without a stack capture; the grants inside are untraced
@@ -221,13 +233,7 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
         },
         body: JSON.stringify(Metadata.document(c))
       }))
-    : Effect.succeed(
-        json(
-          405,
-          { error: "invalid_request", error_description: "method not allowed" },
-          { allow: "GET, HEAD" }
-        )
-      )
+    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
 
 /** Paths of the JSON endpoints `route` serves. */
 export const jsonPaths: ReadonlyArray<string> = [

@@ -14,6 +14,13 @@ import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
+import {
+  defaultLimits,
+  type PendingRecord,
+  type SessionLimits,
+  type SessionRecord,
+  SessionStore
+} from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
 import { StorageError } from "./StorageError.js"
 import type { Stores } from "./Stores.js"
@@ -29,8 +36,87 @@ const guard = (f: () => void): Effect.Effect<void, StorageError> =>
     catch: (e) => (e instanceof StorageError ? e : new StorageError({ message: "memory store failure" }))
   })
 
+/**
+ * Sessions in this process's memory. Each map is in save order, and a save moves
+ * its entry to the end, so the first entries are the least recently used.
+ */
+const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
+  const anonymous = new Map<string, SessionRecord>()
+  const signedIn = new Map<string, SessionRecord>()
+  const pending = new Map<string, Map<string, PendingRecord>>()
+  const remove = (idHash: string) => {
+    anonymous.delete(idHash)
+    signedIn.delete(idHash)
+    pending.delete(idHash)
+  }
+  return {
+    find: (idHash, now) =>
+      Effect.sync(() => {
+        const s = signedIn.get(idHash) ?? anonymous.get(idHash)
+        return s !== undefined && s.expiresAt > now ? Option.some({ ...s }) : Option.none()
+      }),
+    save: (session) =>
+      Effect.sync(() => {
+        const kept = pending.get(session.idHash)
+        anonymous.delete(session.idHash)
+        signedIn.delete(session.idHash)
+        ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
+        while (anonymous.size + signedIn.size > limits.maxSessions) {
+          const pool = anonymous.size > 0 ? anonymous : signedIn
+          const oldest = pool.keys().next().value
+          if (oldest === undefined) break
+          remove(oldest)
+        }
+        if (kept !== undefined && (anonymous.has(session.idHash) || signedIn.has(session.idHash)))
+          pending.set(session.idHash, kept)
+      }),
+    remove: (idHash) => Effect.sync(() => remove(idHash)),
+    addPending: (p) =>
+      Effect.sync(() => {
+        const of = pending.get(p.sessionHash) ?? new Map<string, PendingRecord>()
+        of.set(p.txn, { ...p })
+        while (of.size > limits.maxPending) {
+          const oldest = of.keys().next().value
+          if (oldest === undefined) break
+          of.delete(oldest)
+        }
+        pending.set(p.sessionHash, of)
+      }),
+    findPending: (sessionHash, txn, now) =>
+      Effect.sync(() => {
+        const p = pending.get(sessionHash)?.get(txn)
+        return p !== undefined && p.expiresAt > now ? Option.some({ ...p }) : Option.none()
+      }),
+    takePending: (sessionHash, txn) => Effect.sync(() => pending.get(sessionHash)?.delete(txn) ?? false),
+    purgeExpired: (now, limit) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const m of [anonymous, signedIn]) {
+          for (const [id, s] of m) {
+            if (n >= limit) break
+            if (s.expiresAt <= now) {
+              remove(id)
+              n++
+            }
+          }
+        }
+        let p = 0
+        for (const of of pending.values()) {
+          for (const [txn, r] of of) {
+            if (p >= limit) break
+            if (r.expiresAt <= now) {
+              of.delete(txn)
+              p++
+            }
+          }
+        }
+        return n + p
+      })
+  }
+}
+
 /** Build a fresh, empty set of in-memory stores. */
-export const make = (): Context.Context<Stores> => {
+export const make = (limits: SessionLimits = defaultLimits): Context.Context<Stores> => {
   const apps = new Map<string, Application>()
   const users = new Map<string, User>()
   const codes = new Map<string, AuthorizationCode>()
@@ -182,6 +268,7 @@ export const make = (): Context.Context<Stores> => {
           return candidate
         })
     }),
+    Context.add(SessionStore, sessionStore(limits)),
     Context.add(SettingStore, {
       getOrCreate: (name, candidate) =>
         Effect.sync(() => {
@@ -210,4 +297,8 @@ export const makeAudit = (): Context.Context<AuditStore> => {
 export const auditLayer: Layer.Layer<AuditStore> = Layer.effectContext(Effect.sync(makeAudit))
 
 /** A layer of fresh in-memory stores (a new, empty set each time it is built). */
-export const layer: Layer.Layer<Stores> = Layer.effectContext(Effect.sync(make))
+export const layer: Layer.Layer<Stores> = Layer.effectContext(Effect.sync(() => make()))
+
+/** A layer of fresh in-memory stores whose session store keeps other bounds. */
+export const layerWith = (limits: SessionLimits): Layer.Layer<Stores> =>
+  Layer.effectContext(Effect.sync(() => make(limits)))

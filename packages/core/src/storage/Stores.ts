@@ -5,6 +5,7 @@ import type { ApplicationStore } from "./ApplicationStore.js"
 import type { CodeStore } from "./CodeStore.js"
 import type { ConsentStore } from "./ConsentStore.js"
 import type { OpenIdStore } from "./OpenIdStore.js"
+import type { SessionStore } from "./SessionStore.js"
 import type { SettingStore } from "./SettingStore.js"
 import type { TokenStore } from "./TokenStore.js"
 import type { UserStore } from "./UserStore.js"
@@ -18,3 +19,4 @@ export type Stores =
   | ConsentStore
   | OpenIdStore
   | SettingStore
+  | SessionStore

@@ -1,0 +1,142 @@
+/**
+ * Sign-in sessions of the authorize pages: a random id in an HMAC-signed cookie,
+ * the session and the authorization requests pending in it in the SessionStore
+ * (by digest only), a sliding lifetime from the Clock, a new id at every change
+ * of user (no session fixation), and forms that are good once.
+ */
+import { Effect, Option } from "effect"
+import { Config } from "./Config.js"
+import { hmac, sha256, timingSafeEqual } from "./Digest.js"
+import * as Entropy from "./Entropy.js"
+import { nowSeconds } from "./internal/time.js"
+import { type PendingRecord, SessionStore, type Step } from "./storage/SessionStore.js"
+
+/** Name of the session cookie. */
+export const cookieName = "latchkey_session"
+
+/** A browser's session as the pages use it. */
+export interface Session {
+  /** The id the cookie carries; only its digest is stored. */
+  readonly id: string
+  readonly idHash: string
+  readonly userId: string | null
+  readonly username: string | null
+}
+
+/** What a page needs to continue a pending request: the hidden fields of its form. */
+export interface FormTicket {
+  readonly txn: string
+  readonly csrf: string
+}
+
+const cookieKey = (serverKey: string): string => `${serverKey}\u0000latchkey-session-cookie`
+
+const signature = (id: string) =>
+  Effect.flatMap(Config, ({ serverKey }) => hmac(cookieKey(serverKey), `latchkey-session\u0000${id}`))
+
+/** One cookie's value from a `Cookie` header. */
+export const readCookie = (header: string | undefined, name: string): string | undefined => {
+  if (header === undefined) return undefined
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=")
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+/** The cookie value for a session: `id.signature`. */
+export const cookieValue = (session: Session) =>
+  Effect.map(signature(session.id), (sig) => `${session.id}.${sig}`)
+
+/** The live session a `Cookie` header names; none when absent, forged, expired or unknown. */
+export const load = Effect.fnUntraced(function* (cookieHeader: string | undefined) {
+  const value = readCookie(cookieHeader, cookieName)
+  const dot = value?.indexOf(".") ?? -1
+  if (value === undefined || dot <= 0) return Option.none<Session>()
+  const id = value.slice(0, dot)
+  if (!timingSafeEqual(value.slice(dot + 1), yield* signature(id))) return Option.none<Session>()
+  const idHash = yield* sha256(id)
+  const found = yield* Effect.flatMap(SessionStore, (s) =>
+    Effect.flatMap(nowSeconds, (now) => s.find(idHash, now))
+  )
+  return Option.map(found, (r): Session => ({ id, idHash, userId: r.userId, username: r.username }))
+})
+
+/** A new anonymous session, not stored until it is saved. */
+export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(function* () {
+  const id = yield* Entropy.token
+  return { id, idHash: yield* sha256(id), userId: null, username: null }
+})
+
+/** Store the session with a renewed lifetime; returns the `Set-Cookie` value that carries it. */
+export const save = Effect.fnUntraced(function* (
+  session: Session,
+  cookie: { path: string; secure: boolean }
+) {
+  const { sessionTtl } = yield* Config
+  const now = yield* nowSeconds
+  yield* Effect.flatMap(SessionStore, (s) =>
+    s.save({
+      idHash: session.idHash,
+      userId: session.userId,
+      username: session.username,
+      expiresAt: now + sessionTtl
+    })
+  )
+  const attributes = [
+    `Path=${cookie.path}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${sessionTtl}`,
+    ...(cookie.secure ? ["Secure"] : [])
+  ]
+  return `${cookieName}=${yield* cookieValue(session)}; ${attributes.join("; ")}`
+})
+
+/** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
+export const regenerate = Effect.fnUntraced(function* (
+  old: Option.Option<Session>,
+  user: { readonly userId: string; readonly username: string } | null
+) {
+  if (Option.isSome(old)) yield* Effect.flatMap(SessionStore, (s) => s.remove(old.value.idHash))
+  const next = yield* fresh
+  return user === null ? next : { ...next, userId: user.userId, username: user.username }
+})
+
+/** Remember an authorization request in the session until its form comes back. */
+export const addPending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
+  const { sessionTtl } = yield* Config
+  const now = yield* nowSeconds
+  const ticket: FormTicket = { txn: yield* Entropy.id(), csrf: yield* Entropy.token }
+  const record: PendingRecord = {
+    sessionHash: session.idHash,
+    txn: ticket.txn,
+    rawQuery,
+    csrfHash: yield* sha256(ticket.csrf),
+    step,
+    createdAt: now,
+    expiresAt: now + sessionTtl
+  }
+  yield* Effect.flatMap(SessionStore, (s) => s.addPending(record))
+  return ticket
+})
+
+/**
+ * Take the request a form continues: it must be pending in this session for this
+ * step, and the form must carry its CSRF token. Taken once: a second post of the
+ * same form, from any server instance, finds nothing.
+ */
+export const takePending = Effect.fnUntraced(function* (
+  session: Session,
+  txn: string | undefined,
+  csrf: string | undefined,
+  step: Step
+) {
+  if (txn === undefined || csrf === undefined || txn.length > 64 || csrf.length > 64)
+    return Option.none<PendingRecord>()
+  const store = yield* SessionStore
+  const found = yield* store.findPending(session.idHash, txn, yield* nowSeconds)
+  if (Option.isNone(found) || found.value.step !== step) return Option.none<PendingRecord>()
+  if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash)) return Option.none<PendingRecord>()
+  return (yield* store.takePending(session.idHash, txn)) ? found : Option.none<PendingRecord>()
+})

@@ -1,0 +1,79 @@
+/**
+ * Sign-in sessions of the authorize pages and the authorization requests pending
+ * in them, kept by the storage adapter so that several server instances can share
+ * a sign-in. Sessions and pending requests are keyed by digests: a store never
+ * holds a value that would let its reader act as the browser.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import type { StorageError } from "./StorageError.js"
+
+/** A browser's session, as stored. Times are epoch seconds. */
+export const SessionRecord = Schema.Struct({
+  /** SHA-256 of the session id the browser's cookie carries. */
+  idHash: Schema.String,
+  /** The signed-in platform user, or null while nobody has signed in. */
+  userId: Schema.NullOr(Schema.String),
+  username: Schema.NullOr(Schema.String),
+  /** The session is gone at this time (the lifetime slides on every save). */
+  expiresAt: Schema.Number
+})
+/** A browser's session, as stored. */
+export type SessionRecord = typeof SessionRecord.Type
+
+/** Which form continues a pending request. */
+export const Step = Schema.Literal("login", "consent")
+/** Which form continues a pending request. */
+export type Step = typeof Step.Type
+
+/** An authorization request waiting for the sign-in or consent form of one session. */
+export const PendingRecord = Schema.Struct({
+  /** SHA-256 of the session id it belongs to. */
+  sessionHash: Schema.String,
+  /** The transaction id, sent in the form's hidden `txn` field. */
+  txn: Schema.String,
+  /** The authorize request's raw query string; validated again when the form comes back. */
+  rawQuery: Schema.String,
+  /** SHA-256 of the CSRF token the form must send back. */
+  csrfHash: Schema.String,
+  step: Step,
+  createdAt: Schema.Number,
+  expiresAt: Schema.Number
+})
+/** An authorization request waiting for a form. */
+export type PendingRecord = typeof PendingRecord.Type
+
+/** Bounds a session store keeps, so that nobody outside can fill it. */
+export interface SessionLimits {
+  /** Most sessions kept; past it the oldest anonymous session goes first, a signed-in one only when none is left. */
+  readonly maxSessions: number
+  /** Most pending requests one session keeps (about one per open tab); past it the oldest goes. */
+  readonly maxPending: number
+}
+
+/** The bounds of the stores the project ships. */
+export const defaultLimits: SessionLimits = { maxSessions: 10_000, maxPending: 8 }
+
+/** Sessions and pending authorization requests. */
+export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
+  SessionStore,
+  {
+    /** The session with this id hash, unless it expired at or before `now`. */
+    readonly find: (idHash: string, now: number) => Effect.Effect<Option.Option<SessionRecord>, StorageError>
+    /** Insert or replace a session (its user and expiry), evicting per `SessionLimits.maxSessions`. */
+    readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
+    /** Delete a session and every request pending in it. */
+    readonly remove: (idHash: string) => Effect.Effect<void, StorageError>
+    /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`. */
+    readonly addPending: (pending: PendingRecord) => Effect.Effect<void, StorageError>
+    /** A request pending in a session, unless it expired at or before `now`. */
+    readonly findPending: (
+      sessionHash: string,
+      txn: string,
+      now: number
+    ) => Effect.Effect<Option.Option<PendingRecord>, StorageError>
+    /** Delete a pending request: true for exactly one caller, however many race for it. */
+    readonly takePending: (sessionHash: string, txn: string) => Effect.Effect<boolean, StorageError>
+    /** Delete at most `limit` sessions and at most `limit` pending requests that expired before `now`; returns how many. */
+    readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number, StorageError>
+  }
+>() {}
