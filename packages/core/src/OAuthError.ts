@@ -48,21 +48,6 @@ export class InvalidScope extends Schema.TaggedError<InvalidScope>()("InvalidSco
   readonly status = 400
 }
 
-/** RFC 6749 §4.1.2.1 `unsupported_response_type`. */
-export class UnsupportedResponseType extends Schema.TaggedError<UnsupportedResponseType>()(
-  "UnsupportedResponseType",
-  fields
-) {
-  readonly error = "unsupported_response_type"
-  readonly status = 400
-}
-
-/** RFC 6749 §4.1.2.1 `access_denied`: the resource owner refused. */
-export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", fields) {
-  readonly error = "access_denied"
-  readonly status = 400
-}
-
 /** RFC 6749 §4.1.2.1 `server_error`: an unexpected condition; never carries a cause to the client. */
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", fields) {
   readonly error = "server_error"
@@ -110,15 +95,9 @@ export type OAuthError =
   | UnauthorizedClient
   | UnsupportedGrantType
   | InvalidScope
-  | UnsupportedResponseType
-  | AccessDenied
   | ServerError
   | TemporarilyUnavailable
   | RateLimited
 
 /** Errors a resource server answers a bearer request with (RFC 6750). */
 export type BearerError = InvalidRequest | InvalidToken | InsufficientScope | TemporarilyUnavailable
-
-/** The RFC 6749 §5.2 JSON error body. */
-export const body = (e: { readonly error: string; readonly description: string }): string =>
-  JSON.stringify({ error: e.error, error_description: e.description })

@@ -7,9 +7,6 @@ import { sha256, timingSafeEqual } from "./Digest.js"
 /** RFC 7636 §4.1: 43–128 characters of `[A-Za-z0-9-._~]`. */
 export const Verifier = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9\-._~]{43,128}$/))
 
-/** RFC 7636 §4.2: a challenge has the verifier's syntax (S256 gives 43 base64url characters). */
-export const Challenge = Verifier
-
 /** Supported challenge methods. */
 export const Method = Schema.Literal("S256", "plain")
 /** A challenge method. */

@@ -2,7 +2,7 @@
  * Scopes: parsed from comma- or space-separated input, held as a sorted set,
  * written comma-joined (the interface document's format).
  */
-import { Array as Arr, Either, Schema } from "effect"
+import { Either, Schema } from "effect"
 import { InvalidScope } from "./OAuthError.js"
 
 /** Most items a scope parameter may carry. */
@@ -64,10 +64,6 @@ export const isSubset = (narrow: ScopeSet, wide: ScopeSet): boolean => {
   const all = new Set<string>(wide)
   return narrow.every((s) => all.has(s))
 }
-
-/** Items of `scope` missing from `allowed`. */
-export const missing = (scope: ScopeSet, allowed: ScopeSet): ReadonlyArray<ScopeToken> =>
-  Arr.difference(scope, allowed)
 
 /** The union of two scope sets. */
 export const union = (a: ScopeSet, b: ScopeSet): ScopeSet => make([...a, ...b])

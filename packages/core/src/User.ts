@@ -14,10 +14,3 @@ export const User = Schema.Struct({
 })
 /** A platform user. */
 export type User = typeof User.Type
-
-/** Usernames: 1–128 printable characters without surrounding whitespace; compared exactly. */
-export const Username = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(128),
-  Schema.filter((s) => s.trim() === s && !/\p{Cc}/u.test(s), { message: () => "username is malformed" })
-)
