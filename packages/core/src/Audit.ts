@@ -3,42 +3,13 @@
  * request id, and never a secret. Recording is best effort and never fails the
  * request; a program without an `AuditLog` records nothing.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
+import type { AuditEvent, EventType } from "./AuditEvent.js"
 import { nowSeconds } from "./internal/time.js"
 import { AuditStore } from "./storage/AuditStore.js"
 import type { StorageError } from "./storage/StorageError.js"
 
-/** Kinds of audit event. */
-export const EventType = Schema.Literal(
-  "token_issued",
-  "refresh_rotated",
-  "refresh_reuse_detected",
-  "family_revoked",
-  "code_replay",
-  "client_auth_failed",
-  "client_auth_throttled",
-  "signin_succeeded",
-  "signin_failed",
-  "signin_throttled",
-  "consent_granted",
-  "token_revoked"
-)
-/** A kind of audit event. */
-export type EventType = typeof EventType.Type
-
-/** One audit event. `detail` carries non-secret context such as the grant type. */
-export const AuditEvent = Schema.Struct({
-  at: Schema.Number,
-  type: EventType,
-  appKey: Schema.NullOr(Schema.String),
-  userId: Schema.NullOr(Schema.String),
-  openId: Schema.NullOr(Schema.String),
-  address: Schema.NullOr(Schema.String),
-  requestId: Schema.NullOr(Schema.String),
-  detail: Schema.NullOr(Schema.String)
-})
-/** One audit event. */
-export type AuditEvent = typeof AuditEvent.Type
+export { AuditEvent, EventType } from "./AuditEvent.js"
 
 /** Who is asking: set by the HTTP binding for each request. */
 export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<

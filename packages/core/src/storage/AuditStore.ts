@@ -2,7 +2,7 @@
  * The append-only audit record.
  */
 import { Context, type Effect } from "effect"
-import type { AuditEvent } from "../Audit.js"
+import type { AuditEvent } from "../AuditEvent.js"
 import type { StorageError } from "./StorageError.js"
 
 /** Audit events, appended and never changed. */
