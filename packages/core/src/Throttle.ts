@@ -4,7 +4,8 @@
  * period, capped. Success clears the key. The counter store is a service so
  * several instances can share one; the default keeps counters in memory.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { nowSeconds } from "./internal/time.js"
 import { RateLimited } from "./OAuthError.js"
 
 /** Throttling policy. Durations in seconds. */
@@ -69,13 +70,11 @@ export const memoryStore = (maxKeys = 100_000): Layer.Layer<ThrottleStore> =>
 /** The throttle policy in force. */
 export class ThrottlePolicy extends Context.Tag("@latchkey/core/ThrottlePolicy")<ThrottlePolicy, Policy>() {}
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
-
 /** Fail with `RateLimited` when any key is locked out now. */
 export const check = (keys: ReadonlyArray<string>): Effect.Effect<void, RateLimited, ThrottleStore> =>
   Effect.gen(function* () {
     const store = yield* ThrottleStore
-    const t = yield* now
+    const t = yield* nowSeconds
     let wait = 0
     for (const key of keys) {
       const e = yield* store.get(key)
@@ -95,7 +94,7 @@ export const failure = (
   Effect.gen(function* () {
     const store = yield* ThrottleStore
     const policy = yield* ThrottlePolicy
-    const t = yield* now
+    const t = yield* nowSeconds
     for (const key of keys) {
       const prev = Option.getOrUndefined(yield* store.get(key))
       const failures = prev !== undefined && t - prev.lastFailure < policy.window ? prev.failures + 1 : 1
