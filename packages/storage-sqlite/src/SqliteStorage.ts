@@ -2,7 +2,14 @@
  * Latchkey storage on one SQLite file through better-sqlite3: WAL, synchronous=FULL,
  * BEGIN IMMEDIATE for every read-modify-write, versioned migrations at open.
  */
-import { type AuditStore, CodeStore, type StorageError, type Stores, TokenStore } from "@latchkey/core"
+import {
+  type AuditStore,
+  CodeStore,
+  SessionStore,
+  StorageError,
+  type Stores,
+  TokenStore
+} from "@latchkey/core"
 import { Clock, Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
 import { attempt, openSync } from "./internal/database.js"
@@ -22,6 +29,25 @@ export interface Options {
   readonly synchronous?: "FULL" | "NORMAL"
   /** How long a writer waits for another connection's lock before failing with StorageError (default 5000). */
   readonly busyTimeoutMs?: number
+  /**
+   * Bounds of the session store (default `SessionStore.defaultLimits` of the core: 10 000
+   * sessions, 8 pending requests per session). Each must be a positive integer.
+   */
+  readonly sessions?: Partial<SessionStore.SessionLimits>
+}
+
+/** The session bounds `options` ask for, over the core's defaults; throws StorageError when invalid. */
+const sessionLimits = (options: Options): SessionStore.SessionLimits => {
+  const limits: SessionStore.SessionLimits = {
+    maxSessions: options.sessions?.maxSessions ?? SessionStore.defaultLimits.maxSessions,
+    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending
+  }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new StorageError.StorageError({ message: `sessions.${name} must be a positive integer` })
+    }
+  }
+  return limits
 }
 
 /** The schema version this version of the adapter writes. */
@@ -51,6 +77,7 @@ export const layer = (
 ): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
+      const limits = yield* attempt(() => sessionLimits(options))
       const { db, writer, insertEvent } = yield* Effect.acquireRelease(
         attempt(() => {
           const { db } = openSync(options)
@@ -69,7 +96,7 @@ export const layer = (
             db.close()
           })
       )
-      const stores = yield* attempt(() => SqliteStores.make(db, writer))
+      const stores = yield* attempt(() => SqliteStores.make(db, writer, limits))
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
       const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvent))
       return Context.merge(stores, audit).pipe(
@@ -90,7 +117,7 @@ export const migrate = (
 
 /** Bounds of one sweep. */
 export interface SweepOptions {
-  /** Most codes, and most tokens, deleted in one run (default 1000). */
+  /** Most codes, most tokens, most sessions and most pending requests deleted in one run (default 1000). */
   readonly limit?: number
 }
 
@@ -98,20 +125,28 @@ export interface SweepOptions {
 export interface SweepResult {
   readonly codes: number
   readonly tokens: number
+  /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`). */
+  readonly sessions: number
 }
 
 /**
- * Delete codes and tokens whose original expiry has passed, at most `limit` of each.
- * Tombstones (used codes, rotated refresh tokens) stay until then. Schedule it, e.g.
+ * Delete codes, tokens, sessions and pending authorization requests whose expiry has
+ * passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
+ * until their original expiry. Schedule it, e.g.
  * `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
  */
 export const sweep = (
   options: SweepOptions = {}
-): Effect.Effect<SweepResult, StorageError.StorageError, CodeStore.CodeStore | TokenStore.TokenStore> =>
+): Effect.Effect<
+  SweepResult,
+  StorageError.StorageError,
+  CodeStore.CodeStore | TokenStore.TokenStore | SessionStore.SessionStore
+> =>
   Effect.gen(function* () {
     const limit = options.limit ?? 1000
     const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
     const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
-    return { codes, tokens }
+    const sessions = yield* (yield* SessionStore.SessionStore).purgeExpired(now, limit)
+    return { codes, tokens, sessions }
   })

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -8,6 +9,9 @@ import { afterAll } from "vitest"
 const dir = mkdtempSync(join(tmpdir(), "latchkey-contract-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-storageContract("sqlite :memory:", SqliteStorage.layer({ filename: ":memory:" }))
-storageContract("sqlite file", SqliteStorage.layer({ filename: join(dir, "nested", "latchkey.sqlite") }))
+storageContract("sqlite :memory:", (sessions) => SqliteStorage.layer({ filename: ":memory:", sessions }))
+// A new file for each layer the contract builds (one shared, one per session-bounds test).
+storageContract("sqlite file", (sessions) =>
+  SqliteStorage.layer({ filename: join(dir, "nested", `${randomUUID()}.sqlite`), sessions })
+)
 auditContract("sqlite file", SqliteStorage.layer({ filename: join(dir, "audit", "latchkey.sqlite") }))

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, it } from "@effect/vitest"
-import { CodeStore, TokenStore } from "@latchkey/core"
+import { CodeStore, SessionStore, TokenStore } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
@@ -48,7 +48,9 @@ it.effect("rejects invalid options with StorageError", () =>
     for (const options of [
       { filename: freshFile(), synchronous: "OFF" as "FULL" },
       { filename: freshFile(), busyTimeoutMs: -1 },
-      { filename: freshFile(), busyTimeoutMs: 1.5 }
+      { filename: freshFile(), busyTimeoutMs: 1.5 },
+      { filename: freshFile(), sessions: { maxSessions: 0 } },
+      { filename: freshFile(), sessions: { maxPending: 2.5 } }
     ]) {
       const err = yield* Effect.flip(Layer.build(SqliteStorage.layer(options)).pipe(Effect.scoped))
       assert.strictEqual(err._tag, "StorageError")
@@ -163,6 +165,7 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
   Effect.gen(function* () {
     const codes = yield* CodeStore.CodeStore
     const tokens = yield* TokenStore.TokenStore
+    const sessions = yield* SessionStore.SessionStore
     const now = Fixtures.baseTime + 10_000
     yield* TestClock.setTime(now * 1000)
     const expired = Array.from({ length: 5 }, () => Fixtures.token({ expiresAt: now - 1 }))
@@ -171,14 +174,64 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
     yield* tokens.rotate(tombstone.tokenHash, now - 5, 0, [])
     const oldCode = Fixtures.code({ expiresAt: now })
     yield* codes.insert(oldCode)
-    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 1, tokens: 3 })
-    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 0, tokens: 2 })
-    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0 })
+    const oldSession = Fixtures.session({ expiresAt: now })
+    const liveSession = Fixtures.signedInSession({ expiresAt: now + 1 })
+    yield* sessions.save(oldSession)
+    yield* sessions.save(liveSession)
+    yield* sessions.addPending(Fixtures.pending({ sessionHash: oldSession.idHash, expiresAt: now + 1 }))
+    const oldPending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now - 1 })
+    const livePending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now + 1 })
+    yield* sessions.addPending(oldPending)
+    yield* sessions.addPending(livePending)
+    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 1, tokens: 3, sessions: 2 })
+    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 0, tokens: 2, sessions: 0 })
+    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0, sessions: 0 })
     assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
+    assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
     yield* TestClock.setTime((now + 1) * 1000)
-    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1 })
+    // The live session and its request expire now: the request goes with its session.
+    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1, sessions: 1 })
+    assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
+    assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
   }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
 )
+
+it("the session queries of the hot path, eviction and the sweep use the indexes", () => {
+  const { db } = openSync({ filename: ":memory:" })
+  try {
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>)
+        .map((r) => r.detail)
+        .join("; ")
+    assert.match(
+      plan("SELECT * FROM sessions WHERE id_hash = 'x' AND expires_at > 1"),
+      /USING INDEX sqlite_autoindex_sessions_1/
+    )
+    assert.match(
+      plan(
+        "SELECT rowid FROM sessions WHERE user_id IS NULL AND id_hash <> 'x' ORDER BY expires_at, rowid LIMIT 1"
+      ),
+      /USING INDEX sessions_anonymous_by_expires_at/
+    )
+    assert.notMatch(
+      plan(
+        "SELECT rowid FROM sessions WHERE user_id IS NULL AND id_hash <> 'x' ORDER BY expires_at, rowid LIMIT 1"
+      ),
+      /TEMP B-TREE/
+    )
+    assert.match(plan("SELECT rowid FROM sessions WHERE expires_at <= 1 LIMIT 1"), /sessions_by_expires_at/)
+    assert.match(
+      plan("SELECT session_hash, txn FROM pending_authorizations WHERE expires_at <= 1 LIMIT 1"),
+      /pending_authorizations_by_expires_at/
+    )
+    assert.match(
+      plan("SELECT * FROM pending_authorizations WHERE session_hash = 'x' AND txn = 'y'"),
+      /USING PRIMARY KEY \(session_hash=\? AND txn=\?\)/
+    )
+  } finally {
+    db.close()
+  }
+})
 
 it.live("50 writes queued in one turn share one commit, and each caller resumes only after that commit", () =>
   Effect.gen(function* () {

@@ -119,6 +119,42 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
         BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
     `
+  },
+  {
+    version: 3,
+    name: "sign-in sessions",
+    sql: `
+      -- by the SHA-256 of the id the browser's cookie carries; user_id NULL while anonymous
+      CREATE TABLE sessions (
+        id_hash    TEXT PRIMARY KEY NOT NULL,
+        user_id    TEXT,
+        username   TEXT,
+        expires_at INTEGER NOT NULL
+      );
+      -- eviction past maxSessions: the oldest anonymous sessions go first
+      CREATE INDEX sessions_anonymous_by_expires_at ON sessions (expires_at) WHERE user_id IS NULL;
+      -- sweep, and eviction of signed-in sessions once no anonymous one is left
+      CREATE INDEX sessions_by_expires_at ON sessions (expires_at);
+
+      -- No foreign key to sessions: the core adds a fresh session's first pending
+      -- request before it saves the session (in the same request), so the parent
+      -- row does not exist yet. Removal, eviction and the sweep delete a session's
+      -- requests explicitly, in the transaction that deletes the session; a request
+      -- whose session was never saved expires and is swept.
+      -- seq orders a session's requests when created_at is equal (max + 1 per session).
+      CREATE TABLE pending_authorizations (
+        session_hash TEXT NOT NULL,
+        txn          TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        raw_query    TEXT NOT NULL,
+        csrf_hash    TEXT NOT NULL,
+        step         TEXT NOT NULL CHECK (step IN ('login', 'consent')),
+        created_at   INTEGER NOT NULL,
+        expires_at   INTEGER NOT NULL,
+        PRIMARY KEY (session_hash, txn)
+      ) WITHOUT ROWID;
+      CREATE INDEX pending_authorizations_by_expires_at ON pending_authorizations (expires_at);
+    `
   }
 ]
 

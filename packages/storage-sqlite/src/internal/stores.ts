@@ -10,6 +10,7 @@ import {
   ConsentStore,
   OpenIdStore,
   Scope,
+  SessionStore,
   SettingStore,
   type Stores,
   Token,
@@ -27,6 +28,8 @@ const decodeUser = Schema.decodeUnknownSync(User.User)
 const decodeCode = Schema.decodeUnknownSync(AuthorizationCode.AuthorizationCode)
 const decodeToken = Schema.decodeUnknownSync(Token.Token)
 const decodeScope = Schema.decodeUnknownSync(Scope.ScopeSet)
+const decodeSession = Schema.decodeUnknownSync(SessionStore.SessionRecord)
+const decodePending = Schema.decodeUnknownSync(SessionStore.PendingRecord)
 
 interface ApplicationRow {
   readonly appKey: string
@@ -53,6 +56,9 @@ const codeColumns = `code_hash AS codeHash, app_key AS appKey, redirect_uri AS r
 const tokenColumns = `token_hash AS tokenHash, kind, app_key AS appKey, user_id AS userId, open_id AS openId,
   scope, family_id AS familyId, parent_hash AS parentHash, issued_at AS issuedAt, expires_at AS expiresAt,
   revoked_at AS revokedAt, rotated_at AS rotatedAt`
+const sessionColumns = "id_hash AS idHash, user_id AS userId, username, expires_at AS expiresAt"
+const pendingColumns = `session_hash AS sessionHash, txn, raw_query AS rawQuery, csrf_hash AS csrfHash, step,
+  created_at AS createdAt, expires_at AS expiresAt`
 
 const applicationFromRow = (row: ApplicationRow): Application.Application =>
   decodeApplication({
@@ -109,8 +115,15 @@ const tokenParams = (t: Token.Token) => [
 // SQLite reads a negative LIMIT as "no limit"; a purge is always bounded.
 const bound = (limit: number): number => (limit > 0 ? Math.ceil(limit) : 0)
 
-/** Prepare every statement once and build the stores over `db`; every write goes through `writer`. */
-export const make = (db: BetterSqlite3.Database, writer: Writer): Context.Context<Stores.Stores> => {
+/**
+ * Prepare every statement once and build the stores over `db`; every write goes through `writer`.
+ * The session store keeps `limits`.
+ */
+export const make = (
+  db: BetterSqlite3.Database,
+  writer: Writer,
+  limits: SessionStore.SessionLimits
+): Context.Context<Stores.Stores> => {
   const { write } = writer
   const cachedApplication = applicationCache()
   const q = {
@@ -175,7 +188,56 @@ export const make = (db: BetterSqlite3.Database, writer: Writer): Context.Contex
     insertSetting: db.prepare(
       "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
     ),
-    findSetting: db.prepare("SELECT value FROM settings WHERE name = ?").pluck()
+    findSetting: db.prepare("SELECT value FROM settings WHERE name = ?").pluck(),
+
+    findSession: db.prepare(`SELECT ${sessionColumns} FROM sessions WHERE id_hash = ? AND expires_at > ?`),
+    // An update keeps the row (and its rowid); only an insert can take the store past maxSessions.
+    updateSession: db.prepare(
+      "UPDATE sessions SET user_id = ?, username = ?, expires_at = ? WHERE id_hash = ?"
+    ),
+    insertSession: db.prepare(
+      "INSERT INTO sessions (id_hash, user_id, username, expires_at) VALUES (?, ?, ?, ?)"
+    ),
+    countSessions: db.prepare("SELECT count(*) FROM sessions").pluck(),
+    // The oldest sessions are those whose sliding lifetime ends first; the rowid breaks ties.
+    evictAnonymous: db
+      .prepare(`DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions
+        WHERE user_id IS NULL AND id_hash <> ? ORDER BY expires_at, rowid LIMIT ?) RETURNING id_hash`)
+      .pluck(),
+    evictSignedIn: db
+      .prepare(`DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions
+        WHERE user_id IS NOT NULL AND id_hash <> ? ORDER BY expires_at, rowid LIMIT ?) RETURNING id_hash`)
+      .pluck(),
+    deleteSession: db.prepare("DELETE FROM sessions WHERE id_hash = ?"),
+    purgeSessions: db
+      .prepare(`DELETE FROM sessions WHERE rowid IN
+        (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?) RETURNING id_hash`)
+      .pluck(),
+
+    // A txn added again keeps its place (seq), as a re-added key keeps its place in the memory store.
+    addPending:
+      db.prepare(`INSERT INTO pending_authorizations (session_hash, txn, seq, raw_query, csrf_hash, step,
+      created_at, expires_at) VALUES (@sessionHash, @txn,
+        (SELECT coalesce(max(seq), 0) + 1 FROM pending_authorizations WHERE session_hash = @sessionHash),
+        @rawQuery, @csrfHash, @step, @createdAt, @expiresAt)
+      ON CONFLICT (session_hash, txn) DO UPDATE SET raw_query = excluded.raw_query,
+        csrf_hash = excluded.csrf_hash, step = excluded.step, created_at = excluded.created_at,
+        expires_at = excluded.expires_at`),
+    trimPending: db.prepare(`DELETE FROM pending_authorizations WHERE session_hash = @sessionHash
+      AND txn NOT IN (SELECT txn FROM pending_authorizations WHERE session_hash = @sessionHash
+        ORDER BY created_at DESC, seq DESC LIMIT @keep)`),
+    findPending: db.prepare(`SELECT ${pendingColumns} FROM pending_authorizations
+      WHERE session_hash = ? AND txn = ? AND expires_at > ?`),
+    takePending: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ? AND txn = ?"),
+    deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?"),
+    purgePending: db.prepare(`DELETE FROM pending_authorizations WHERE (session_hash, txn) IN
+      (SELECT session_hash, txn FROM pending_authorizations WHERE expires_at <= ? LIMIT ?)`)
+  }
+
+  // Requests pending in deleted sessions go in the same transaction (there is no foreign key, see migration 3).
+  const dropPendingOf = (idHashes: ReadonlyArray<string>): number => {
+    for (const idHash of idHashes) q.deletePendingOf.run(idHash)
+    return idHashes.length
   }
 
   const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
@@ -229,6 +291,41 @@ export const make = (db: BetterSqlite3.Database, writer: Writer): Context.Contex
     setting: db.transaction((name: string, candidate: string): string => {
       q.insertSetting.run(name, candidate)
       return q.findSetting.get(name) as string
+    }),
+    // Past maxSessions the oldest anonymous sessions go first, then the one being saved if it is
+    // anonymous, and signed-in sessions only when no anonymous one is left: a flood of anonymous
+    // sessions cannot sign anybody out (the order of the memory store).
+    saveSession: db.transaction((s: SessionStore.SessionRecord): void => {
+      if (q.updateSession.run(s.userId, s.username, s.expiresAt, s.idHash).changes > 0) return
+      q.insertSession.run(s.idHash, s.userId, s.username, s.expiresAt)
+      let excess = (q.countSessions.get() as number) - limits.maxSessions
+      if (excess <= 0) return
+      excess -= dropPendingOf(q.evictAnonymous.all(s.idHash, excess) as Array<string>)
+      if (excess > 0 && s.userId === null) {
+        q.deleteSession.run(s.idHash)
+        excess -= dropPendingOf([s.idHash])
+      }
+      if (excess > 0) dropPendingOf(q.evictSignedIn.all(s.idHash, excess) as Array<string>)
+    }),
+    removeSession: db.transaction((idHash: string): void => {
+      q.deletePendingOf.run(idHash)
+      q.deleteSession.run(idHash)
+    }),
+    addPending: db.transaction((p: SessionStore.PendingRecord): void => {
+      q.addPending.run({
+        sessionHash: p.sessionHash,
+        txn: p.txn,
+        rawQuery: p.rawQuery,
+        csrfHash: p.csrfHash,
+        step: p.step,
+        createdAt: p.createdAt,
+        expiresAt: p.expiresAt
+      })
+      q.trimPending.run({ sessionHash: p.sessionHash, keep: limits.maxPending })
+    }),
+    purgeSessions: db.transaction((now: number, limit: number): number => {
+      const sessions = dropPendingOf(q.purgeSessions.all(now, bound(limit)) as Array<string>)
+      return sessions + q.purgePending.run(now, bound(limit)).changes
     })
   }
 
@@ -344,6 +441,24 @@ export const make = (db: BetterSqlite3.Database, writer: Writer): Context.Contex
     }),
     Context.add(SettingStore.SettingStore, {
       getOrCreate: (name, candidate) => write(() => tx.setting(name, candidate))
+    }),
+    Context.add(SessionStore.SessionStore, {
+      find: (idHash, now) =>
+        attempt(() => {
+          const row = q.findSession.get(idHash, now)
+          return row === undefined ? Option.none() : Option.some(decodeSession(row))
+        }),
+      save: (session) => write(() => tx.saveSession(session)),
+      remove: (idHash) => write(() => tx.removeSession(idHash)),
+      addPending: (pending) => write(() => tx.addPending(pending)),
+      findPending: (sessionHash, txn, now) =>
+        attempt(() => {
+          const row = q.findPending.get(sessionHash, txn, now)
+          return row === undefined ? Option.none() : Option.some(decodePending(row))
+        }),
+      // One conditional delete: of any number of racing callers, one sees changes === 1.
+      takePending: (sessionHash, txn) => write(() => q.takePending.run(sessionHash, txn).changes === 1),
+      purgeExpired: (now, limit) => write(() => tx.purgeSessions(now, limit))
     })
   )
 }
