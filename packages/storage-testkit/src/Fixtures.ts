@@ -1,7 +1,7 @@
 /**
  * Record builders with fresh random identifiers, so tests sharing one store stay apart.
  */
-import type { Application, AuthorizationCode, Token, User } from "@latchkey/core"
+import type { Application, AuthorizationCode, SessionStore, Token, User } from "@latchkey/core"
 import { Scope } from "@latchkey/core"
 import { Schema } from "effect"
 
@@ -90,3 +90,29 @@ export const pair = (overrides: Partial<Token.Token> = {}): readonly [Token.Toke
     token({ expiresAt: baseTime + 30 * 86400, ...overrides, familyId, appKey, kind: "refresh" })
   ]
 }
+
+/** An anonymous sign-in session valid for an hour from `baseTime`. */
+export const session = (overrides: Partial<SessionStore.SessionRecord> = {}): SessionStore.SessionRecord => ({
+  idHash: hash(),
+  userId: null,
+  username: null,
+  expiresAt: baseTime + 3600,
+  ...overrides
+})
+
+/** A signed-in sign-in session valid for an hour from `baseTime`. */
+export const signedInSession = (
+  overrides: Partial<SessionStore.SessionRecord> = {}
+): SessionStore.SessionRecord => session({ userId: id("user"), username: id("name"), ...overrides })
+
+/** An authorization request pending in a session (a fresh one unless `sessionHash` is given), valid for an hour. */
+export const pending = (overrides: Partial<SessionStore.PendingRecord> = {}): SessionStore.PendingRecord => ({
+  sessionHash: hash(),
+  txn: id("txn"),
+  rawQuery: `response_type=code&client_id=${id("app")}&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s`,
+  csrfHash: hash(),
+  step: "login",
+  createdAt: baseTime,
+  expiresAt: baseTime + 3600,
+  ...overrides
+})

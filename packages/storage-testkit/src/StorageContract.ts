@@ -8,6 +8,7 @@ import {
   CodeStore,
   ConsentStore,
   OpenIdStore,
+  SessionStore,
   SettingStore,
   type Stores,
   type Token,
@@ -16,6 +17,7 @@ import {
 } from "@latchkey/core"
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
+import { sessionCases } from "./internal/sessionCases.js"
 
 const T = F.baseTime
 
@@ -34,9 +36,16 @@ const isStored = (t: Token.Token) =>
 
 /**
  * Register a `describe` block named `name` that runs the storage contract against
- * `layer`. The layer is built once and shared by every test of the block.
+ * the layers `makeLayer` builds. `makeLayer(limits)` must build a new, empty store
+ * whose session store keeps `limits`. Most tests share one layer, built with
+ * `SessionStore.defaultLimits` and released after the block; each test of the
+ * session bounds builds its own with small limits.
  */
-export const storageContract = (name: string, layer: Layer.Layer<Stores.Stores, unknown>): void =>
+export const storageContract = (
+  name: string,
+  makeLayer: (limits: SessionStore.SessionLimits) => Layer.Layer<Stores.Stores, unknown>
+): void => {
+  const layer = makeLayer(SessionStore.defaultLimits)
   sharedLayer(layer, { timeout: "60 seconds" })(`storage contract: ${name}`, (it) => {
     it.effect("applications: insert then find returns the same record; unknown keys are absent", () =>
       Effect.gen(function* () {
@@ -620,4 +629,7 @@ export const storageContract = (name: string, layer: Layer.Layer<Stores.Stores, 
         assert.strictEqual(yield* settings.getOrCreate(racing, "late"), seen[0])
       })
     )
+
+    sessionCases(it, makeLayer)
   })
+}

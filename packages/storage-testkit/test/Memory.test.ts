@@ -2,5 +2,5 @@ import { Memory } from "@latchkey/core"
 import { auditContract, storageContract } from "@latchkey/storage-testkit"
 import { Layer } from "effect"
 
-storageContract("memory", Memory.layer)
+storageContract("memory", Memory.layerWith)
 auditContract("memory", Layer.merge(Memory.layer, Memory.auditLayer))
