@@ -2,7 +2,7 @@
  * Platform user accounts: creation and password authentication with throttling
  * and no user enumeration.
  */
-import { Effect, Option } from "effect"
+import { type Context, Deferred, Effect, Option } from "effect"
 import * as Audit from "./Audit.js"
 import * as Entropy from "./Entropy.js"
 import { nowSeconds } from "./internal/time.js"
@@ -16,8 +16,25 @@ import type { User } from "./User.js"
 /** The one answer to every failed sign-in (no user enumeration). */
 export const badCredentials = "username or password is incorrect"
 
-/** A hash to verify against when the user is unknown, so both cases cost the same. */
-let dummyHash: Promise<string> | undefined
+/**
+ * Hashes to verify against when the user is unknown, so both cases cost the same:
+ * one per PasswordHasher service, made by that hasher on first need (inside the
+ * runtime that has it) and kept as long as the service is.
+ */
+const dummyHashes = new WeakMap<Context.Tag.Service<PasswordHasher>, Deferred.Deferred<string>>()
+
+const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<string> =>
+  Effect.fiberIdWith((fiberId) => {
+    const known = dummyHashes.get(hasher)
+    if (known !== undefined) return Deferred.await(known)
+    const made = Deferred.unsafeMake<string>(fiberId)
+    dummyHashes.set(hasher, made)
+    // uninterruptible: what is stored must be a hash even if this sign-in is interrupted
+    return Effect.zipRight(
+      Effect.uninterruptible(Deferred.complete(made, hasher.hash("latchkey-dummy-password"))),
+      Deferred.await(made)
+    )
+  })
 
 /** Create a user with a hashed password. */
 export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
@@ -67,8 +84,7 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   const found = yield* users.findByUsername(username)
   if (Option.isNone(found)) {
     // the same work as for a known user, so timing tells nothing (SECURITY P-1)
-    dummyHash ??= Effect.runPromise(hasher.hash("latchkey-dummy-password"))
-    yield* hasher.verify(password, yield* Effect.promise(() => dummyHash as Promise<string>))
+    yield* hasher.verify(password, yield* dummyHash(hasher))
     return yield* refuse(null)
   }
   if (!(yield* hasher.verify(password, found.value.passwordHash))) return yield* refuse(found.value.userId)

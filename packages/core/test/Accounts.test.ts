@@ -1,0 +1,77 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
+import * as Accounts from "../src/Accounts.js"
+import { PasswordHasher } from "../src/PasswordHasher.js"
+import * as Memory from "../src/storage/Memory.js"
+import * as Throttle from "../src/Throttle.js"
+
+/** A hasher whose hashes start with `name$`, counting what it is asked to do. */
+const countingHasher = (name: string, delay = 0) => {
+  const calls = { hashes: 0, verified: [] as Array<string> }
+  const hasher = Layer.succeed(PasswordHasher, {
+    hash: (p) =>
+      Effect.sleep(delay).pipe(Effect.zipRight(Effect.sync(() => calls.hashes++)), Effect.as(`${name}$${p}`)),
+    verify: (p, h) =>
+      Effect.sync(() => {
+        calls.verified.push(h)
+        return h === `${name}$${p}`
+      })
+  })
+  return { calls, layer: Layer.mergeAll(Memory.layer, Throttle.layer(), hasher) }
+}
+
+/** A sign-in of a user that does not exist, answered with the generic refusal. */
+const unknownSignIn = (username = `nobody-${Math.random().toString(36).slice(2)}`) =>
+  Accounts.authenticate(username, "some password", "127.0.0.1").pipe(
+    Effect.flip,
+    Effect.map((e) => assert.deepInclude(e, { _tag: "InvalidGrant", description: Accounts.badCredentials }))
+  )
+
+describe("Accounts.authenticate, unknown user", () => {
+  it.effect("verifies against a dummy hash of the same hasher, hashed once", () => {
+    const { calls, layer } = countingHasher("a")
+    return Effect.gen(function* () {
+      yield* unknownSignIn()
+      assert.strictEqual(calls.verified.length, 1)
+      assert.isTrue(calls.verified[0]?.startsWith("a$"))
+      yield* Effect.all([unknownSignIn(), unknownSignIn(), unknownSignIn()], { concurrency: "unbounded" })
+      assert.strictEqual(calls.verified.length, 4)
+      assert.strictEqual(new Set(calls.verified).size, 1)
+      assert.strictEqual(calls.hashes, 1)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it("two runtimes with different hashers each verify against their own hasher's dummy", async () => {
+    const a = countingHasher("a")
+    const b = countingHasher("b")
+    const runtimeA = ManagedRuntime.make(a.layer)
+    const runtimeB = ManagedRuntime.make(b.layer)
+    try {
+      await runtimeA.runPromise(unknownSignIn())
+      await runtimeB.runPromise(unknownSignIn())
+      await runtimeA.runPromise(unknownSignIn())
+      assert.strictEqual(a.calls.verified.length, 2)
+      assert.isTrue(a.calls.verified.every((h) => h.startsWith("a$")))
+      assert.strictEqual(b.calls.verified.length, 1)
+      assert.isTrue(b.calls.verified.every((h) => h.startsWith("b$")))
+      assert.strictEqual(a.calls.hashes, 1)
+      assert.strictEqual(b.calls.hashes, 1)
+    } finally {
+      await runtimeA.dispose()
+      await runtimeB.dispose()
+    }
+  })
+
+  it.live("a sign-in interrupted while the dummy is hashed does not spoil it for the next", () => {
+    const { calls, layer } = countingHasher("a", 20)
+    return Effect.gen(function* () {
+      const first = yield* Effect.fork(unknownSignIn())
+      yield* Effect.sleep(5)
+      assert.isTrue(Exit.isInterrupted(yield* Fiber.interrupt(first)))
+      yield* unknownSignIn()
+      assert.strictEqual(calls.hashes, 1)
+      assert.strictEqual(calls.verified.length, 1)
+      assert.isTrue(calls.verified[0]?.startsWith("a$"))
+    }).pipe(Effect.provide(layer))
+  })
+})
