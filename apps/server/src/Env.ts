@@ -2,7 +2,8 @@
  * The server's configuration, read from environment variables (SPEC §8).
  */
 import { isAbsolute, resolve } from "node:path"
-import { Throttle } from "@latchkey/core"
+import { Config, Throttle } from "@latchkey/core"
+import { Either } from "effect"
 
 /** Everything the server and the CLI read from the environment. */
 export interface ServerEnv {
@@ -19,6 +20,8 @@ export interface ServerEnv {
   readonly accessTokenTtl: number | undefined
   readonly refreshTokenTtl: number | undefined
   readonly refreshReuseGrace: number | undefined
+  /** Idle lifetime of a sign-in session of the pages, seconds. */
+  readonly sessionTtl: number | undefined
   /** Express "trust proxy" setting, or false. */
   readonly trustProxy: string | false
   readonly logLevel: string
@@ -63,21 +66,13 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
   const port = integer(env, "PORT", 0, 65535) ?? 8080
   const issuer = (env.LATCHKEY_ISSUER ?? "").trim() || null
   if (issuer !== null) {
-    let url: URL
-    try {
-      url = new URL(issuer)
-    } catch {
-      throw new EnvError(`LATCHKEY_ISSUER must be an absolute URL (got ${JSON.stringify(issuer)})`)
-    }
-    if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search !== "" || url.hash !== "") {
-      throw new EnvError("LATCHKEY_ISSUER must be an http(s) URL without query or fragment (RFC 8414 §2)")
-    }
-    if (issuer.endsWith("/")) throw new EnvError("LATCHKEY_ISSUER must not end with a slash")
+    const checked = Config.validateIssuer(issuer)
+    if (Either.isLeft(checked)) throw new EnvError(`LATCHKEY_ISSUER ${checked.left.message}`)
   }
   const db = (env.LATCHKEY_DB ?? "").trim() || "./data/latchkey.sqlite"
   const secret = env.LATCHKEY_SECRET ?? ""
-  if (secret !== "" && secret.length < 32)
-    throw new EnvError("LATCHKEY_SECRET must be at least 32 characters")
+  if (secret !== "" && secret.length < Config.minServerKeyLength)
+    throw new EnvError(`LATCHKEY_SECRET must be at least ${Config.minServerKeyLength} characters`)
   let scopeDescriptions: Record<string, string> = {}
   if (env.LATCHKEY_SCOPE_DESCRIPTIONS !== undefined && env.LATCHKEY_SCOPE_DESCRIPTIONS !== "") {
     try {
@@ -119,6 +114,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     accessTokenTtl: integer(env, "LATCHKEY_ACCESS_TOKEN_TTL", 1, 86400),
     refreshTokenTtl: integer(env, "LATCHKEY_REFRESH_TOKEN_TTL", 1, 365 * 86400),
     refreshReuseGrace: integer(env, "LATCHKEY_REFRESH_REUSE_GRACE", 0, 60),
+    sessionTtl: integer(env, "LATCHKEY_SESSION_TTL", 60, 7 * 86400),
     trustProxy: (env.LATCHKEY_TRUST_PROXY ?? "").trim() || false,
     logLevel: (env.LOG_LEVEL ?? "").trim() || "info"
   }

@@ -5,14 +5,14 @@
  */
 import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { CodeStore, TokenStore } from "@latchkey/core"
+import { CodeStore, SessionStore, TokenStore } from "@latchkey/core"
 import { Clock, Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
 import * as App from "./App.js"
 import type { ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
 import * as Services from "./Services.js"
 
-/** Interval of the sweep of expired codes and tokens. */
+/** Interval of the sweep of expired codes, tokens and sign-in sessions. */
 export const sweepInterval = Duration.minutes(5)
 /** Most codes, and most tokens, one sweep deletes. */
 export const sweepLimit = 1000
@@ -23,6 +23,12 @@ export const sweepOnce = Effect.gen(function* () {
   const codes = yield* Effect.flatMap(CodeStore.CodeStore, (s) => s.purgeExpired(now, sweepLimit))
   const tokens = yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.purgeExpired(now, sweepLimit))
   return { codes, tokens }
+})
+
+/** Delete expired sign-in sessions and pending authorizations, at most `sweepLimit` of each. */
+export const sweepSessions = Effect.gen(function* () {
+  const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  return yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.purgeExpired(now, sweepLimit))
 })
 
 /** A running server. */
@@ -78,9 +84,9 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
   })
 
   const sweeper = runtime.runFork(
-    sweepOnce.pipe(
+    Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
       Effect.tap((n) =>
-        n.codes + n.tokens > 0
+        n.codes + n.tokens + n.sessions > 0
           ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
           : Effect.void
       ),

@@ -40,7 +40,7 @@ export const layer = (
   issuer: string,
   log: Log.Log,
   overrides: Overrides = {}
-): Layer.Layer<Services, StorageError.StorageError> => {
+): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
   const storage = SqliteStorage.layer({ filename: env.dbPath })
   const config = Layer.effect(
     Config.Config,
@@ -50,13 +50,14 @@ export const layer = (
         (yield* Effect.flatMap(SettingStore.SettingStore, (s) =>
           Effect.flatMap(Entropy.token, (candidate) => s.getOrCreate(serverKeySetting, candidate))
         ))
-      return Config.make({
+      return yield* Config.make({
         issuer,
         serverKey,
         ...(env.codeTtl !== undefined ? { codeTtl: env.codeTtl } : {}),
         ...(env.accessTokenTtl !== undefined ? { accessTokenTtl: env.accessTokenTtl } : {}),
         ...(env.refreshTokenTtl !== undefined ? { refreshTokenTtl: env.refreshTokenTtl } : {}),
-        ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {})
+        ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {}),
+        ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {})
       })
     })
   ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))

@@ -1,13 +1,22 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, describe, it } from "@effect/vitest"
-import { Audit, Config, Entropy, Memory, StorageError, Throttle, TokenStore } from "@latchkey/core"
+import {
+  Audit,
+  Config,
+  Entropy,
+  Memory,
+  SessionStore,
+  StorageError,
+  Throttle,
+  TokenStore
+} from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import * as App from "../src/App.js"
 import * as Log from "../src/Log.js"
 import * as ScryptHasher from "../src/ScryptHasher.js"
-import { sweepOnce } from "../src/Server.js"
+import { sweepOnce, sweepSessions } from "../src/Server.js"
 
 const runtimeWith = (healthy: boolean) =>
   ManagedRuntime.make(
@@ -98,6 +107,34 @@ describe("sweepOnce", () => {
       )
       assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 1 })
       assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 0 })
+    } finally {
+      await runtime.dispose()
+    }
+  })
+})
+
+describe("sweepSessions", () => {
+  it("deletes expired sign-in sessions only", async () => {
+    const runtime = runtimeWith(true)
+    try {
+      const now = Math.floor(Date.now() / 1000)
+      const session = (idHash: string, expiresAt: number) => ({
+        idHash,
+        userId: null,
+        username: null,
+        expiresAt
+      })
+      await runtime.runPromise(
+        Effect.flatMap(SessionStore.SessionStore, (s) =>
+          Effect.zipRight(s.save(session("old", now - 1)), s.save(session("new", now + 3600)))
+        )
+      )
+      assert.strictEqual(await runtime.runPromise(sweepSessions), 1)
+      assert.strictEqual(await runtime.runPromise(sweepSessions), 0)
+      const left = await runtime.runPromise(
+        Effect.flatMap(SessionStore.SessionStore, (s) => s.find("new", now))
+      )
+      assert.isTrue(left._tag === "Some")
     } finally {
       await runtime.dispose()
     }

@@ -1,8 +1,9 @@
 /**
  * Resource-server side: checking a Bearer access token (RFC 6750).
  */
-import { Effect, Option } from "effect"
+import { Cause, Effect, Either, Option } from "effect"
 import { sha256 } from "./Digest.js"
+import { type HttpResponse, json, unavailable } from "./Http.js"
 import { nowSeconds } from "./internal/time.js"
 import { InsufficientScope, InvalidRequest, InvalidToken } from "./OAuthError.js"
 import { caps } from "./requests/Params.js"
@@ -51,3 +52,98 @@ export const verify = Effect.fnUntraced(function* (
   }
   return { clientId: t.appKey, openId: t.openId, scope: t.scope, expiresAt: t.expiresAt } satisfies Principal
 })
+
+// RFC 6750 §3: auth-param values are quoted strings; keep them to safe characters
+const quoted = (s: string) => `"${s.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, "")}"`
+
+/** The `WWW-Authenticate` challenge of RFC 6750 §3 for `realm`, with error parameters if any. */
+export const challenge = (realm: string, params: Readonly<Record<string, string>> = {}): string =>
+  [`Bearer realm=${quoted(realm)}`, ...Object.entries(params).map(([k, v]) => `${k}=${quoted(v)}`)].join(", ")
+
+const refusal = (
+  realm: string,
+  status: number,
+  error: string,
+  description: string,
+  params: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> = {}
+): HttpResponse =>
+  json(
+    status,
+    { error, error_description: description },
+    { "www-authenticate": challenge(realm, params), ...extra }
+  )
+
+/**
+ * Admit a request to a protected resource: its principal, or the response to send
+ * instead (RFC 6750 §3.1): 401 with a bare challenge when it has no Bearer
+ * credentials, 400 `invalid_request` for a malformed or repeated header, 401
+ * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
+ * Retry-After when the store cannot answer. `authorization` is every value of
+ * the header the request carried.
+ */
+export const admit = (
+  authorization: ReadonlyArray<string>,
+  required: Scope.ScopeSet,
+  realm = "latchkey"
+): Effect.Effect<Either.Either<Principal, HttpResponse>, never, TokenStore | ApplicationStore> => {
+  if (authorization.length > 1) {
+    const description = "repeated Authorization header"
+    return Effect.succeed(
+      Either.left(refusal(realm, 400, "invalid_request", description, { error: "invalid_request" }))
+    )
+  }
+  const header = authorization[0]
+  if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+    return Effect.succeed(
+      Either.left(refusal(realm, 401, "invalid_request", "a Bearer access token is required", {}))
+    )
+  }
+  return verify(header, required).pipe(
+    Effect.map(Either.right),
+    Effect.catchAll((e) => {
+      switch (e._tag) {
+        case "InvalidRequest":
+        case "InvalidToken":
+          return Effect.succeed(
+            Either.left(
+              refusal(realm, e.status, e.error, e.description, {
+                error: e.error,
+                error_description: e.description
+              })
+            )
+          )
+        case "InsufficientScope":
+          return Effect.succeed(
+            Either.left(
+              refusal(realm, e.status, e.error, e.description, {
+                error: e.error,
+                error_description: e.description,
+                scope: e.scope
+              })
+            )
+          )
+        case "StorageError":
+          return Effect.succeed(
+            Either.left(
+              refusal(
+                realm,
+                503,
+                unavailable.error,
+                unavailable.description,
+                {},
+                {
+                  "retry-after": String(unavailable.retryAfter)
+                }
+              )
+            )
+          )
+      }
+    }),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
+        Effect.as(Either.left(refusal(realm, 500, "server_error", "internal server error", {})))
+      )
+    )
+  )
+}

@@ -1,7 +1,7 @@
 /**
  * Server-wide settings: issuer, lifetimes, PKCE policy and the server key.
  */
-import { Context, Layer } from "effect"
+import { Context, Either, Layer, Schema } from "effect"
 
 /** Settings every grant reads. Lifetimes are in seconds. */
 export interface Settings {
@@ -26,7 +26,7 @@ export interface Settings {
 /** The server settings service. */
 export class Config extends Context.Tag("@latchkey/core/Config")<Config, Settings>() {}
 
-/** Default lifetimes and policies of SPEC.md. */
+/** Default lifetimes and policies. */
 export const defaults = {
   codeTtl: 60,
   accessTokenTtl: 3600,
@@ -39,22 +39,56 @@ export const defaults = {
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */
 export const maxCodeTtl = 600
 
-/** Build settings from an issuer and server key, with SPEC defaults for the rest. */
-export const make = (
-  options: Pick<Settings, "issuer" | "serverKey"> & Partial<Omit<Settings, "issuer" | "serverKey">>
-): Settings => {
-  const settings: Settings = { ...defaults, ...options }
-  if (!(settings.codeTtl > 0 && settings.codeTtl <= maxCodeTtl)) {
-    throw new RangeError(`codeTtl must be between 1 and ${maxCodeTtl} seconds`)
+/** Fewest characters of a server key: it keys every App Secret digest and the session cookies. */
+export const minServerKeyLength = 32
+
+/** A setting that cannot be used; `field` names it. */
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * Check an issuer identifier (RFC 8414 §2): an absolute `https` (or, for local
+ * use, `http`) URL without query or fragment, and without a trailing slash, so
+ * endpoint URLs and the `iss` of RFC 9207 compare exactly.
+ */
+export const validateIssuer = (issuer: string): Either.Either<string, InvalidConfig> => {
+  const invalid = (message: string) => Either.left(new InvalidConfig({ field: "issuer", message }))
+  let url: URL
+  try {
+    url = new URL(issuer)
+  } catch {
+    return invalid(`must be an absolute URL (got ${JSON.stringify(issuer)})`)
   }
-  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl"] as const) {
-    if (!(Number.isInteger(settings[k]) && settings[k] > 0))
-      throw new RangeError(`${k} must be a positive integer`)
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.search !== "" || url.hash !== "") {
+    return invalid("must be an http(s) URL without query or fragment (RFC 8414 §2)")
   }
-  if (!(settings.refreshReuseGrace >= 0)) throw new RangeError("refreshReuseGrace must be >= 0")
-  return settings
+  if (issuer.endsWith("/")) return invalid("must not end with a slash")
+  return Either.right(issuer)
 }
 
-/** A layer providing `make(options)`. */
-export const layer = (options: Parameters<typeof make>[0]): Layer.Layer<Config> =>
-  Layer.sync(Config, () => make(options))
+/** Build settings from an issuer and server key, with the documented defaults for the rest. */
+export const make = (
+  options: Pick<Settings, "issuer" | "serverKey"> & Partial<Omit<Settings, "issuer" | "serverKey">>
+): Either.Either<Settings, InvalidConfig> => {
+  const settings: Settings = { ...defaults, ...options }
+  const invalid = (field: string, message: string) => Either.left(new InvalidConfig({ field, message }))
+  const issuer = validateIssuer(settings.issuer)
+  if (Either.isLeft(issuer)) return Either.left(issuer.left)
+  if (settings.serverKey.length < minServerKeyLength) {
+    return invalid("serverKey", `must be at least ${minServerKeyLength} characters`)
+  }
+  if (!(Number.isInteger(settings.codeTtl) && settings.codeTtl > 0 && settings.codeTtl <= maxCodeTtl)) {
+    return invalid("codeTtl", `must be a whole number of seconds between 1 and ${maxCodeTtl}`)
+  }
+  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl"] as const) {
+    if (!(Number.isInteger(settings[k]) && settings[k] > 0)) return invalid(k, "must be a positive integer")
+  }
+  if (!(settings.refreshReuseGrace >= 0)) return invalid("refreshReuseGrace", "must be >= 0")
+  return Either.right(settings)
+}
+
+/** A layer providing `make(options)`; it fails to build with InvalidConfig. */
+export const layer = (options: Parameters<typeof make>[0]): Layer.Layer<Config, InvalidConfig> =>
+  Layer.effect(Config, make(options))

@@ -37,3 +37,45 @@ describe("Bearer.verify (RFC 6750)", () => {
       }).pipe(Effect.provide(TestLayer()))
   )
 })
+
+describe("Bearer.admit (RFC 6750 §3)", () => {
+  const scope = (s: string) => Either.getOrThrow(Scope.parse(s))
+  const refusal = (
+    r: Either.Either<Bearer.Principal, { status: number; headers: Record<string, string> }>
+  ) => {
+    assert.isTrue(Either.isLeft(r))
+    const res = (r as Either.Left<{ status: number; headers: Record<string, string> }, Bearer.Principal>).left
+    return [res.status, res.headers["www-authenticate"]] as const
+  }
+
+  it.effect("answers each refusal with its status and challenge, and admits a valid token", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const t = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
+      assert.deepStrictEqual(refusal(yield* Bearer.admit([], scope(""), "api")), [401, 'Bearer realm="api"'])
+      assert.deepStrictEqual(refusal(yield* Bearer.admit(["Basic abc"], scope(""))), [
+        401,
+        'Bearer realm="latchkey"'
+      ])
+      assert.deepStrictEqual(refusal(yield* Bearer.admit([`Bearer ${t}`, `Bearer ${t}`], scope(""))), [
+        400,
+        'Bearer realm="latchkey", error="invalid_request"'
+      ])
+      const [status, unknown] = refusal(yield* Bearer.admit(["Bearer nope"], scope("")))
+      assert.strictEqual(status, 401)
+      assert.match(unknown as string, /^Bearer realm="latchkey", error="invalid_token", error_description="/)
+      const [forbidden, lacking] = refusal(yield* Bearer.admit([`Bearer ${t}`], scope("admin")))
+      assert.strictEqual(forbidden, 403)
+      assert.match(lacking as string, /error="insufficient_scope".*scope="admin"$/)
+      const admitted = yield* Bearer.admit([`Bearer ${t}`], scope("read"))
+      assert.isTrue(Either.isRight(admitted))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it("quotes challenge parameters with safe characters only", () => {
+    assert.strictEqual(
+      Bearer.challenge('re"al\\m\n', { error_description: "a\u0000b" }),
+      'Bearer realm="realm", error_description="ab"'
+    )
+  })
+})

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger, Option, TestClock } from "effect"
+import { Effect, Either, Logger, Option, TestClock } from "effect"
+import * as Config from "../src/Config.js"
 import * as Http from "../src/Http.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
 import { StorageError } from "../src/storage/StorageError.js"
@@ -251,4 +252,26 @@ describe("metadata", () => {
       assert.isTrue(doc.authorization_response_iss_parameter_supported)
     }).pipe(Effect.provide(TestLayer()))
   )
+})
+
+describe("Config.make", () => {
+  it("refuses an unusable issuer, a short server key and bad lifetimes with a typed error naming the setting", () => {
+    const base = { issuer: "https://auth.example", serverKey: "k".repeat(32) }
+    assert.isTrue(Either.isRight(Config.make(base)))
+    for (const [options, field] of [
+      [{ ...base, issuer: "auth.example" }, "issuer"],
+      [{ ...base, issuer: "ftp://auth.example" }, "issuer"],
+      [{ ...base, issuer: "https://auth.example/?a=1" }, "issuer"],
+      [{ ...base, issuer: "https://auth.example/" }, "issuer"],
+      [{ ...base, serverKey: "k".repeat(31) }, "serverKey"],
+      [{ ...base, codeTtl: 601 }, "codeTtl"],
+      [{ ...base, sessionTtl: 0 }, "sessionTtl"],
+      [{ ...base, refreshReuseGrace: -1 }, "refreshReuseGrace"]
+    ] as const) {
+      const r = Config.make(options)
+      assert.isTrue(Either.isLeft(r), JSON.stringify(options))
+      const e = (r as Either.Left<Config.InvalidConfig, Config.Settings>).left
+      assert.deepStrictEqual([e._tag, e.field], ["InvalidConfig", field])
+    }
+  })
 })

@@ -27,7 +27,7 @@ export const testHasher = Layer.succeed(PasswordHasher.PasswordHasher, {
 export interface TestServer {
   readonly base: string
   readonly issuer: string
-  readonly runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, never>
+  readonly runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   readonly close: () => Promise<void>
 }
 

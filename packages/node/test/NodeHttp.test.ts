@@ -13,7 +13,7 @@ const hasher = Layer.succeed(PasswordHasher.PasswordHasher, {
 describe("NodeHttp.handler on a plain node:http server", () => {
   let server: Server
   let base: string
-  let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, never>
+  let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let basic: string
   const errors: Array<unknown> = []
 
