@@ -18,14 +18,8 @@ import * as Accounts from "./Accounts.js"
 import * as Audit from "./Audit.js"
 import * as Authorize from "./Authorize.js"
 import { Config } from "./Config.js"
-import {
-  type HttpRequest,
-  header,
-  methodNotAllowed,
-  type Refusal,
-  type Requirements,
-  readForm
-} from "./Http.js"
+import type { HttpRequest, Refusal, Requirements } from "./Http.js"
+import * as Http from "./Http.js"
 import * as Metadata from "./Metadata.js"
 import type * as Scope from "./Scope.js"
 import * as Session from "./Session.js"
@@ -117,8 +111,8 @@ const refused = (layout: Authorize.ClientType, r: Refusal): ErrorPage =>
   errorPage(layout, r.status, "invalid_request", r.description, r.headers)
 
 const unavailable = (layout: Authorize.ClientType): ErrorPage =>
-  errorPage(layout, 503, "temporarily_unavailable", "the service is unavailable; retry shortly", {
-    "retry-after": "1"
+  errorPage(layout, Http.unavailable.status, Http.unavailable.error, Http.unavailable.description, {
+    "retry-after": String(Http.unavailable.retryAfter)
   })
 
 const forbidden = (layout: Authorize.ClientType): ErrorPage =>
@@ -151,7 +145,9 @@ const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> 
   new URL(ar.redirectUri).origin
 ]
 
-const cookiePath = (req: PageRequest) => `${req.basePath}/oauth2/oauth2`
+// The cookie goes only to the endpoint paths: the authorize endpoint's folder
+const cookiePath = (req: PageRequest) =>
+  req.basePath + Metadata.paths.authorize.slice(0, Metadata.paths.authorize.lastIndexOf("/"))
 
 const saveSession = (req: PageRequest, session: Session.Session) =>
   Effect.flatMap(Config, ({ issuer }) =>
@@ -223,7 +219,7 @@ const authorizeGet = (req: PageRequest) =>
   Effect.gen(function* () {
     const ar = yield* validated(req.query, 302)
     if (req.method === "HEAD") return answer(View.Head({ formTargets: formTargets(ar) }))
-    const session = yield* Session.load(header(req, "cookie") ?? undefined)
+    const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     const user = yield* currentUser(session)
     if (Option.isNone(user)) {
       // A session whose user vanished continues anonymous, under the same id until sign-in
@@ -242,9 +238,9 @@ const authorizeGet = (req: PageRequest) =>
 /** Whether a form post comes from another site (Fetch Metadata, then `Origin`); the CSRF token is checked besides. */
 const crossSite = (req: PageRequest) =>
   Effect.map(Config, ({ issuer }) => {
-    const site = header(req, "sec-fetch-site")
+    const site = Http.header(req, "sec-fetch-site")
     if (site === null || (site !== undefined && site !== "same-origin" && site !== "none")) return true
-    const origin = header(req, "origin")
+    const origin = Http.header(req, "origin")
     // Referrer-Policy: no-referrer makes browsers send `Origin: null` on same-origin posts
     if (origin === undefined || origin === "null") return false
     return origin !== new URL(issuer).origin && origin !== req.ownOrigin
@@ -253,11 +249,11 @@ const crossSite = (req: PageRequest) =>
 /** Read a page form and take the request it continues: anything wrong ends the request. */
 const continueForm = (req: PageRequest, step: (params: Record<string, string>) => Step) =>
   Effect.gen(function* () {
-    const params = yield* Either.match(readForm(req), {
+    const params = yield* Either.match(Http.readForm(req), {
       onLeft: (r) => early(refused("PC", r)),
       onRight: Effect.succeed
     })
-    const session = yield* Session.load(header(req, "cookie") ?? undefined)
+    const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     if (Option.isNone(session) || (yield* crossSite(req))) return yield* early(forbidden("PC"))
     const pending = yield* Session.takePending(session.value, params.txn, params.csrf_token, step(params))
     if (Option.isNone(pending)) return yield* early(forbidden("PC"))
@@ -352,7 +348,7 @@ const route = (
   if (page === "login") {
     return req.method === "POST"
       ? signInPost(req)
-      : Effect.succeed(answer(refused(Authorize.layout(req.query), methodNotAllowed("POST"))))
+      : Effect.succeed(answer(refused(Authorize.layout(req.query), Http.methodNotAllowed("POST"))))
   }
   switch (req.method) {
     case "GET":
@@ -361,7 +357,9 @@ const route = (
     case "POST":
       return consentPost(req)
     default:
-      return Effect.succeed(answer(refused(Authorize.layout(req.query), methodNotAllowed("GET, HEAD, POST"))))
+      return Effect.succeed(
+        answer(refused(Authorize.layout(req.query), Http.methodNotAllowed("GET, HEAD, POST")))
+      )
   }
 }
 
@@ -382,7 +380,14 @@ export const handle = (
     Effect.catchAllCause((cause) =>
       Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
         Effect.as(
-          answer(errorPage(Authorize.layout(req.query), 500, "server_error", "an unexpected error occurred"))
+          answer(
+            errorPage(
+              Authorize.layout(req.query),
+              Http.serverError.status,
+              Http.serverError.error,
+              Http.serverError.description
+            )
+          )
         )
       )
     ),

@@ -58,7 +58,7 @@ export const hardeningHeaders = (https: boolean): Readonly<Record<string, string
   return headers
 }
 
-const serverError = Http.json(500, { error: "server_error", error_description: "internal server error" })
+const serverError = Http.errorResponse(Http.serverError)
 
 /** Write a core response, with `headers` under the core's own. */
 export const write = (
