@@ -9,7 +9,7 @@ import { sha256 } from "../Digest.js"
 import { nowSeconds } from "../internal/time.js"
 import { InvalidGrant } from "../OAuthError.js"
 import * as Pkce from "../Pkce.js"
-import type { TokenRequest } from "../requests/TokenRequest.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
@@ -37,10 +37,7 @@ const replayed = (
   })
 
 /** Exchange an authorization code for a token set. */
-export const handle = Effect.fnUntraced(function* (
-  req: Extract<TokenRequest, { _tag: "AuthorizationCode" }>,
-  app: Application
-) {
+export const handle = Effect.fnUntraced(function* (req: TokenRequest.AuthorizationCode, app: Application) {
   const codes = yield* CodeStore
   const now = yield* nowSeconds
   const codeHash = yield* sha256(req.code)

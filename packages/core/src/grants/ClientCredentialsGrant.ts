@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
 import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
-import type { TokenRequest } from "../requests/TokenRequest.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
@@ -14,10 +14,7 @@ import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 export const grantType = "client_credentials"
 
 /** Issue a token to the authenticated application. */
-export const handle = Effect.fnUntraced(function* (
-  req: Extract<TokenRequest, { _tag: "ClientCredentials" }>,
-  app: Application
-) {
+export const handle = Effect.fnUntraced(function* (req: TokenRequest.ClientCredentials, app: Application) {
   const openId = Option.getOrNull(req.openId)
   const grant: Grant = {
     app,

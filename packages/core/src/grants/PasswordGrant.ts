@@ -8,7 +8,7 @@ import type { Application } from "../Application.js"
 import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
 import { forUser } from "../OpenId.js"
-import type { TokenRequest } from "../requests/TokenRequest.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
@@ -17,7 +17,7 @@ export const grantType = "password"
 
 /** Exchange a user's credentials for a token set carrying the application's default scopes. */
 export const handle = Effect.fnUntraced(function* (
-  req: Extract<TokenRequest, { _tag: "Password" }>,
+  req: TokenRequest.Password,
   app: Application,
   address: string | undefined
 ) {

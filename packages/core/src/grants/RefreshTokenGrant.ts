@@ -9,7 +9,7 @@ import { Config } from "../Config.js"
 import { sha256 } from "../Digest.js"
 import { nowSeconds } from "../internal/time.js"
 import { InvalidGrant, InvalidScope } from "../OAuthError.js"
-import type { TokenRequest } from "../requests/TokenRequest.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import * as Scope from "../Scope.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
@@ -21,10 +21,7 @@ export const grantType = "refresh_token"
 const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
 
 /** Exchange a refresh token for a new access token and a new refresh token of the same family. */
-export const handle = Effect.fnUntraced(function* (
-  req: Extract<TokenRequest, { _tag: "RefreshToken" }>,
-  app: Application
-) {
+export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToken, app: Application) {
   const tokens = yield* TokenStore
   const { refreshReuseGrace } = yield* Config
   const now = yield* nowSeconds
