@@ -17,7 +17,7 @@ export const GrantType = Schema.Literal(
 /** A grant type name. */
 export type GrantType = typeof GrantType.Type
 
-/** Grant types of a new application when none are named (SPEC §8). */
+/** Grant types of a new application when none are named (`app create` in apps/server/README.md). */
 export const defaultGrantTypes: ReadonlyArray<GrantType> = [
   "authorization_code",
   "refresh_token",
@@ -49,7 +49,7 @@ export const maxRedirectUriLength = 2048
 const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
 
 /**
- * Check a redirect URI for registration (SPEC §5, RFC 6749 §3.1.2, RFC 9700 §2.6):
+ * Check a redirect URI for registration (RFC 6749 §3.1.2, RFC 9700 §2.6):
  * absolute, no fragment, no userinfo, `https` or `http` on a loopback host.
  */
 export const validateRedirectUri = (uri: string): Either.Either<string, InvalidRequest> => {

@@ -1,5 +1,5 @@
 /**
- * The authorize endpoint (RFC 6749 §4.1.1, §4.2.1; SPEC §3): request validation
+ * The authorize endpoint (RFC 6749 §4.1.1, §4.2.1): request validation
  * with the no-redirect rule for bad client or redirect URI, and delivery of the
  * code (query) or token (fragment) with `state` and `iss` (RFC 9207).
  */
@@ -62,7 +62,7 @@ export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
   readonly description: string
 }> {}
 
-/** Error codes the authorize endpoint sends to the redirect URI (SPEC §3). */
+/** Error codes the authorize endpoint sends to the redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */
 export type RedirectErrorCode =
   | "invalid_request"
   | "unauthorized_client"
@@ -114,7 +114,7 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
   if (Option.isNone(found)) return yield* page("invalid_request", "client_id is missing or unknown")
   const app = found.value
   const redirectUri = params.redirect_uri
-  // RFC 6749 §3.1.2.3 and SPEC §3: required, and exactly a registered URI
+  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
   if (redirectUri === undefined || !matchesRedirectUri(app, redirectUri)) {
     return yield* page("invalid_request", "redirect_uri is missing or not registered for this application")
   }

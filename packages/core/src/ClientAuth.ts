@@ -1,6 +1,6 @@
 /**
  * Client authentication at the token, introspection and revocation endpoints:
- * HTTP Basic only, keyed digests compared in constant time (SPEC §2, §5).
+ * HTTP Basic only (RFC 6749 §2.3.1), keyed digests compared in constant time.
  */
 import { Effect, Either, Option } from "effect"
 import type { Application } from "./Application.js"

@@ -5,7 +5,10 @@
 import { Context, Effect, Layer } from "effect"
 import { encode } from "./internal/base64url.js"
 
-/** Bytes of entropy in every token, code and generated secret (256 bits, SPEC §5). */
+/**
+ * Bytes of entropy in every token, code and generated secret: 256 bits, well past the guessing
+ * chance of at most 2^-128 that RFC 6749 §10.10 asks for.
+ */
 export const tokenBytes = 32
 
 /** Produces random bytes. */

@@ -1,7 +1,7 @@
 /**
  * HTTP semantics of the JSON endpoints as pure functions from a plain request
  * value to a plain response value, so every binding (Express, node:http,
- * fetch-style) is a few lines of I/O and behaves the same (SPEC §2, §6, §7).
+ * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009).
  */
 import { Cause, Effect, Either, Option } from "effect"
 import * as Audit from "./Audit.js"
@@ -41,7 +41,7 @@ export interface HttpResponse {
 /** Every service the endpoints need. */
 export type Requirements = Stores | Config | Entropy | PasswordHasher | ThrottleStore | ThrottlePolicy
 
-/** Largest accepted body (SPEC §2): larger is 413. */
+/** Largest accepted body, 16 KiB: larger is 413. */
 export const maxBodyBytes = 16 * 1024
 
 const jsonHeaders = {
@@ -96,7 +96,7 @@ export const methodNotAllowed = (allow: string): Refusal => ({
  * that stops reading a large body hands over anything longer than `maxBodyBytes`.
  */
 export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> => {
-  // SECURITY T8: compressed bodies are refused, never inflated
+  // T8 (docs/security.md): compressed bodies are refused, never inflated
   const encoding = header(req, "content-encoding")
   if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
     return Either.left({ status: 415, description: "content encoding is not supported", headers: {} })
@@ -195,7 +195,7 @@ const queryNames = (query: string, name: string): boolean =>
     }
   })
 
-// SECURITY I-6: a token in the URL is refused (`?%74oken=` too), never read
+// I-6 (docs/security.md): a token in the URL is refused (`?%74oken=` too), never read
 const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.InvalidRequest> =>
   queryNames(req.query, "token")
     ? Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))

@@ -3,7 +3,7 @@
  */
 import type { Settings } from "./Config.js"
 
-/** The paths of every endpoint, relative to the issuer (SPEC §1). */
+/** The paths of every endpoint, relative to the issuer (fixed by the interface Latchkey serves). */
 export const paths = {
   token: "/oauth2/oauth2/token",
   authorize: "/oauth2/oauth2/authorize",

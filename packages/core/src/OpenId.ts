@@ -1,12 +1,12 @@
 /**
- * open_id: the stable, per-application pseudonym of a platform user (SPEC §4).
+ * open_id: the stable, per-application pseudonym of a platform user (docs/decisions.md).
  */
 import { Effect, Schema } from "effect"
 import { Config } from "./Config.js"
 import { hmac } from "./Digest.js"
 import { OpenIdStore } from "./storage/OpenIdStore.js"
 
-/** An open_id sent by a caller: 1–128 printable ASCII characters (SPEC §2). */
+/** An open_id sent by a caller: 1–128 visible ASCII characters, `!` to `~` (docs/decisions.md). */
 export const OpenIdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7E]{1,128}$/))
 
 /**

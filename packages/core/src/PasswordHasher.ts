@@ -15,7 +15,7 @@ export class PasswordHasher extends Context.Tag("@latchkey/core/PasswordHasher")
   }
 >() {}
 
-/** Longest password accepted, checked before hashing (SECURITY P-6). */
+/** Longest password accepted, checked before hashing (docs/security.md, catalogue P-6). */
 export const maxPasswordLength = 1024
 /** Longest username accepted. */
 export const maxUsernameLength = 128

@@ -17,7 +17,7 @@ export const Token = Schema.Struct({
   appKey: Schema.String,
   /** The platform user, when the token was granted by one. */
   userId: Schema.NullOr(Schema.String),
-  /** The subject within the application (SPEC §4), when there is one. */
+  /** The subject within the application (its `open_id`, see OpenId.ts), when there is one. */
   openId: Schema.NullOr(Schema.String),
   /** Access token: the scope it carries. Refresh token: the original grant's scope (RFC 6749 §6). */
   scope: Scope.ScopeSet,

@@ -35,7 +35,7 @@ describe("authorize", () => {
   )
 
   it.effect(
-    "a redirect_uri that is missing or not exactly registered is an error page (SECURITY A10-A23)",
+    "a redirect_uri that is missing or not exactly registered is an error page (docs/security.md, catalogue A10-A23)",
     () =>
       Effect.gen(function* () {
         const { app } = yield* newApp()

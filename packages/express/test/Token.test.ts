@@ -166,7 +166,7 @@ describe("token endpoint framing", () => {
     await expectError(bearer, 401, "invalid_client")
   })
 
-  it("refuses two Authorization headers, whichever comes first (SECURITY H14)", async () => {
+  it("refuses two Authorization headers, whichever comes first (docs/security.md, catalogue H14)", async () => {
     const { request } = await import("node:http")
     const send = (values: ReadonlyArray<string>) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {

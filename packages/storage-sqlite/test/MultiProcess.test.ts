@@ -1,6 +1,6 @@
 /**
  * Single use across OS processes sharing one file, and durability of what a
- * process reported before it was killed (SECURITY §4.2, §4.4).
+ * process reported before it was killed (docs/security.md, store invariants D1, D2, D9).
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -217,7 +217,7 @@ for (const [mode, name] of crashTests)
             }),
             SqliteStorage.layer({ filename })
           )
-          // SECURITY §4.1.2: no consumed code without its tokens, no issued tokens with an unconsumed code.
+          // D2 (docs/security.md): no consumed code without its tokens, no issued tokens with an unconsumed code.
           const check = new BetterSqlite3(filename, { readonly: true })
           try {
             const orphans = check

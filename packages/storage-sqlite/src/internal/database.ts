@@ -82,7 +82,7 @@ export const openSync = (options: Options): Opened => {
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
     db.pragma("journal_mode = WAL")
-    // SECURITY §4.2: with WAL, NORMAL may lose the last commits (a single-use mark) on power loss.
+    // D9 (docs/security.md): with WAL, NORMAL may lose the last commits (a single-use mark) on power loss.
     db.pragma(`synchronous = ${synchronous}`)
     db.pragma("foreign_keys = ON")
     const migratedFrom = migrate(db, Math.floor(Date.now() / 1000))

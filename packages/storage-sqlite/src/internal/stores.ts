@@ -150,7 +150,7 @@ export const make = (
       scope, code_challenge, code_challenge_method, family_id, issued_at, expires_at, used_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     findCode: db.prepare(`SELECT ${codeColumns} FROM authorization_codes WHERE code_hash = ?`),
-    // SECURITY §4.1.1: the conditional write decides the winner; its row state, not a timestamp, decides reuse.
+    // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state, not a timestamp, decides reuse.
     consumeCode: db.prepare(`UPDATE authorization_codes SET used_at = ?
       WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING family_id`),
     codeState: db.prepare(
