@@ -259,7 +259,7 @@ const token = (req, res, ctx, body) => {
   })
 }
 
-// Latchkey's request lifetimes (SECURITY T9) and keep-alive
+// Latchkey's request lifetimes (docs/security.md, catalogue T9) and keep-alive
 const server = createServer(
   { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 },
   (req, res) => {

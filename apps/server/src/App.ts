@@ -79,7 +79,7 @@ export const make = (options: AppOptions): RequestListener => {
 
   app.use((_req, res) => json(res, 404, { error: "not_found", error_description: "no such endpoint" }))
 
-  // Never a stack trace to the client (SPEC §7)
+  // Never a stack trace to the client
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) {
       res.destroy()

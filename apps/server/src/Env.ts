@@ -1,5 +1,5 @@
 /**
- * The server's configuration, read from environment variables (SPEC §8).
+ * The server's configuration, read from environment variables (the table in apps/server/README.md).
  */
 import { isAbsolute, resolve } from "node:path"
 import { Config, Throttle } from "@latchkey/core"
@@ -27,9 +27,9 @@ export interface ServerEnv {
   readonly logLevel: string
   /** Throttling of failed sign-ins and client authentications. */
   readonly throttle: Throttle.Policy
-  /** Longest time a client may take to send the request headers (SECURITY T9). */
+  /** Longest time a client may take to send the request headers (docs/security.md, catalogue T9). */
   readonly headersTimeoutMs: number
-  /** Longest time a client may take to send the whole request (SECURITY T9). */
+  /** Longest time a client may take to send the whole request (docs/security.md, catalogue T9). */
   readonly requestTimeoutMs: number
 }
 

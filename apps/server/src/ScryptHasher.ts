@@ -1,5 +1,5 @@
 /**
- * The PasswordHasher service over node:crypto scrypt (memory-hard, SPEC §5), in
+ * The PasswordHasher service over node:crypto scrypt (memory-hard), in
  * a self-describing format: `scrypt$N$r$p$salt$hash` (salt and hash base64url).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"

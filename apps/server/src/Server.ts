@@ -46,7 +46,7 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" })
     res.end('{"error":"temporarily_unavailable","error_description":"starting"}')
   }
-  // Bounded request lifetimes: slow clients cannot hold connections forever (SECURITY T9).
+  // Bounded request lifetimes: slow clients cannot hold connections forever (docs/security.md, T9).
   // Node enforces them only every connectionsCheckingInterval (30 s by default): check
   // every second (or every half headers timeout) so they hold to within about a second.
   const server = createServer(

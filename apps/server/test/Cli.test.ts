@@ -25,7 +25,7 @@ const cli = async (dbPath: string, args: ReadonlyArray<string>, input?: string) 
 }
 
 describe("app create", () => {
-  it("prints exactly the SPEC §8 JSON (spawned)", async () => {
+  it("prints exactly the JSON documented in the README (spawned)", async () => {
     const r = await spawnCli(db, [
       "app",
       "create",

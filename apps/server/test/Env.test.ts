@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Env from "../src/Env.js"
 
 describe("Env.read", () => {
-  it("has the SPEC §8 defaults", () => {
+  it("has the defaults of the README's configuration table", () => {
     const env = Env.read({ INIT_CWD: "/repo" })
     assert.strictEqual(env.port, 8080)
     assert.isNull(env.issuer)
@@ -14,7 +14,7 @@ describe("Env.read", () => {
     assert.strictEqual(env.requestTimeoutMs, 30_000)
   })
 
-  it("reads the connection timeouts (SECURITY T9)", () => {
+  it("reads the connection timeouts (docs/security.md, catalogue T9)", () => {
     const env = Env.read({ LATCHKEY_HEADERS_TIMEOUT_MS: "800", LATCHKEY_REQUEST_TIMEOUT_MS: "1500" })
     assert.strictEqual(env.headersTimeoutMs, 800)
     assert.strictEqual(env.requestTimeoutMs, 1500)

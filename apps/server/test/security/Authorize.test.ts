@@ -1,5 +1,5 @@
 /**
- * SECURITY.md catalogue rows A30–A40, checklist I1–I4 (implicit) and K7 (`iss`):
+ * docs/security.md: catalogue rows A30–A40, checklist I1–I4 (implicit) and K7 (`iss`):
  * what the authorize endpoint answers once the client and redirect URI are
  * trusted, and how its responses are delivered.
  */
@@ -37,7 +37,7 @@ afterAll(async () => {
 const raw = (query: string) =>
   get(authorizeUrl(s, `client_id=${s.A.appKey}&redirect_uri=${encodeURIComponent(cb)}&${query}`))
 
-describe("A — authorize endpoint: request parameters (SECURITY §3)", () => {
+describe("A — authorize endpoint: request parameters (docs/security.md, catalogue A)", () => {
   it("A30: response_type missing → 302 redirect-err invalid_request with state", async () => {
     assertRedirectError(await raw("state=a30"), "invalid_request", { state: "a30" })
   })
@@ -187,7 +187,7 @@ describe("A — authorize endpoint: request parameters (SECURITY §3)", () => {
   })
 })
 
-describe("I — implicit grant (SECURITY §1.8)", () => {
+describe("I — implicit grant (docs/security.md, checklist I)", () => {
   it("I1: the token goes in the fragment only, with token_type=Bearer, expires_in, scope and state; never ?access_token", async () => {
     const res = await alice.fetch(authorizeUrl(s, { response_type: "token", state: "i1", scope: "read" }))
     const location = res.headers.get("location") ?? ""

@@ -1,8 +1,8 @@
 /**
- * SECURITY.md §3 catalogue H1–H17 (client authentication with HTTP Basic) and
- * checklist §1.5 A1–A10 (client authentication and the token endpoint).
- * SPEC §2 decides where a row offers a choice: missing, malformed or wrong
- * credentials are all 401 `invalid_client` with `WWW-Authenticate: Basic realm="latchkey"`.
+ * docs/security.md: catalogue H1–H17 (client authentication with HTTP Basic) and
+ * checklist A1–A10 (client authentication and the token endpoint).
+ * Where a row offers a choice, missing, malformed or wrong credentials are all 401
+ * `invalid_client` with `WWW-Authenticate: Basic realm="latchkey"` (RFC 6749 §5.2).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Admin } from "@latchkey/core"
@@ -36,7 +36,7 @@ const cc = { grant_type: "client_credentials" }
 const rawBasic = (text: string | Buffer): string =>
   `Basic ${(typeof text === "string" ? Buffer.from(text) : text).toString("base64")}`
 
-/** 401 invalid_client with the Basic challenge (SPEC §2). */
+/** 401 invalid_client with the Basic challenge (RFC 6749 §5.2). */
 const expectInvalidClient = (r: Awaited<ReturnType<typeof read>>) => {
   expectError(r, 401, "invalid_client")
   assert.strictEqual(r.res.headers.get("www-authenticate"), 'Basic realm="latchkey"')
@@ -64,7 +64,7 @@ describe("H: client authentication (Basic)", () => {
     }
   })
 
-  it("H3: a non-base64 Basic header (`!!!%%%`) is 401 invalid_client, never decoded leniently (SPEC §2: malformed credentials are invalid_client)", async () => {
+  it("H3: a non-base64 Basic header (`!!!%%%`) is 401 invalid_client, never decoded leniently (malformed credentials are invalid_client, RFC 6749 §5.2)", async () => {
     const good = s.A.basic.slice("Basic ".length)
     for (const header of [
       "Basic !!!%%%",
@@ -76,11 +76,11 @@ describe("H: client authentication (Basic)", () => {
     }
   })
 
-  it("H4: base64 of the App Key without a colon is 401 invalid_client (SPEC §2: malformed credentials are invalid_client)", async () => {
+  it("H4: base64 of the App Key without a colon is 401 invalid_client (malformed credentials are invalid_client, RFC 6749 §5.2)", async () => {
     expectInvalidClient(await read(await token(s, cc, rawBasic(s.A.appKey))))
   })
 
-  it("H5: base64(`:secret`) and base64(`key:`) are 401 invalid_client (SPEC §2: missing credentials are invalid_client)", async () => {
+  it("H5: base64(`:secret`) and base64(`key:`) are 401 invalid_client (missing credentials are invalid_client, RFC 6749 §5.2)", async () => {
     expectInvalidClient(await read(await token(s, cc, rawBasic(`:${s.A.appSecret}`))))
     expectInvalidClient(await read(await token(s, cc, rawBasic(`${s.A.appKey}:`))))
     expectInvalidClient(await read(await token(s, cc, rawBasic(":"))))
@@ -139,7 +139,7 @@ describe("H: client authentication (Basic)", () => {
     expectInvalidClient(await read(await token(s, cc, basic(s.A.appKey, `${s.A.appSecret}é`))))
   })
 
-  it("H11: a malformed percent-escape inside Basic (`key%ZZ:…`) is 401 invalid_client (SPEC §2: malformed credentials are invalid_client)", async () => {
+  it("H11: a malformed percent-escape inside Basic (`key%ZZ:…`) is 401 invalid_client (malformed credentials are invalid_client, RFC 6749 §5.2)", async () => {
     expectInvalidClient(await read(await token(s, cc, rawBasic(`${s.A.appKey}%ZZ:${s.A.appSecret}`))))
     expectInvalidClient(await read(await token(s, cc, rawBasic(`${s.A.appKey}:${s.A.appSecret}%`))))
   })
@@ -157,7 +157,7 @@ describe("H: client authentication (Basic)", () => {
     expectError(await read(await token(s, { ...cc, client_id: s.B.appKey })), 400, "invalid_request")
   })
 
-  it("H14: two Authorization headers are rejected deterministically, whatever their order (SPEC §2: malformed credentials are 401 invalid_client)", async () => {
+  it("H14: two Authorization headers are rejected deterministically, whatever their order (malformed credentials are 401 invalid_client, RFC 6749 §5.2)", async () => {
     for (const pair of [
       [s.A.basic, s.B.basic],
       [s.A.basic, s.A.basic],
@@ -213,7 +213,7 @@ describe("H: client authentication (Basic)", () => {
   })
 })
 
-describe("A: client authentication and the token endpoint (checklist §1.5)", () => {
+describe("A: client authentication and the token endpoint (docs/security.md, checklist A)", () => {
   it("A1: a wrong secret is 401 with WWW-Authenticate: Basic realm and the JSON body {error: invalid_client}", async () => {
     const r = await read(await token(s, cc, basic(s.B.appKey, "not-the-secret")))
     expectInvalidClient(r)
@@ -233,7 +233,7 @@ describe("A: client authentication and the token endpoint (checklist §1.5)", ()
         await token(s, cc, rawBasic(`${appKey}:${encodeURIComponent(registered).replace(/~/g, "+")}`))
       )
     )
-    // malformed %ZZ: SPEC §2 makes every malformed credential 401 invalid_client (the row offers 400)
+    // malformed %ZZ: every malformed credential is 401 invalid_client (RFC 6749 §5.2; the row allows 400)
     expectInvalidClient(await read(await token(s, cc, rawBasic(`${appKey}:%ZZ${registered}`))))
   })
 

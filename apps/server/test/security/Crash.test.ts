@@ -1,5 +1,5 @@
 /**
- * SECURITY §4.4 anchor 5 over HTTP: SIGKILL the server in the middle of a burst of
+ * Store invariant D12 (docs/security.md) over HTTP: SIGKILL the server in the middle of a burst of
  * token requests; after a restart on the same file every token it answered 200 for
  * is still active, and `PRAGMA integrity_check` is ok.
  */
@@ -12,7 +12,7 @@ import { basic, createApp, type ServerProcess, spawnServer, tempDir } from "../h
 const dir = tempDir()
 afterAll(() => dir.cleanup())
 
-it("§4.4-5 kill -9 mid-load: every token answered 200 survives the crash and the database is intact", async () => {
+it("D12 kill -9 mid-load: every token answered 200 survives the crash and the database is intact", async () => {
   const db = join(dir.dir, "crash.sqlite")
   const env = { LATCHKEY_DB: db, PORT: "0", LATCHKEY_SECRET: "crash-test-server-key-0123456789abcdef" }
   const app = await createApp(db, ["--name", "Crash", "--redirect-uri", "https://app.example/cb"], env)

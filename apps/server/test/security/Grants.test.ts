@@ -1,6 +1,6 @@
 /**
- * SECURITY.md §3 catalogue G1–G8 (grant and parameter semantics) and C-1..C-10
- * (authorization_code), checklist §1.2 C1–C6 and §1.3 P1–P5 (PKCE). Codes come
+ * docs/security.md: catalogue G1–G8 (grant and parameter semantics) and C-1..C-10
+ * (authorization_code), checklist C1–C6 and P1–P5 (PKCE). Codes come
  * from the real sign-in and consent pages.
  */
 import { createHash, randomBytes } from "node:crypto"
@@ -269,7 +269,7 @@ describe("C: authorization_code grant", () => {
   })
 })
 
-describe("C1–C6: authorization code checklist (§1.2)", () => {
+describe("C1–C6: authorization code checklist (docs/security.md, checklist C)", () => {
   it("C1: a code is single use: the second redemption is 400 invalid_grant, the first access token introspects inactive and the first refresh token is invalid_grant", async () => {
     const code = await alice.code()
     const first = await read(await redeem(s, code))
@@ -338,7 +338,7 @@ describe("C1–C6: authorization code checklist (§1.2)", () => {
   })
 })
 
-describe("P: PKCE (§1.3)", () => {
+describe("P: PKCE (docs/security.md, checklist P)", () => {
   it("P1: with an S256 challenge, no verifier and a wrong one are 400 invalid_grant, the right one 200; an application registered as requiring PKCE cannot skip it", async () => {
     const verifier = verifierOf("p1")
     const code = await alice.code(s256(verifier))

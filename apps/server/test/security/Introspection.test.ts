@@ -1,5 +1,5 @@
 /**
- * SECURITY.md catalogue rows I-1–I-6 and checklist V1–V3: introspection
+ * docs/security.md: catalogue rows I-1–I-6 and checklist V1–V3: introspection
  * (RFC 7662) and revocation (RFC 7009) need the application's credentials, see
  * only its own tokens, answer exactly `{"active":false}` for anything else, and
  * never read the token from the URL.
@@ -50,7 +50,7 @@ const assertInactive = (r: { status: number; body: Record<string, unknown>; res:
 
 const junk = "junk-token-that-was-never-issued-0123456789abcdefghijkl"
 
-describe("I — introspection and revocation (SECURITY §3)", () => {
+describe("I — introspection and revocation (docs/security.md, catalogue I-)", () => {
   it("I-1: introspect (and revoke) without client authentication → 401 invalid_client with WWW-Authenticate", async () => {
     const { access } = await aliceTokens()
     for (const path of [introspectPath, revokePath]) {
@@ -147,7 +147,7 @@ describe("I — introspection and revocation (SECURITY §3)", () => {
   })
 })
 
-describe("V — introspection and revocation checklist (SECURITY §1.10)", () => {
+describe("V — introspection and revocation checklist (docs/security.md, checklist V)", () => {
   it("V1: introspection needs client authentication — none, a wrong secret or a Bearer token → 401 with WWW-Authenticate", async () => {
     const { access } = await aliceTokens()
     const wrong = `Basic ${Buffer.from(`${s.A.appKey}:wrong-secret`).toString("base64")}`
@@ -161,7 +161,7 @@ describe("V — introspection and revocation checklist (SECURITY §1.10)", () =>
     }
   })
 
-  it('V2: unknown → exactly {"active":false}; B may not introspect A\'s tokens (decided: inactive); an active token has exactly the SPEC §6 members', async () => {
+  it('V2: unknown → exactly {"active":false}; B may not introspect A\'s tokens (decided: inactive); an active token has exactly active, client_id, exp, iat, scope, sub and token_type (RFC 7662 §2.2)', async () => {
     assertInactive(await introspect(junk))
     const { access, refresh } = await aliceTokens()
     assertInactive(await introspect(access, s.B))

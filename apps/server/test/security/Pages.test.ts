@@ -1,5 +1,5 @@
 /**
- * SECURITY.md catalogue rows L1–L10 and checklist U1–U9: the sign-in and
+ * docs/security.md: catalogue rows L1–L10 and checklist U1–U9: the sign-in and
  * consent pages — CSRF bound to the session and the pending authorization,
  * cross-site posts refused, session fixation, cookie attributes, framing and
  * caching headers, escaping, 303 after a POST, no user enumeration, one
@@ -112,7 +112,7 @@ const assertForbidden = async (res: Response) => {
   assert.include(html, "This form has expired")
 }
 
-/** The hardening headers of every page (SPEC §3). */
+/** The hardening headers of every page (docs/security.md, the pages' defences). */
 const assertPageHeaders = (res: Response) => {
   assert.strictEqual(res.headers.get("x-frame-options"), "DENY")
   assert.include(res.headers.get("content-security-policy") ?? "", "frame-ancestors 'none'")
@@ -153,7 +153,7 @@ const everyPage = async (): Promise<ReadonlyArray<readonly [string, Response, st
   return pages
 }
 
-describe("L — login and consent pages (SECURITY §3)", () => {
+describe("L — login and consent pages (docs/security.md, catalogue L)", () => {
   it("L1: login POST without a CSRF token, with a wrong one, or with another session's → 403, not signed in", async () => {
     const url = authorizeUrl(s, { response_type: "code", state: "l1" })
     const mine = new Browser()
@@ -249,7 +249,7 @@ describe("L — login and consent pages (SECURITY §3)", () => {
     assert.isTrue((res.headers.get("location") ?? "").startsWith(`${authorizePath}?`))
   })
 
-  it("L7 (SPEC §3: Secure only when served over HTTPS): the session cookie changes at sign-in, is HttpOnly and SameSite=Lax; the old id is dead", async () => {
+  it("L7 (Secure only under an https issuer, docs/security.md): the session cookie changes at sign-in, is HttpOnly and SameSite=Lax; the old id is dead", async () => {
     const browser = new Browser()
     const url = authorizeUrl(s, { response_type: "code", state: "l7" })
     const page = await browser.fetch(url)
@@ -351,7 +351,7 @@ describe("L — login and consent pages (SECURITY §3)", () => {
   })
 })
 
-describe("U — CSRF, clickjacking and headers (SECURITY §1.7)", () => {
+describe("U — CSRF, clickjacking and headers (docs/security.md, checklist U)", () => {
   it("U1: the consent token is bound to the session and the pending request; foreign Origin → 403 on consent and sign-in", async () => {
     const client = await freshClient("U1 App")
     const url = authorizeUrl(s, { response_type: "code", state: "u1" }, client)

@@ -1,6 +1,6 @@
 /**
- * SECURITY.md §3 catalogue P-1..P-9 (password grant and open_id) and checklist
- * §1.6 B1–B5 (brute force). Throttling runs with small limits (3 free failures
+ * docs/security.md: catalogue P-1..P-9 (password grant and open_id) and checklist
+ * B1–B5 (brute force). Throttling runs with small limits (3 free failures
  * per username, 1–2 s lockouts) so lockouts and recovery fit in the test; each
  * test uses its own users so lockouts do not leak between tests.
  */
@@ -186,7 +186,7 @@ describe("P: password grant and open_id", () => {
     assert.strictEqual((await password("alice", s.alice.password)).status, 200)
   })
 
-  it("P-8: open_id of 10 KB, with control characters, NUL, spaces, non-ASCII or repeated is 400 invalid_request; `<script>` and SQL-shaped printable values are opaque subjects (SPEC §2: ≤ 128 printable characters)", async () => {
+  it("P-8: open_id of 10 KB, with control characters, NUL, spaces, non-ASCII or repeated is 400 invalid_request; `<script>` and SQL-shaped printable values are opaque subjects (1–128 visible ASCII characters, docs/decisions.md)", async () => {
     const send = async (body: Record<string, string> | string) => read(await token(s, body))
     for (const openId of [
       "o".repeat(10 * 1024),
@@ -211,7 +211,7 @@ describe("P: password grant and open_id", () => {
   })
 
   it("P-9: the password grant by a client not registered for it is 400 unauthorized_client (no public/Mobile clients exist; client_type is only a page layout)", async () => {
-    // registered with the default grant types of `app create` (SPEC §8: password must be asked for)
+    // registered with the default grant types of `app create` (password is not among them: it must be asked for)
     const defaults = await s.client({ name: "Default grants", grantTypes: Application.defaultGrantTypes })
     expectError(
       await read(
@@ -223,7 +223,7 @@ describe("P: password grant and open_id", () => {
   })
 })
 
-describe("B: brute force (§1.6)", () => {
+describe("B: brute force (docs/security.md, checklist B)", () => {
   it("B1: 20 wrong passwords from rotating X-Forwarded-For values are throttled; during the window the correct password is refused with the same error", async () => {
     const u = await user("b1-user")
     const answers = await untilThrottled(20, (i) =>
@@ -261,7 +261,7 @@ describe("B: brute force (§1.6)", () => {
     assert.strictEqual((await password(u.username, u.password)).status, 200)
   })
 
-  it("B4: bounded input: a 10 KB username is 400 invalid_request fast; a 1 MB password is 413 fast; a whitespace-only username is invalid_grant (SPEC §2: wrong credentials)", async () => {
+  it("B4: bounded input: a 10 KB username is 400 invalid_request fast; a 1 MB password is 413 fast; a whitespace-only username is invalid_grant (wrong credentials, not malformed ones)", async () => {
     const long = await timed(async () => read(await password("u".repeat(10 * 1024), "whatever")))
     expectError(long.value, 400, "invalid_request")
     const huge = await timed(async () => read(await password("b4-user", "p".repeat(1024 * 1024))))

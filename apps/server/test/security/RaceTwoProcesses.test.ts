@@ -1,5 +1,5 @@
 /**
- * SECURITY §4.4 anchors 1–3 over HTTP: two server processes on one SQLite file,
+ * Store invariants D10 and D11 (docs/security.md) over HTTP: two server processes on one SQLite file,
  * parallel redemptions of one code and parallel refreshes of one refresh token,
  * split between the processes. Exactly one wins every time, nothing answers 5xx,
  * and presenting the lost token again leaves the family revoked.
@@ -86,7 +86,7 @@ const tokenAt = (i: number, body: Record<string, string>) =>
     body: new URLSearchParams(body).toString()
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> }))
 
-it(`§4.4-1/3 race-code: ${rounds} rounds of ${parallel} parallel redemptions across 2 processes, exactly one winner, no 5xx, replay revokes`, async () => {
+it(`D10 race-code: ${rounds} rounds of ${parallel} parallel redemptions across 2 processes, exactly one winner, no 5xx, replay revokes`, async () => {
   for (let round = 0; round < rounds; round++) {
     const code = await newCode()
     const results = await Promise.all(
@@ -106,7 +106,7 @@ it(`§4.4-1/3 race-code: ${rounds} rounds of ${parallel} parallel redemptions ac
   }
 }, 60_000)
 
-it(`§4.4-2/3 race-refresh: ${rounds} rounds of ${parallel} parallel refreshes across 2 processes, exactly one winner, no 5xx, reuse revokes`, async () => {
+it(`D11 race-refresh: ${rounds} rounds of ${parallel} parallel refreshes across 2 processes, exactly one winner, no 5xx, reuse revokes`, async () => {
   for (let round = 0; round < rounds; round++) {
     const code = await newCode()
     const issued = await tokenAt(round, { grant_type: "authorization_code", code, redirect_uri: cb })

@@ -1,5 +1,5 @@
 /**
- * SECURITY.md §1.1 (R1–R8) and catalogue rows A1–A3, A10–A23: the redirect URI
+ * docs/security.md: checklist R1–R8 and catalogue rows A1–A3, A10–A23: the redirect URI
  * is compared by exact string equality, and a request whose client or redirect
  * URI cannot be trusted gets an error page, never a redirect.
  */
@@ -89,7 +89,7 @@ const variants: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["A23", ["https://app.example/c%62"]]
 ]
 
-describe("R — redirect URI handling (SECURITY §1.1)", () => {
+describe("R — redirect URI handling (docs/security.md, checklist R)", () => {
   it("R1: exact string comparison — cb itself → 302 to it; every A10–A23 variant → err-page, even signed in with consent", async () => {
     const ok = await alice.fetch(authorizeUrl(s, { response_type: "code", state: "r1" }))
     const p = assertRedirect(ok)
@@ -110,7 +110,7 @@ describe("R — redirect URI handling (SECURITY §1.1)", () => {
     }
   })
 
-  it("R1 (SPEC §3 exact match, no RFC 8252 loopback port exception): http://127.0.0.1:4000/cb registered, :5000 → err-page", async () => {
+  it("R1 (exact match as RFC 9700 §2.1 asks, without the loopback port exception of RFC 8252 §7.3): http://127.0.0.1:4000/cb registered, :5000 → err-page", async () => {
     const loopback = await s.client({ name: "Native", redirectUris: ["http://127.0.0.1:4000/cb"] })
     const url = (redirectUri: string) =>
       authorizeUrl(s, { response_type: "code", redirect_uri: redirectUri }, loopback)
@@ -153,7 +153,7 @@ describe("R — redirect URI handling (SECURITY §1.1)", () => {
     await assertErrorPage(await withRedirect("http://app.example/cb"))
   })
 
-  it("R5 (SPEC §3 differs: redirect_uri is required even with one registered URI): omitted → err-page with one or two registered", async () => {
+  it("R5 (stricter than RFC 6749 §3.1.2.3: redirect_uri is required even with one registered URI): omitted → err-page with one or two registered", async () => {
     await assertErrorPage(await get(authorizeUrl(s, `response_type=code&client_id=${s.A.appKey}&state=r5`)))
     await assertErrorPage(
       await alice.fetch(authorizeUrl(s, `response_type=code&client_id=${s.A.appKey}&state=r5`))
@@ -192,7 +192,7 @@ describe("R — redirect URI handling (SECURITY §1.1)", () => {
     assertRedirect(back)
   })
 
-  it("R7 (SPEC §3 policy: errors for a validated client and exact redirect_uri go straight back): not signed in, scope=bogus → 302 invalid_scope, no login page", async () => {
+  it("R7 (RFC 6749 §4.1.2.1: errors for a validated client and exact redirect_uri go straight back): not signed in, scope=bogus → 302 invalid_scope, no login page", async () => {
     const res = await get(authorizeUrl(s, { response_type: "code", scope: "bogus", state: "r7" }))
     assertRedirectError(res, "invalid_scope", { state: "r7" })
     assert.isNull(res.headers.get("set-cookie"))
@@ -207,7 +207,7 @@ describe("R — redirect URI handling (SECURITY §1.1)", () => {
   })
 })
 
-describe("A — authorize endpoint: client and redirect URI (SECURITY §3)", () => {
+describe("A — authorize endpoint: client and redirect URI (docs/security.md, catalogue A)", () => {
   it("A1: client_id unknown, missing or duplicated → err-page, no Location", async () => {
     const r = `redirect_uri=${encodeURIComponent(cb)}&response_type=code&state=a1`
     await assertErrorPage(await get(authorizeUrl(s, `client_id=unknown-app&${r}`)))

@@ -1,7 +1,7 @@
 /**
- * SECURITY.md §3 catalogue F-1..F-9 (refresh_token grant) and checklist §1.4 F1–F7:
+ * docs/security.md: catalogue F-1..F-9 (refresh_token grant) and checklist F1–F7:
  * binding to the client, rotation with reuse detection, scope narrowing that does
- * not stick, lifetimes and the retry policy (SPEC §2).
+ * not stick, lifetimes and the retry policy (RFC 6749 §6, RFC 9700 §4.14).
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
@@ -134,7 +134,7 @@ describe("F: refresh_token grant", () => {
   })
 })
 
-describe("F1–F7: refresh token checklist (§1.4)", () => {
+describe("F1–F7: refresh token checklist (docs/security.md, checklist F)", () => {
   it("F1: the refresh token is bound to its client: A's token with B's credentials is 400 invalid_grant, every time", async () => {
     const { refresh: rt } = await granted()
     for (let i = 0; i < 3; i++) {

@@ -1,6 +1,6 @@
 /**
- * SECURITY.md §3 catalogue S1–S8: scope parsing. SPEC §2 freezes the rules the
- * rows leave open: items are separated by commas or spaces, empty items are
+ * docs/security.md, catalogue S1–S8: scope parsing. The rules the rows leave open
+ * (docs/decisions.md, scope syntax): items are separated by commas or spaces, empty items are
  * ignored, duplicates collapse, output is comma-joined and sorted; scopes are
  * case-sensitive NQCHAR tokens. The `scope` parameter is read only by the
  * refresh_token grant (and at authorize); the other grants ignore it.
@@ -49,7 +49,7 @@ const authorizeError = async (scope: string) => {
 }
 
 describe("S: scope parsing", () => {
-  it("S1: `read,,write`, `,read` and `read,` drop their empty items (SPEC §2: empty items are ignored)", async () => {
+  it("S1: `read,,write`, `,read` and `read,` drop their empty items (empty items are ignored, docs/decisions.md)", async () => {
     for (const [scope, expected] of [
       ["read,,write", "read,write"],
       [",read", "read"],
@@ -70,7 +70,7 @@ describe("S: scope parsing", () => {
     assert.strictEqual(await authorizedScope("write,write,read,read"), "read,write")
   })
 
-  it("S3: `read, write` and `read%20write` are read,write (SPEC §2: commas or spaces separate items, both on purpose)", async () => {
+  it("S3: `read, write` and `read%20write` are read,write (commas or spaces separate items, both on purpose: docs/decisions.md)", async () => {
     for (const scope of ["read, write", "read write", "write read", " read ,write "]) {
       const r = await refreshScope(scope)
       assert.strictEqual(r.status, 200, scope)
@@ -98,7 +98,7 @@ describe("S: scope parsing", () => {
     for (const scope of ['re"ad', "re\\ad"]) expectError(await refreshScope(scope), 400, "invalid_scope")
   })
 
-  it("S6: 5,000 items or a 10 KB scope are 400 invalid_scope and fast; 50,000 items or 100 KB are 413 (SPEC §2: body over 16 KiB)", async () => {
+  it("S6: 5,000 items or a 10 KB scope are 400 invalid_scope and fast; 50,000 items or 100 KB are 413 (a body over 16 KiB)", async () => {
     const { refresh: rt } = await tokenSet(s)
     // raw commas (a form body need not escape them), so 5,000 items stay under 16 KiB
     for (const scope of [Array(5000).fill("r").join(","), "r".repeat(10 * 1024)]) {
@@ -118,7 +118,7 @@ describe("S: scope parsing", () => {
     assert.strictEqual(await authorizeError("r".repeat(4 * 1024)), "invalid_scope")
   })
 
-  it("S7: `*`, `%`, `admin` and `openid` are invalid_scope at the token endpoint and a redirect error with state at authorize; password and client_credentials ignore scope (SPEC §2)", async () => {
+  it("S7: `*`, `%`, `admin` and `openid` are invalid_scope at the token endpoint and a redirect error with state at authorize; password and client_credentials ignore scope (only refresh_token reads it)", async () => {
     for (const scope of ["*", "%", "admin", "openid", "read,admin"]) {
       expectError(await refreshScope(scope), 400, "invalid_scope")
       assert.strictEqual(await authorizeError(scope), "invalid_scope")

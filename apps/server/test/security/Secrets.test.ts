@@ -1,5 +1,5 @@
 /**
- * SECURITY K2, K3 and §4.1.7: after every flow has run, neither the database files
+ * docs/security.md: checklist K2, K3 and store invariant D7: after every flow has run, neither the database files
  * nor the logs hold any token, code, secret or password that was issued or sent.
  */
 import { createHash } from "node:crypto"

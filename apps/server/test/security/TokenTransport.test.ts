@@ -1,5 +1,5 @@
 /**
- * SECURITY.md §3, catalogue T1–T13: the token endpoint's transport and framing.
+ * docs/security.md, catalogue T1–T13: the token endpoint's transport and framing.
  * Every row: no 500, no stack trace, no HTML, no token.
  */
 import { connect } from "node:net"
@@ -175,7 +175,7 @@ describe("T: token endpoint transport and framing", () => {
     assert.strictEqual(ok.status, 200)
   })
 
-  it("T5: charset=utf-7 or charset=koi8-r is 400 invalid_request as JSON (SPEC §2: anything but form-urlencoded UTF-8)", async () => {
+  it("T5: charset=utf-7 or charset=koi8-r is 400 invalid_request as JSON (only form-urlencoded UTF-8 is read, RFC 6749 Appendix B)", async () => {
     for (const charset of ["utf-7", "koi8-r", "iso-8859-1"]) {
       const r = await read(
         await post(s, path, "grant_type=client_credentials", {
@@ -187,7 +187,7 @@ describe("T: token endpoint transport and framing", () => {
     }
   })
 
-  it("T6: a 10 MB body is 413 JSON, answered at the 16 KiB limit without reading it all (SPEC §2)", async () => {
+  it("T6: a 10 MB body is 413 JSON, answered at the 16 KiB limit without reading it all", async () => {
     const total = 10 * 1024 * 1024
     const port = portOf(s.base)
     // declared length over the limit: refused before any body byte is read
@@ -348,7 +348,7 @@ describe("T: token endpoint transport and framing", () => {
     }
   })
 
-  it("T12: invalid percent-encoding (%E0%A4%A) or raw %FF%FE bytes is 400 invalid_request (SPEC §2: a body that is not valid form-urlencoded UTF-8), never 500 nor a sign-in", async () => {
+  it("T12: invalid percent-encoding (%E0%A4%A) or raw %FF%FE bytes is 400 invalid_request (not valid form-urlencoded UTF-8, RFC 6749 Appendix B), never 500 nor a sign-in", async () => {
     for (const username of ["%E0%A4%A", "%FF%FE", "alice%FF", "%C3%28"]) {
       const r = await read(
         await token(

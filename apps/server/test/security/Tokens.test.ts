@@ -1,5 +1,5 @@
 /**
- * SECURITY.md checklist §1.9 for the token side: K1 (entropy), K2 (only digests
+ * docs/security.md, checklist K for the token side: K1 (entropy), K2 (only digests
  * at rest), K4 (SQL-shaped input), K6 (short-lived access tokens), and the parts of
  * K3 (no credential echoed) and K5 (X-Forwarded-For never moves rate-limit keys
  * unless LATCHKEY_TRUST_PROXY names the proxy) that fit here; the full log and
@@ -32,7 +32,7 @@ useSignedInStack((stack, signedIn) => {
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest("base64url")
 
-describe("K: tokens, storage and logging (§1.9)", () => {
+describe("K: tokens, storage and logging (docs/security.md, checklist K)", () => {
   it("K1: access tokens, refresh tokens, codes and generated App Secrets are unique 256-bit base64url values (> 128 bits by the Shannon heuristic)", async () => {
     const access: Array<string> = []
     const refreshTokens: Array<string> = []

@@ -25,7 +25,10 @@ export const authorizeUrl = (
 export const get = (url: string, headers: Record<string, string> = {}): Promise<Response> =>
   fetch(url, { headers: { accept: "text/html", ...headers }, redirect: "manual" })
 
-/** The SPEC §3 error page: 400 HTML with the error code, and no redirect at all. Returns the HTML. */
+/**
+ * The error page for an untrusted client or redirect URI (RFC 6749 §4.1.2.1): 400 HTML with
+ * the error code, and no redirect at all. Returns the HTML.
+ */
 export const assertErrorPage = async (
   res: Response,
   error = "invalid_request",

@@ -67,7 +67,7 @@ export const signIn = async (
 }
 
 /**
- * Assert a JSON error of the token endpoints (SPEC §7): status, `error`, the no-store
+ * Assert a JSON error of the token endpoints (RFC 6749 §5.2): status, `error`, the no-store
  * headers, JSON (never HTML or a stack trace) and no token.
  */
 export const expectError = (

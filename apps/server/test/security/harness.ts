@@ -1,7 +1,7 @@
 /**
  * The whole reference server in this process for the security catalogue: the real
  * App, the real service layers over a temporary SQLite file, logs captured in
- * memory, and clients A and B and user alice of SECURITY.md §3.
+ * memory, and clients A and B and user alice of the catalogue in docs/security.md.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,7 +16,7 @@ import * as ScryptHasher from "../../src/ScryptHasher.js"
 import * as Services from "../../src/Services.js"
 import { basic, tempDir } from "../helpers.js"
 
-/** The registered redirect URI of client A (SECURITY.md §3). */
+/** The registered redirect URI of client A (`cb` in docs/security.md's catalogue). */
 export const cb = "https://app.example/cb"
 
 /** A registered application and its Basic header. */
