@@ -24,7 +24,7 @@ export interface Password {
   readonly password: string
 }
 
-/** A client_credentials request (RFC 6749 §4.4.2), optionally for a user's `open_id` (SPEC §2). */
+/** A client_credentials request (RFC 6749 §4.4.2), optionally for a user's `open_id`. */
 export interface ClientCredentials {
   readonly openId: Option.Option<string>
 }
