@@ -1,5 +1,5 @@
 /**
- * The management CLI (SPEC §8): applications and users in the server's database.
+ * The management CLI (apps/server/README.md): applications and users in the server's database.
  * `run` takes the arguments and streams so tests can drive it in-process too.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util"

@@ -62,14 +62,14 @@ export const createUser = Effect.fn("Accounts.createUser")(function* (username: 
 
 /**
  * Check a username and password, throttled per username and source address
- * (SPEC §2). While throttled even the right password is refused.
+ * (docs/decisions.md, password throttling). While throttled even the right password is refused.
  */
 export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   username: string,
   password: string,
   address: string | undefined
 ) {
-  // SECURITY P-5, P-6: length caps before hashing or keeping a counter for the name
+  // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
   const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
   const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address)
   yield* Throttle.check(keys).pipe(Effect.tapError(() => Audit.record("signin_throttled")))
@@ -83,7 +83,7 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   if (oversized) return yield* refuse(null)
   const found = yield* users.findByUsername(username)
   if (Option.isNone(found)) {
-    // the same work as for a known user, so timing tells nothing (SECURITY P-1)
+    // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
     yield* hasher.verify(password, yield* dummyHash(hasher))
     return yield* refuse(null)
   }

@@ -1,6 +1,6 @@
 /**
  * Registration of applications, as the management CLI does it: every rule of
- * SPEC §5 on redirect URIs and secrets is enforced here, for every caller.
+ * The rules on redirect URIs and secrets (RFC 6749 §3.1.2, RFC 9700 §2.1, docs/security.md) are enforced here, for every caller.
  */
 import { Effect, Either, Option } from "effect"
 import { type Application, defaultGrantTypes, GrantType, validateRedirectUri } from "./Application.js"

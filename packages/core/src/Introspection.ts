@@ -35,7 +35,7 @@ const lookup = Effect.fnUntraced(function* (params: Params, app: Application) {
     params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
   for (const kind of order) {
     const found = yield* tokens.find(kind, hash)
-    // SPEC §6: another application's token is as good as unknown
+    // Another application's token is as good as unknown (docs/security.md, checklist V2)
     if (Option.isSome(found) && found.value.appKey === app.appKey) return Option.some(found.value)
   }
   return Option.none<Token>()

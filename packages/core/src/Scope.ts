@@ -1,6 +1,6 @@
 /**
  * Scopes: parsed from comma- or space-separated input, held as a sorted set,
- * written comma-joined (the interface document's format).
+ * written comma-joined (the format of Latchkey's token responses).
  */
 import { Either, Schema } from "effect"
 import { InvalidScope } from "./OAuthError.js"
@@ -39,7 +39,7 @@ export const empty: ScopeSet = make([])
 
 /**
  * Parse a scope parameter: items separated by commas or spaces, empty items
- * ignored, duplicates collapsed (SPEC §2). Case-sensitive (RFC 6749 §3.3).
+ * ignored, duplicates collapsed (docs/decisions.md, scope syntax). Case-sensitive (RFC 6749 §3.3).
  */
 export const parse = (input: string): Either.Either<ScopeSet, InvalidScope> => {
   if (input.length > maxLength) {

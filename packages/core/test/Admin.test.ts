@@ -5,7 +5,7 @@ import * as Application from "../src/Application.js"
 import { TestLayer } from "./fixtures.js"
 
 describe("application registration", () => {
-  it("refuses redirect URIs that SPEC §5 forbids", () => {
+  it("refuses redirect URIs that docs/security.md forbids (fragments, userinfo, http off loopback, dangerous schemes)", () => {
     for (const uri of [
       "http://app.example/cb",
       "https://app.example/cb#x",

@@ -71,28 +71,30 @@ describe("introspection (RFC 7662)", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
-  it.effect("a token in the query string is refused however its name is percent-encoded (SECURITY I-6)", () =>
-    Effect.gen(function* () {
-      const { basic } = yield* newApp()
-      const { access } = yield* userTokens(basic)
-      for (const path of ["/oauth2/oauth2/introspect", "/oauth2/oauth2/revoke"]) {
-        for (const query of [
-          `%74oken=${access}`,
-          `tok%65n=${access}`,
-          `a=1&%74%6F%6B%65%6E=${access}`,
-          "token"
-        ]) {
-          const res = yield* post(path, { token: access }, basic, { query })
-          assert.strictEqual(res.status, 400, `${path}?${query}`)
-          assert.strictEqual(res.json?.error, "invalid_request")
+  it.effect(
+    "a token in the query string is refused however its name is percent-encoded (docs/security.md, catalogue I-6)",
+    () =>
+      Effect.gen(function* () {
+        const { basic } = yield* newApp()
+        const { access } = yield* userTokens(basic)
+        for (const path of ["/oauth2/oauth2/introspect", "/oauth2/oauth2/revoke"]) {
+          for (const query of [
+            `%74oken=${access}`,
+            `tok%65n=${access}`,
+            `a=1&%74%6F%6B%65%6E=${access}`,
+            "token"
+          ]) {
+            const res = yield* post(path, { token: access }, basic, { query })
+            assert.strictEqual(res.status, 400, `${path}?${query}`)
+            assert.strictEqual(res.json?.error, "invalid_request")
+          }
         }
-      }
-      // other parameters in the query are not a token, and the body's token still works
-      const ok = yield* post("/oauth2/oauth2/introspect", { token: access }, basic, {
-        query: "token%3D=x&tokens=y&%ZZ=1"
-      })
-      assert.strictEqual(ok.json?.active, true)
-    }).pipe(Effect.provide(TestLayer()))
+        // other parameters in the query are not a token, and the body's token still works
+        const ok = yield* post("/oauth2/oauth2/introspect", { token: access }, basic, {
+          query: "token%3D=x&tokens=y&%ZZ=1"
+        })
+        assert.strictEqual(ok.json?.active, true)
+      }).pipe(Effect.provide(TestLayer()))
   )
 })
 

@@ -1,6 +1,6 @@
 /**
  * The client_credentials grant (RFC 6749 §4.4): the application's own token, or
- * with `open_id` a per-user token that also gets a refresh token (SPEC §2).
+ * with `open_id` a per-user token that also gets a refresh token when the application may refresh (docs/decisions.md).
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"

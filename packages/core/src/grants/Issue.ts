@@ -1,6 +1,6 @@
 /**
  * Minting token sets: fresh random values, stored as digests, answered as the
- * token response of the interface document.
+ * token response of RFC 6749 §5.1.
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
@@ -13,7 +13,7 @@ import { nowSeconds } from "../internal/time.js"
 import * as Scope from "../Scope.js"
 import type { Token } from "../Token.js"
 
-/** The JSON body of a successful token response (SPEC §2). */
+/** The JSON body of a successful token response (RFC 6749 §5.1). */
 export interface TokenResponse {
   readonly access_token: string
   readonly token_type: "Bearer"

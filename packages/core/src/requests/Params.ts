@@ -13,7 +13,7 @@ export const Text = (max: number) =>
     Schema.filter((s) => !/\p{Cc}/u.test(s))
   )
 
-/** Length caps of every parameter (SECURITY.md S6, P-5, P-6, A35). */
+/** Length caps of every parameter (docs/security.md, catalogue S6, P-5, P-6, A35). */
 export const caps = {
   code: 512,
   refresh_token: 512,

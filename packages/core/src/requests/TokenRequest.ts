@@ -62,7 +62,7 @@ export const clientCredentials = (params: Params): Either.Either<ClientCredentia
 export const refreshToken = (params: Params): Either.Either<RefreshToken, InvalidRequest | InvalidScope> =>
   Either.gen(function* () {
     const refreshToken = yield* required(params, "refresh_token", Text(caps.refresh_token))
-    // SPEC §2: scope is only read for refresh_token; an empty one counts as absent
+    // scope is only read for refresh_token (docs/decisions.md); an empty one counts as absent
     const raw = params.scope
     const scope = raw === undefined ? Scope.empty : yield* Scope.parse(raw)
     return { refreshToken, scope: scope.length === 0 ? Option.none() : Option.some(scope) }

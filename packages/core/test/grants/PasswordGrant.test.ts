@@ -15,16 +15,18 @@ describe("password grant", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
-  it.effect("ignores the scope parameter (SPEC §2: scope is only effective for refresh_token)", () =>
-    Effect.gen(function* () {
-      const { basic } = yield* newApp({ scope: "read,write" })
-      const { user, password } = yield* newUser()
-      const res = yield* token(
-        { grant_type: "password", username: user.username, password, scope: "read" },
-        basic
-      )
-      assert.strictEqual(res.json?.scope, "read,write")
-    }).pipe(Effect.provide(TestLayer()))
+  it.effect(
+    "ignores the scope parameter (scope is only effective for refresh_token: docs/decisions.md)",
+    () =>
+      Effect.gen(function* () {
+        const { basic } = yield* newApp({ scope: "read,write" })
+        const { user, password } = yield* newUser()
+        const res = yield* token(
+          { grant_type: "password", username: user.username, password, scope: "read" },
+          basic
+        )
+        assert.strictEqual(res.json?.scope, "read,write")
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("open_id is stable per application and differs between applications", () =>
