@@ -10,10 +10,12 @@ import {
   ApplicationStore,
   type Audit,
   AuditStore,
+  type OAuthError,
+  type StorageError,
   type User,
   UserStore
 } from "@latchkey/core"
-import { Cause, Clock, Effect, Exit, ManagedRuntime, Option } from "effect"
+import { Effect, Either, ManagedRuntime } from "effect"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
 import * as Services from "./Services.js"
@@ -133,44 +135,35 @@ const list = (value: string | undefined): Array<string> | undefined =>
 
 type Runtime = ManagedRuntime.ManagedRuntime<Services.Services, unknown>
 
-/** Run an effect; a failure becomes a `Failure` with the error's description. */
-const exec = async <A, E>(runtime: Runtime, effect: Effect.Effect<A, E, Services.Services>): Promise<A> => {
-  const exit = await runtime.runPromiseExit(effect)
-  if (Exit.isSuccess(exit)) return exit.value
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) {
-    const e = failure.value as {
-      _tag?: string
-      description?: string
-      message?: string
-      appKey?: string
-      username?: string
-    }
-    switch (e._tag) {
-      case "AppKeyTaken":
-        throw new Failure(`an application with App Key ${JSON.stringify(e.appKey)} exists already`)
-      case "UsernameTaken":
-        throw new Failure(`a user named ${JSON.stringify(e.username)} exists already`)
-      case "StorageError":
-        throw new Failure(`the database failed: ${e.message ?? "unknown error"}`)
-      default:
-        throw new Failure(e.description ?? e.message ?? String(e))
-    }
+/** Every failure a command can meet, each with its message. */
+type CommandError =
+  | ApplicationStore.AppKeyTaken
+  | UserStore.UsernameTaken
+  | StorageError.StorageError
+  | OAuthError.InvalidRequest
+
+const message = (e: CommandError): string => {
+  switch (e._tag) {
+    case "AppKeyTaken":
+      return `an application with App Key ${JSON.stringify(e.appKey)} exists already`
+    case "UsernameTaken":
+      return `a user named ${JSON.stringify(e.username)} exists already`
+    case "StorageError":
+      return `the database failed: ${e.message}`
+    case "InvalidRequest":
+      return e.description
   }
-  throw new Failure(Cause.pretty(exit.cause))
 }
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
-
-const findApp = (appKey: string) =>
-  Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.find(appKey)).pipe(
-    Effect.flatMap(
-      Option.match({
-        onNone: () => Effect.fail({ description: `no application with App Key ${JSON.stringify(appKey)}` }),
-        onSome: Effect.succeed
-      })
-    )
-  )
+/** Run a command's effect; its failure becomes a `Failure` with its message (exit 1). */
+const exec = async <A>(
+  runtime: Runtime,
+  effect: Effect.Effect<A, CommandError, Services.Services>
+): Promise<A> => {
+  const result = await runtime.runPromise(Effect.either(effect))
+  if (Either.isLeft(result)) throw new Failure(message(result.left))
+  return result.right
+}
 
 const commands: Record<
   string,
@@ -235,7 +228,7 @@ const commands: Record<
   },
   "app show": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
-    const app = await exec(runtime(), findApp(one(positionals, "App Key")))
+    const app = await exec(runtime(), Admin.findApplication(one(positionals, "App Key")))
     io.stdout(values.json === true ? `${JSON.stringify(appJson(app))}\n` : `${describeApp(app)}\n`)
   },
   "app rotate-secret": async (args, runtime, io) => {
@@ -251,13 +244,7 @@ const commands: Record<
   "app delete": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
     const appKey = one(positionals, "App Key")
-    const removed = await exec(
-      runtime(),
-      Effect.flatMap(ApplicationStore.ApplicationStore, (s) =>
-        Effect.flatMap(now, (t) => s.remove(appKey, t))
-      )
-    )
-    if (!removed) throw new Failure(`no application with App Key ${JSON.stringify(appKey)}`)
+    await exec(runtime(), Admin.deleteApplication(appKey))
     io.stdout(
       values.json === true
         ? `${JSON.stringify({ app_key: appKey, deleted: true })}\n`
@@ -336,18 +323,7 @@ const commands: Record<
   "user delete": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
     const who = one(positionals, "username or user id")
-    const user = await exec(
-      runtime(),
-      Effect.gen(function* () {
-        const users = yield* UserStore.UserStore
-        const byName = yield* users.findByUsername(who)
-        const found = Option.isSome(byName) ? byName : yield* users.findById(who)
-        if (Option.isNone(found))
-          return yield* Effect.fail({ description: `no user named or with id ${JSON.stringify(who)}` })
-        yield* users.remove(found.value.userId, yield* now)
-        return found.value
-      })
-    )
+    const user = await exec(runtime(), Admin.deleteUser(who))
     io.stdout(
       values.json === true
         ? `${JSON.stringify({ user_id: user.userId, username: user.username, deleted: true })}\n`

@@ -5,8 +5,8 @@
  */
 import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { CodeStore, SessionStore, TokenStore } from "@latchkey/core"
-import { Clock, Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
+import { CodeStore, SessionStore, Time, TokenStore } from "@latchkey/core"
+import { Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
 import * as App from "./App.js"
 import type { ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
@@ -19,7 +19,7 @@ export const sweepLimit = 1000
 
 /** Delete expired codes and tokens, at most `sweepLimit` of each; tombstones stay until their expiry. */
 export const sweepOnce = Effect.gen(function* () {
-  const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const now = yield* Time.nowSeconds
   const codes = yield* Effect.flatMap(CodeStore.CodeStore, (s) => s.purgeExpired(now, sweepLimit))
   const tokens = yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.purgeExpired(now, sweepLimit))
   return { codes, tokens }
@@ -27,7 +27,7 @@ export const sweepOnce = Effect.gen(function* () {
 
 /** Delete expired sign-in sessions and pending authorizations, at most `sweepLimit` of each. */
 export const sweepSessions = Effect.gen(function* () {
-  const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+  const now = yield* Time.nowSeconds
   return yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.purgeExpired(now, sweepLimit))
 })
 

@@ -1,6 +1,8 @@
 /**
- * Registration of applications, as the management CLI does it: every rule of
- * The rules on redirect URIs and secrets (RFC 6749 §3.1.2, RFC 9700 §2.1, docs/security.md) are enforced here, for every caller.
+ * Administration of applications and users, as the management CLI does it. The
+ * rules on redirect URIs and secrets (RFC 6749 §3.1.2, RFC 9700 §2.1,
+ * docs/security.md) and what deleting an application or a user takes with it are
+ * decided here, for every caller.
  */
 import { Effect, Either, Option } from "effect"
 import { type Application, defaultGrantTypes, GrantType, validateRedirectUri } from "./Application.js"
@@ -10,6 +12,8 @@ import { nowSeconds } from "./internal/time.js"
 import { InvalidRequest } from "./OAuthError.js"
 import * as Scope from "./Scope.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
+import { UserStore } from "./storage/UserStore.js"
+import type { User } from "./User.js"
 
 /** What `app create` takes. */
 export interface NewApplication {
@@ -110,4 +114,32 @@ export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: s
   const updated = yield* apps.updateSecret(appKey, yield* secretDigest(appKey, appSecret))
   if (!updated) return yield* bad(`no application with App Key ${JSON.stringify(appKey)}`)
   return appSecret
+})
+
+/** The application with this App Key; `invalid_request` when there is none. */
+export const findApplication = Effect.fnUntraced(function* (appKey: string) {
+  const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(appKey))
+  if (Option.isNone(found)) return yield* bad(`no application with App Key ${JSON.stringify(appKey)}`)
+  return found.value
+})
+
+/** Delete an application; every token it holds is revoked with it. */
+export const deleteApplication = Effect.fnUntraced(function* (appKey: string) {
+  const now = yield* nowSeconds
+  const removed = yield* Effect.flatMap(ApplicationStore, (apps) => apps.remove(appKey, now))
+  if (!removed) return yield* bad(`no application with App Key ${JSON.stringify(appKey)}`)
+})
+
+/**
+ * Delete a user, named by username or else by user id: their tokens are revoked
+ * and their consents forgotten; a sign-in session of theirs continues anonymous.
+ * Returns the deleted user.
+ */
+export const deleteUser = Effect.fnUntraced(function* (usernameOrId: string) {
+  const users = yield* UserStore
+  const byName = yield* users.findByUsername(usernameOrId)
+  const found = Option.isSome(byName) ? byName : yield* users.findById(usernameOrId)
+  if (Option.isNone(found)) return yield* bad(`no user named or with id ${JSON.stringify(usernameOrId)}`)
+  yield* users.remove(found.value.userId, yield* nowSeconds)
+  return found.value satisfies User
 })

@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Admin from "../src/Admin.js"
 import * as Application from "../src/Application.js"
-import { TestLayer } from "./fixtures.js"
+import * as Digest from "../src/Digest.js"
+import { TokenStore } from "../src/storage/TokenStore.js"
+import { newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 describe("application registration", () => {
   it("refuses redirect URIs that docs/security.md forbids (fragments, userinfo, http off loopback, dangerous schemes)", () => {
@@ -110,5 +112,43 @@ describe("application registration", () => {
       )
       assert.isTrue(Either.isLeft(r))
     }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("deleting applications and users", () => {
+  it.effect("deleting an application revokes its tokens; an unknown App Key is invalid_request", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const t = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
+      yield* Admin.deleteApplication(app.appKey)
+      const hash = yield* Digest.sha256(t)
+      const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
+      assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
+      const again = yield* Effect.either(Admin.deleteApplication(app.appKey))
+      assert.isTrue(Either.isLeft(again) && again.left._tag === "InvalidRequest")
+      const find = yield* Effect.either(Admin.findApplication(app.appKey))
+      assert.isTrue(Either.isLeft(find))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a user is deleted by username or by id, with their tokens revoked; an unknown one is invalid_request",
+    () =>
+      Effect.gen(function* () {
+        const { basic } = yield* newApp()
+        const alice = yield* newUser("alice-del")
+        const bob = yield* newUser("bob-del")
+        const t = (yield* token(
+          { grant_type: "password", username: "alice-del", password: alice.password },
+          basic
+        )).json?.access_token as string
+        assert.strictEqual((yield* Admin.deleteUser("alice-del")).userId, alice.user.userId)
+        assert.strictEqual((yield* Admin.deleteUser(bob.user.userId)).username, "bob-del")
+        const hash = yield* Digest.sha256(t)
+        const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
+        assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
+        const gone = yield* Effect.either(Admin.deleteUser("alice-del"))
+        assert.isTrue(Either.isLeft(gone) && gone.left._tag === "InvalidRequest")
+      }).pipe(Effect.provide(TestLayer()))
   )
 })

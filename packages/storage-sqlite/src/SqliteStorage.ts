@@ -8,9 +8,10 @@ import {
   SessionStore,
   StorageError,
   type Stores,
+  Time,
   TokenStore
 } from "@latchkey/core"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
 import { attempt, openSync } from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
@@ -144,7 +145,7 @@ export const sweep = (
 > =>
   Effect.gen(function* () {
     const limit = options.limit ?? 1000
-    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const now = yield* Time.nowSeconds
     const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
     const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
     const sessions = yield* (yield* SessionStore.SessionStore).purgeExpired(now, limit)
