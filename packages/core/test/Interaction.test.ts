@@ -560,6 +560,47 @@ describe("authorize interaction: methods and failures", () => {
     }).pipe(Effect.provide(Layer.merge(TestLayer(), failingSessions(Effect.die(new Error("secret-detail"))))))
   )
 
+  it.effect("a user store that fails during sign-in is a 503 page, not a wrong-password answer", () =>
+    Effect.gen(function* () {
+      const { query } = yield* setup()
+      const b = new Browser()
+      const t = ticketOf(yield* b.get(query))
+      const down = Effect.fail(new StorageError({ message: "down" }))
+      const users = yield* UserStore
+      const e = errorOf(
+        yield* b
+          .post("login", { ...t, username: "someone", password: "a password" })
+          .pipe(Effect.provideService(UserStore, { ...users, findByUsername: () => down }))
+      )
+      assert.deepStrictEqual([e.status, e.headers["retry-after"]], [503, "1"])
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a repeated Sec-Fetch-Site header counts as cross-site", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      const t = ticketOf(yield* b.get(query))
+      const answer = yield* Interaction.handle(
+        {
+          method: "POST",
+          path: Metadata.paths.login,
+          query: "",
+          headers: {
+            cookie: b.cookie as string,
+            "content-type": "application/x-www-form-urlencoded",
+            "sec-fetch-site": ["same-origin", "cross-site"]
+          },
+          body: form({ ...t, username: user.username, password }),
+          basePath: "",
+          ownOrigin: "http://127.0.0.1:8080"
+        },
+        "login"
+      )
+      assert.strictEqual(errorOf(answer).status, 403)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
   it("pageOf names the two page paths and nothing else", () => {
     assert.deepStrictEqual(Interaction.pageOf(Metadata.paths.authorize), Option.some("authorize"))
     assert.deepStrictEqual(Interaction.pageOf(Metadata.paths.login), Option.some("login"))
