@@ -19,7 +19,7 @@ const storage = SqliteStorage.layer({ filename: process.env.LATCHKEY_DB ?? "./la
 // The server key the CLI generated and kept in the database (App Secret digests depend on it)
 const config = Layer.effect(
   Config.Config,
-  Effect.map(
+  Effect.flatMap(
     Effect.flatMap(SettingStore.SettingStore, (s) =>
       s.getOrCreate("server_key", randomBytes(32).toString("base64url"))
     ),
