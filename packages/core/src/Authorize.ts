@@ -11,7 +11,7 @@ import { Config } from "./Config.js"
 import { sha256 } from "./Digest.js"
 import * as Entropy from "./Entropy.js"
 import { mint } from "./grants/Issue.js"
-import { nowSeconds } from "./internal/time.js"
+import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { forUser } from "./OpenId.js"
 import type * as Pkce from "./Pkce.js"
 import * as Form from "./requests/Form.js"
@@ -209,6 +209,8 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
   const familyId = yield* Entropy.id()
   if (req.responseType === "code") {
     const value = yield* Entropy.token
+    // Rounded up: the code lives at least codeTtl seconds (docs/decisions.md)
+    const issuedAt = yield* issueSeconds
     const code: AuthorizationCode = {
       codeHash: yield* sha256(value),
       appKey: req.app.appKey,
@@ -219,8 +221,8 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
       codeChallenge: req.codeChallenge,
       codeChallengeMethod: req.codeChallengeMethod,
       familyId,
-      issuedAt: now,
-      expiresAt: now + codeTtl,
+      issuedAt,
+      expiresAt: issuedAt + codeTtl,
       usedAt: null
     }
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))

@@ -9,7 +9,7 @@ import type * as Audit from "../Audit.js"
 import { Config } from "../Config.js"
 import { sha256 } from "../Digest.js"
 import * as Entropy from "../Entropy.js"
-import { nowSeconds } from "../internal/time.js"
+import { issueSeconds } from "../internal/time.js"
 import * as Scope from "../Scope.js"
 import type { Token } from "../Token.js"
 
@@ -55,7 +55,8 @@ export const refreshAllowed = (app: Application): boolean => allows(app, "refres
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
 export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config
-  const now = yield* nowSeconds
+  // Rounded up: the tokens live at least the expires_in they report (docs/decisions.md)
+  const issuedAt = yield* issueSeconds
   const accessTtl = grant.app.accessTokenTtl ?? config.accessTokenTtl
   const access = yield* Entropy.token
   const base = {
@@ -64,7 +65,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
     openId: grant.openId,
     familyId: grant.familyId,
     parentHash: grant.parentHash,
-    issuedAt: now,
+    issuedAt,
     revokedAt: null,
     rotatedAt: null
   }
@@ -74,7 +75,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       tokenHash: yield* sha256(access),
       kind: "access",
       scope: grant.scope,
-      expiresAt: now + accessTtl
+      expiresAt: issuedAt + accessTtl
     }
   ]
   let refresh: Option.Option<string> = Option.none()
@@ -87,7 +88,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       tokenHash: yield* sha256(value),
       kind: "refresh",
       scope: grant.grantScope,
-      expiresAt: now + ttl
+      expiresAt: issuedAt + ttl
     })
   }
   const response: TokenResponse = {
