@@ -50,13 +50,19 @@ const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
 
 /**
  * Check a redirect URI for registration (RFC 6749 §3.1.2, RFC 9700 §2.6):
- * absolute, no fragment, no userinfo, `https` or `http` on a loopback host.
+ * absolute, no fragment, no userinfo, `https` or `http` on a loopback host, and
+ * printable ASCII only (RFC 3986 §2: other characters are percent-encoded), so that
+ * it can always be sent as a `Location` header value. The single guard for redirect
+ * URIs: `matchesRedirectUri` applies it again to what an application row holds.
  */
 export const validateRedirectUri = (uri: string): Either.Either<string, InvalidRequest> => {
   const fail = (why: string) => Either.left(new InvalidRequest({ description: `redirect URI ${why}` }))
   if (uri.length === 0 || uri.length > maxRedirectUriLength) return fail("is empty or too long")
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   if (/[\s\x00-\x1f\x7f\\]/.test(uri)) return fail("contains whitespace, control characters or backslashes")
+  if (/[^\x21-\x7e]/.test(uri)) {
+    return fail("must be printable ASCII; percent-encode any other character (RFC 3986)")
+  }
   if (uri.includes("#")) return fail("must not contain a fragment")
   let url: URL
   try {
@@ -78,5 +84,11 @@ export const validateRedirectUri = (uri: string): Either.Either<string, InvalidR
 /** Whether the application may use a grant or response type. */
 export const allows = (app: Application, grant: GrantType): boolean => app.grantTypes.includes(grant)
 
-/** RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else. */
-export const matchesRedirectUri = (app: Application, uri: string): boolean => app.redirectUris.includes(uri)
+/**
+ * RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else.
+ * A registered URI that `validateRedirectUri` refuses (a row written before a rule was added,
+ * or written around `Admin.createApplication`, e.g. with non-ASCII characters no `Location`
+ * header can carry) never matches, so authorize shows its error page instead of redirecting.
+ */
+export const matchesRedirectUri = (app: Application, uri: string): boolean =>
+  app.redirectUris.includes(uri) && Either.isRight(validateRedirectUri(uri))

@@ -3,6 +3,7 @@ import { Effect, Either, Option } from "effect"
 import * as Admin from "../src/Admin.js"
 import * as Application from "../src/Application.js"
 import * as Digest from "../src/Digest.js"
+import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
 import { newApp, newUser, TestLayer, token } from "./fixtures.js"
 
@@ -99,6 +100,59 @@ describe("application registration", () => {
         assert.match(app.appKey, /^[A-Za-z0-9][A-Za-z0-9_-]{21}$/)
       }
     }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it("refuses redirect URIs that are not printable ASCII (no Location header could carry them); accepts them percent-encoded", () => {
+    const refused = [
+      "http://127.0.0.1:9000/cb/\u20ac",
+      "https://app.example/caf\u00e9",
+      "https://\u0430pp.example/cb",
+      "https://app.example/cb\u0085",
+      "https://app.example/cb\u2028",
+      "https://app.example/cb\u202e",
+      "https://app.example/cb\u00a0",
+      "https://app.example/cb/\ud83d\ude00",
+      "https://app.example/c b",
+      "https://app.example/cb\t",
+      "https://app.example/cb\u001b[2J",
+      "https://app.example/cb\u007f"
+    ]
+    for (const uri of refused) {
+      const r = Application.validateRedirectUri(uri)
+      assert.isTrue(Either.isLeft(r), JSON.stringify(uri))
+      if (Either.isLeft(r))
+        assert.match(r.left.description, /^redirect URI (must be printable ASCII|contains whitespace)/)
+    }
+    const nonAscii = Application.validateRedirectUri("http://127.0.0.1:9000/cb/\u20ac")
+    assert.isTrue(Either.isLeft(nonAscii))
+    if (Either.isLeft(nonAscii)) {
+      assert.strictEqual(nonAscii.left._tag, "InvalidRequest")
+      assert.include(nonAscii.left.description, "percent-encode")
+    }
+    for (const uri of ["http://127.0.0.1:9000/cb/%E2%82%AC", "https://app.example/caf%C3%A9?q=%20"]) {
+      assert.isTrue(Either.isRight(Application.validateRedirectUri(uri)), uri)
+    }
+  })
+
+  it.effect(
+    "createApplication refuses a non-ASCII, space or control character redirect URI with invalid_request and stores nothing",
+    () =>
+      Effect.gen(function* () {
+        for (const uri of [
+          "http://127.0.0.1:9000/cb/\u20ac",
+          "https://app.example/c b",
+          "https://app.example/cb\u0000"
+        ]) {
+          const r = yield* Effect.either(
+            Admin.createApplication({ name: "Euro", redirectUris: ["https://app.example/ok", uri] })
+          )
+          assert.isTrue(Either.isLeft(r), JSON.stringify(uri))
+          assert.strictEqual(Either.isLeft(r) ? r.left._tag : "accepted", "InvalidRequest")
+          if (Either.isLeft(r) && r.left._tag === "InvalidRequest")
+            assert.match(r.left.description, /^redirect URI (must be printable ASCII|contains whitespace)/)
+        }
+        assert.strictEqual((yield* Effect.flatMap(ApplicationStore, (s) => s.list())).length, 0)
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("refuses unknown grant types", () =>
