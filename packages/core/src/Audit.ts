@@ -4,12 +4,12 @@
  * request; a program without an `AuditLog` records nothing.
  */
 import { Context, Effect, Layer } from "effect"
-import type { AuditEvent, EventType } from "./AuditEvent.js"
+import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 import { nowSeconds } from "./internal/time.js"
 import { AuditStore } from "./storage/AuditStore.js"
 import type { StorageError } from "./storage/StorageError.js"
 
-export { AuditEvent, EventType } from "./AuditEvent.js"
+export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
 
 /** Who is asking: set by the HTTP binding for each request. */
 export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<
@@ -34,7 +34,10 @@ export class AuditLog extends Context.Tag("@latchkey/core/AuditLog")<
   }
 >() {}
 
-/** The fields a caller names; time and request come from the context. */
+/**
+ * The fields a caller names; time and request come from the context. Each is cut to
+ * `maxFieldLength` characters before it is stored.
+ */
 export interface Fields {
   readonly appKey?: string | null
   readonly userId?: string | null
@@ -45,7 +48,7 @@ export interface Fields {
 const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
   Effect.gen(function* () {
     const info = yield* Effect.serviceOption(RequestInfo)
-    return {
+    return bound({
       at: yield* nowSeconds,
       type,
       appKey: fields.appKey ?? null,
@@ -54,7 +57,7 @@ const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
       address: info._tag === "Some" ? info.value.address : null,
       requestId: info._tag === "Some" ? info.value.requestId : null,
       detail: fields.detail ?? null
-    }
+    })
   })
 
 /** Record an event if the program has an AuditLog. Never fails. */
@@ -88,20 +91,30 @@ export const recordWith = <A, E, R>(
 const logLine = (event: AuditEvent): Effect.Effect<void> =>
   Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
 
-/** An AuditLog that appends to the AuditStore and writes each event as a log line annotated `audit`. */
+/**
+ * An AuditLog that appends to the AuditStore and writes each event as a log line annotated
+ * `audit`. Every event is first cut to `maxFieldLength` per free-text field (`bound`), also
+ * one built by a caller rather than by `record`.
+ */
 export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
   AuditLog,
   Effect.map(AuditStore, (store) => ({
-    record: (event) =>
-      store.append(event).pipe(
+    record: (raw) => {
+      const event = bound(raw)
+      return store.append(event).pipe(
         Effect.zipRight(logLine(event)),
         Effect.catchAll((e) =>
           Effect.logWarning("audit event not stored").pipe(
             Effect.annotateLogs({ audit: event, reason: e.message })
           )
         )
-      ),
-    recordWith: (events, write) =>
-      Effect.tap(store.appendWith(events, write), () => Effect.forEach(events, logLine, { discard: true }))
+      )
+    },
+    recordWith: (raw, write) => {
+      const events = raw.map(bound)
+      return Effect.tap(store.appendWith(events, write), () =>
+        Effect.forEach(events, logLine, { discard: true })
+      )
+    }
   }))
 )

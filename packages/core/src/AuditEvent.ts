@@ -35,3 +35,34 @@ export const AuditEvent = Schema.Struct({
 })
 /** One audit event. */
 export type AuditEvent = typeof AuditEvent.Type
+
+/**
+ * Longest value kept in a free-text field of an audit event (`appKey`, `userId`, `openId`,
+ * `address`, `requestId`, `detail`), in UTF-16 code units. Longer values are cut to this
+ * length (never inside a surrogate pair) before the event reaches any store, so a hostile
+ * App Key or request id cannot fill the audit table or a terminal.
+ */
+export const maxFieldLength = 256
+
+const cap = (value: string | null): string | null => {
+  if (value === null || value.length <= maxFieldLength) return value
+  const cut = value.slice(0, maxFieldLength)
+  const last = cut.charCodeAt(cut.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut
+}
+
+/** The event with each free-text field cut to `maxFieldLength`; an event within bounds is returned as it is. */
+export const bound = (event: AuditEvent): AuditEvent => {
+  const { appKey, userId, openId, address, requestId, detail } = event
+  const within = (v: string | null) => v === null || v.length <= maxFieldLength
+  if ([appKey, userId, openId, address, requestId, detail].every(within)) return event
+  return {
+    ...event,
+    appKey: cap(appKey),
+    userId: cap(userId),
+    openId: cap(openId),
+    address: cap(address),
+    requestId: cap(requestId),
+    detail: cap(detail)
+  }
+}

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Audit from "../src/Audit.js"
+import * as BasicAuth from "../src/requests/BasicAuth.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
@@ -76,5 +77,79 @@ describe("audit trail", () => {
       const { basic } = yield* newApp()
       assert.strictEqual((yield* token({ grant_type: "client_credentials" }, basic)).status, 200)
     }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("audit values are bounded before they reach a store", () => {
+  const at = 1_700_000_000
+  const raw = (fields: Partial<Audit.AuditEvent>): Audit.AuditEvent => ({
+    at,
+    type: "client_auth_failed",
+    appKey: null,
+    userId: null,
+    openId: null,
+    address: null,
+    requestId: null,
+    detail: null,
+    ...fields
+  })
+
+  it("bound cuts every free-text field to maxFieldLength, never inside a surrogate pair, and keeps short events as they are", () => {
+    const max = Audit.maxFieldLength
+    assert.strictEqual(max, 256)
+    const long = "x".repeat(5000)
+    const cut = Audit.bound(
+      raw({ appKey: long, userId: long, openId: long, address: long, requestId: long, detail: long })
+    )
+    for (const v of [cut.appKey, cut.userId, cut.openId, cut.address, cut.requestId, cut.detail]) {
+      assert.strictEqual(v, "x".repeat(max))
+    }
+    assert.strictEqual(cut.at, at)
+    assert.strictEqual(cut.type, "client_auth_failed")
+    // an emoji straddling the cut is dropped whole, not split into a lone surrogate
+    const straddling = Audit.bound(raw({ detail: `${"a".repeat(max - 1)}\u{1f600}tail` }))
+    assert.strictEqual(straddling.detail, "a".repeat(max - 1))
+    const fits = raw({ appKey: "k".repeat(max), detail: `${"a".repeat(max - 2)}\u{1f600}` })
+    assert.strictEqual(Audit.bound(fits), fits)
+  })
+
+  it.effect("Audit.layer bounds an event a caller built itself, for record and recordWith", () =>
+    Effect.gen(function* () {
+      const log = yield* Audit.AuditLog
+      yield* log.record(raw({ detail: "d".repeat(10_000), requestId: "r".repeat(10_000) }))
+      yield* log.recordWith([raw({ type: "token_issued", openId: "o".repeat(10_000) })], Effect.void)
+      const events = yield* Effect.flatMap(AuditStore, (s) => s.tail({ limit: 10 }))
+      assert.strictEqual(events.length, 2)
+      assert.strictEqual(events[0]?.detail?.length, Audit.maxFieldLength)
+      assert.strictEqual(events[0]?.requestId?.length, Audit.maxFieldLength)
+      assert.strictEqual(events[1]?.openId?.length, Audit.maxFieldLength)
+    }).pipe(Effect.provide(Audited))
+  )
+
+  it.effect(
+    "a failed client authentication with terminal escapes and a forged line in the App Key is stored as sent, within bounds, whatever the request id",
+    () =>
+      Effect.gen(function* () {
+        const hostile = "\u001b[2J\nTIME 2030-01-01T00:00:00.000Z  token_issued  forged\u2028\u202e"
+        const huge = "k".repeat(1500)
+        for (const appKey of [hostile, huge]) {
+          const r = yield* post(
+            "/oauth2/oauth2/token",
+            { grant_type: "client_credentials" },
+            BasicAuth.encode({ appKey, appSecret: "wrong" }),
+            { requestId: "q".repeat(20_000), remoteAddress: "192.0.2.9" }
+          )
+          assert.strictEqual(r.status, 401)
+        }
+        const events = yield* Effect.flatMap(AuditStore, (s) => s.tail({ limit: 10 }))
+        const failed = events.filter((e) => e.type === "client_auth_failed")
+        assert.strictEqual(failed.length, 2)
+        assert.strictEqual(failed[0]?.appKey, hostile)
+        assert.isAtMost(failed[1]?.appKey?.length ?? Infinity, Audit.maxFieldLength)
+        for (const e of failed) {
+          assert.strictEqual(e.requestId, "q".repeat(Audit.maxFieldLength))
+          assert.strictEqual(e.address, "192.0.2.9")
+        }
+      }).pipe(Effect.provide(Layer.merge(TestLayer(), Audited)))
   )
 })

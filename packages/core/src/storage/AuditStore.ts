@@ -5,7 +5,11 @@ import { Context, type Effect } from "effect"
 import type { AuditEvent } from "../AuditEvent.js"
 import type { StorageError } from "./StorageError.js"
 
-/** Audit events, appended and never changed. */
+/**
+ * Audit events, appended and never changed. `Audit.layer` hands over events already cut to
+ * `Audit.maxFieldLength` characters per free-text field (`Audit.bound`); the values may still
+ * hold any character, so whoever prints them escapes them (the CLI's `audit tail` does).
+ */
 export class AuditStore extends Context.Tag("@latchkey/core/AuditStore")<
   AuditStore,
   {
