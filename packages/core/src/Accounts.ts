@@ -72,12 +72,12 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
   const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
   const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address)
-  yield* Throttle.check(keys).pipe(Effect.tapError(() => Audit.record("signin_throttled")))
+  // Counted before the password is checked: parallel guesses are all counted
+  yield* Throttle.reserve(keys).pipe(Effect.tapError(() => Audit.record("signin_throttled")))
   const hasher = yield* PasswordHasher
   const users = yield* UserStore
   const refuse = (userId: string | null) =>
-    Throttle.failure(keys).pipe(
-      Effect.zipRight(Audit.record("signin_failed", { userId })),
+    Audit.record("signin_failed", { userId }).pipe(
       Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
     )
   if (oversized) return yield* refuse(null)
@@ -88,7 +88,7 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
     return yield* refuse(null)
   }
   if (!(yield* hasher.verify(password, found.value.passwordHash))) return yield* refuse(found.value.userId)
-  yield* Throttle.success(keys.slice(0, 1))
+  yield* Throttle.succeeded(keys)
   yield* Audit.record("signin_succeeded", { userId: found.value.userId })
   return found.value
 }) satisfies (...args: never) => Effect.Effect<User, InvalidGrant | RateLimited | StorageError, unknown>

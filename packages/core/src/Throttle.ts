@@ -4,7 +4,7 @@
  * period, capped. Success clears the key. The counter store is a service so
  * several instances can share one; the default keeps counters in memory.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { nowSeconds } from "./internal/time.js"
 import { RateLimited } from "./OAuthError.js"
 
@@ -38,13 +38,47 @@ export interface Entry {
   readonly lockedUntil: number
 }
 
-/** Storage of throttle counters. */
+/**
+ * A throttled key. Identifier keys (an App Key or username with an address) are
+ * cleared by a success; shared keys (an address alone, which many honest clients
+ * may share) allow `addressFreeFailures` and a success gives back only its own
+ * attempt.
+ */
+export interface Key {
+  readonly key: string
+  readonly shared: boolean
+}
+
+/** The entry of `key` after one more failure at `now` (a failure outside the window starts over). */
+export const afterFailure = (prev: Entry | undefined, key: Key, now: number, policy: Policy): Entry => {
+  const failures = prev !== undefined && now - prev.lastFailure < policy.window ? prev.failures + 1 : 1
+  const over = failures - (key.shared ? policy.addressFreeFailures : policy.freeFailures)
+  const lockout = over > 0 ? Math.min(policy.maxLockout, policy.baseLockout * 2 ** (over - 1)) : 0
+  return { failures, lastFailure: now, lockedUntil: lockout > 0 ? now + lockout : 0 }
+}
+
+/** The entry of a shared key after a success gives back the attempt it reserved. */
+export const afterGiveBack = (prev: Entry, key: Key, policy: Policy): Entry => {
+  const failures = Math.max(0, prev.failures - 1)
+  const free = key.shared ? policy.addressFreeFailures : policy.freeFailures
+  return { ...prev, failures, lockedUntil: failures <= free ? 0 : prev.lockedUntil }
+}
+
+/** Storage of throttle counters; every operation is atomic over the keys it is given. */
 export class ThrottleStore extends Context.Tag("@latchkey/core/ThrottleStore")<
   ThrottleStore,
   {
-    readonly get: (key: string) => Effect.Effect<Option.Option<Entry>>
-    readonly set: (key: string, entry: Entry) => Effect.Effect<void>
-    readonly delete: (key: string) => Effect.Effect<void>
+    /** Seconds until the last of `keys` is unlocked at `now`; 0 when none is locked. */
+    readonly lockedFor: (keys: ReadonlyArray<Key>, now: number) => Effect.Effect<number>
+    /** Count a failure on every key. */
+    readonly fail: (keys: ReadonlyArray<Key>, now: number, policy: Policy) => Effect.Effect<void>
+    /**
+     * In one step: when a key is locked, answer the wait and count nothing; otherwise count
+     * the attempt as a failure on every key (it may lock the attempts after it) and answer 0.
+     */
+    readonly reserve: (keys: ReadonlyArray<Key>, now: number, policy: Policy) => Effect.Effect<number>
+    /** A reserved attempt succeeded: clear identifier keys, give back one attempt on shared keys. */
+    readonly settle: (keys: ReadonlyArray<Key>, policy: Policy) => Effect.Effect<void>
   }
 >() {}
 
@@ -52,70 +86,110 @@ export class ThrottleStore extends Context.Tag("@latchkey/core/ThrottleStore")<
 export const memoryStore = (maxKeys = 100_000): Layer.Layer<ThrottleStore> =>
   Layer.sync(ThrottleStore, () => {
     const entries = new Map<string, Entry>()
+    const set = (key: string, entry: Entry) => {
+      entries.delete(key)
+      entries.set(key, entry)
+      if (entries.size > maxKeys) {
+        const oldest = entries.keys().next().value
+        if (oldest !== undefined) entries.delete(oldest)
+      }
+    }
+    const lockedFor = (keys: ReadonlyArray<Key>, now: number) => {
+      let wait = 0
+      for (const k of keys) {
+        const e = entries.get(k.key)
+        if (e !== undefined && e.lockedUntil > now) wait = Math.max(wait, e.lockedUntil - now)
+      }
+      return wait
+    }
+    const fail = (keys: ReadonlyArray<Key>, now: number, policy: Policy) => {
+      for (const k of keys) set(k.key, afterFailure(entries.get(k.key), k, now, policy))
+    }
     return {
-      get: (key) => Effect.sync(() => Option.fromNullable(entries.get(key))),
-      set: (key, entry) =>
+      lockedFor: (keys, now) => Effect.sync(() => lockedFor(keys, now)),
+      fail: (keys, now, policy) => Effect.sync(() => fail(keys, now, policy)),
+      reserve: (keys, now, policy) =>
         Effect.sync(() => {
-          entries.delete(key)
-          entries.set(key, entry)
-          if (entries.size > maxKeys) {
-            const oldest = entries.keys().next().value
-            if (oldest !== undefined) entries.delete(oldest)
-          }
+          const wait = lockedFor(keys, now)
+          if (wait === 0) fail(keys, now, policy)
+          return wait
         }),
-      delete: (key) => Effect.sync(() => void entries.delete(key))
+      settle: (keys, policy) =>
+        Effect.sync(() => {
+          for (const k of keys) {
+            const e = entries.get(k.key)
+            if (!k.shared) entries.delete(k.key)
+            else if (e !== undefined) set(k.key, afterGiveBack(e, k, policy))
+          }
+        })
     }
   })
 
 /** The throttle policy in force. */
 export class ThrottlePolicy extends Context.Tag("@latchkey/core/ThrottlePolicy")<ThrottlePolicy, Policy>() {}
 
+const limited = (wait: number) =>
+  new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait })
+
 /** Fail with `RateLimited` when any key is locked out now. */
-export const check = (keys: ReadonlyArray<string>): Effect.Effect<void, RateLimited, ThrottleStore> =>
+export const check = (keys: ReadonlyArray<Key>): Effect.Effect<void, RateLimited, ThrottleStore> =>
   Effect.gen(function* () {
-    const store = yield* ThrottleStore
-    const t = yield* nowSeconds
-    let wait = 0
-    for (const key of keys) {
-      const e = yield* store.get(key)
-      if (Option.isSome(e) && e.value.lockedUntil > t) wait = Math.max(wait, e.value.lockedUntil - t)
-    }
-    if (wait > 0) {
-      return yield* Effect.fail(
-        new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait })
-      )
-    }
+    const wait = yield* (yield* ThrottleStore).lockedFor(keys, yield* nowSeconds)
+    if (wait > 0) return yield* Effect.fail(limited(wait))
   })
 
 /** Record a failure for every key. */
 export const failure = (
-  keys: ReadonlyArray<string>
+  keys: ReadonlyArray<Key>
 ): Effect.Effect<void, never, ThrottleStore | ThrottlePolicy> =>
   Effect.gen(function* () {
-    const store = yield* ThrottleStore
-    const policy = yield* ThrottlePolicy
-    const t = yield* nowSeconds
-    for (const key of keys) {
-      const prev = Option.getOrUndefined(yield* store.get(key))
-      const failures = prev !== undefined && t - prev.lastFailure < policy.window ? prev.failures + 1 : 1
-      const free = key.includes(":ip:") ? policy.addressFreeFailures : policy.freeFailures
-      const over = failures - free
-      const lockout = over > 0 ? Math.min(policy.maxLockout, policy.baseLockout * 2 ** (over - 1)) : 0
-      yield* store.set(key, { failures, lastFailure: t, lockedUntil: lockout > 0 ? t + lockout : 0 })
-    }
+    yield* (yield* ThrottleStore).fail(keys, yield* nowSeconds, yield* ThrottlePolicy)
   })
 
-/** Forget the failures of every key (after a success). */
-export const success = (keys: ReadonlyArray<string>): Effect.Effect<void, never, ThrottleStore> =>
-  Effect.flatMap(ThrottleStore, (store) => Effect.forEach(keys, store.delete, { discard: true }))
+/**
+ * Count an attempt before it is checked: fail with `RateLimited` when a key is
+ * locked; otherwise the attempt counts as a failure until `succeeded` says
+ * otherwise. Attempts in flight at the same time are all counted, so parallel
+ * guesses get no more than sequential ones.
+ */
+export const reserve = (
+  keys: ReadonlyArray<Key>
+): Effect.Effect<void, RateLimited, ThrottleStore | ThrottlePolicy> =>
+  Effect.gen(function* () {
+    const wait = yield* (yield* ThrottleStore).reserve(keys, yield* nowSeconds, yield* ThrottlePolicy)
+    if (wait > 0) return yield* Effect.fail(limited(wait))
+  })
+
+/** A reserved attempt succeeded. */
+export const succeeded = (
+  keys: ReadonlyArray<Key>
+): Effect.Effect<void, never, ThrottleStore | ThrottlePolicy> =>
+  Effect.gen(function* () {
+    yield* (yield* ThrottleStore).settle(keys, yield* ThrottlePolicy)
+  })
 
 /** The throttle keys of a sign-in attempt (sign-in page and password grant share them). */
-export const signInKeys = (username: string, address: string | undefined): ReadonlyArray<string> =>
-  address === undefined ? [`signin:user:${username}`] : [`signin:user:${username}`, `signin:ip:${address}`]
+export const signInKeys = (username: string, address: string | undefined): ReadonlyArray<Key> =>
+  address === undefined
+    ? [{ key: `signin:user:${username}`, shared: false }]
+    : [
+        { key: `signin:user:${username}`, shared: false },
+        { key: `signin:ip:${address}`, shared: true }
+      ]
 
-/** The throttle keys of a client authentication attempt at the JSON endpoints. */
-export const clientKeys = (appKey: string, address: string | undefined): ReadonlyArray<string> =>
-  address === undefined ? [`client:app:${appKey}`] : [`client:app:${appKey}`, `client:ip:${address}`]
+/**
+ * The throttle keys of a client authentication attempt at the JSON endpoints: the
+ * App Key from this address, and the address. There is no lock on an App Key
+ * alone: App Keys are public, generated secrets cannot be guessed, and such a lock
+ * would let anyone shut an application out.
+ */
+export const clientKeys = (appKey: string, address: string | undefined): ReadonlyArray<Key> =>
+  address === undefined
+    ? [{ key: `client:app:${appKey}`, shared: false }]
+    : [
+        { key: `client:app:${appKey}:ip:${address}`, shared: false },
+        { key: `client:ip:${address}`, shared: true }
+      ]
 
 /** In-memory counters with the default policy. */
 export const layer = (policy: Policy = defaultPolicy): Layer.Layer<ThrottleStore | ThrottlePolicy> =>

@@ -1,0 +1,74 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer } from "effect"
+import * as Accounts from "../src/Accounts.js"
+import { PasswordHasher } from "../src/PasswordHasher.js"
+import * as BasicAuth from "../src/requests/BasicAuth.js"
+import * as Throttle from "../src/Throttle.js"
+import { newApp, newUser, post, TestLayer } from "./fixtures.js"
+
+const cc = { grant_type: "client_credentials" }
+
+describe("throttles that outsiders cannot turn against users", () => {
+  it.effect("wrong secrets for an App Key from one address do not lock the application out elsewhere", () =>
+    Effect.gen(function* () {
+      const { app, appSecret, basic } = yield* newApp()
+      const wrong = BasicAuth.encode({ appKey: app.appKey, appSecret: `${appSecret}x` })
+      for (let i = 0; i < 12; i++) {
+        const res = yield* post("/oauth2/oauth2/token", cc, wrong, { remoteAddress: "198.51.100.7" })
+        assert.oneOf(res.status, [401, 429])
+      }
+      const own = yield* post("/oauth2/oauth2/token", cc, basic, { remoteAddress: "192.0.2.10" })
+      assert.strictEqual(own.status, 200)
+      // the attacker's own address is the one slowed down
+      const attacker = yield* post("/oauth2/oauth2/token", cc, basic, { remoteAddress: "198.51.100.7" })
+      assert.strictEqual(attacker.status, 429)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "parallel sign-in guesses are all counted: no more passwords are checked than the policy allows",
+    () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        let verified = 0
+        const hasher = Layer.succeed(PasswordHasher, {
+          hash: (p) => Effect.succeed(`test$${p}`),
+          verify: (p, h) =>
+            Effect.sync(() => {
+              verified++
+            }).pipe(Effect.zipRight(Deferred.await(gate)), Effect.as(h === `test$${p}`))
+        })
+        const run = Effect.gen(function* () {
+          const { user, password } = yield* newUser()
+          const attempts = Array.from({ length: 30 }, (_, i) => (i === 29 ? password : `wrong-${i}-password`))
+          const fiber = yield* Effect.fork(
+            Effect.forEach(
+              attempts,
+              (p) => Effect.either(Accounts.authenticate(user.username, p, "203.0.113.5")),
+              { concurrency: "unbounded" }
+            )
+          )
+          // let every attempt reach the hasher or be refused, then let the hashes finish
+          for (let i = 0; i < 50; i++) yield* Effect.yieldNow()
+          yield* Deferred.succeed(gate, undefined)
+          const results = yield* Fiber.join(fiber)
+          const limited = results.filter((r) => Either.isLeft(r) && r.left._tag === "RateLimited").length
+          const signedIn = results.filter(Either.isRight).length
+          assert.strictEqual(verified, Throttle.defaultPolicy.freeFailures + 1)
+          assert.strictEqual(limited, 30 - verified)
+          assert.strictEqual(signedIn, 0)
+        })
+        yield* run.pipe(Effect.provide(Layer.merge(TestLayer(), hasher)))
+      })
+  )
+
+  it.effect("successful sign-ins from one shared address never add up to a lockout", () =>
+    Effect.gen(function* () {
+      const { user, password } = yield* newUser()
+      for (let i = 0; i < Throttle.defaultPolicy.addressFreeFailures * 2; i++) {
+        const r = yield* Effect.either(Accounts.authenticate(user.username, password, "192.0.2.99"))
+        assert.isTrue(Either.isRight(r), `sign-in ${i}`)
+      }
+    }).pipe(Effect.provide(TestLayer()))
+  )
+})
