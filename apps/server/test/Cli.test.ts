@@ -109,6 +109,49 @@ describe("app create", () => {
     }
   })
 
+  it("refuses a redirect URI that is not printable ASCII (`…/cb/€`, a space, a control character) with exit code 1 and an invalid_request message (docs/security.md, catalogue A24)", async () => {
+    const spawned = await spawnCli(db, [
+      "app",
+      "create",
+      "--name",
+      "Euro",
+      "--redirect-uri",
+      "http://127.0.0.1:9000/cb/\u20ac",
+      "--json"
+    ])
+    assert.strictEqual(spawned.code, 1)
+    assert.strictEqual(spawned.stdout, "")
+    assert.match(spawned.stderr, /^latchkey: error: redirect URI must be printable ASCII; percent-encode/)
+    for (const uri of [
+      "http://127.0.0.1:9000/cb/\u20ac",
+      "https://app.example/caf\u00e9",
+      "https://app.example/cb\u2028",
+      "https://app.example/c b",
+      "https://app.example/cb\u001b[2J"
+    ]) {
+      const r = await cli(db, ["app", "create", "--name", "Euro", "--redirect-uri", uri])
+      assert.strictEqual(r.code, 1, JSON.stringify(uri))
+      assert.strictEqual(r.stdout, "", JSON.stringify(uri))
+      assert.match(
+        r.stderr,
+        /^latchkey: error: redirect URI (must be printable ASCII|contains whitespace, control characters)/,
+        JSON.stringify(uri)
+      )
+    }
+    const list = JSON.parse((await cli(db, ["app", "list", "--json"])).stdout) as Array<{ name: string }>
+    assert.isFalse(list.some((a) => a.name === "Euro"))
+    const encoded = await cli(db, [
+      "app",
+      "create",
+      "--name",
+      "Euro encoded",
+      "--redirect-uri",
+      "http://127.0.0.1:9000/cb/%E2%82%AC",
+      "--json"
+    ])
+    assert.strictEqual(encoded.code, 0, encoded.stderr)
+  })
+
   it("refuses a short imported secret, an unknown grant type and a taken App Key", async () => {
     const short = await cli(db, [
       "app",
