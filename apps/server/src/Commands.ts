@@ -102,6 +102,29 @@ const auditJson = (e: Audit.AuditEvent) => ({
   detail: e.detail
 })
 
+// Characters a terminal acts on or that reorder or break the line: C0, DEL, C1, the Arabic
+// letter mark, LRM/RLM, the line and paragraph separators, bidi embeddings, overrides and isolates
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const unsafeChars = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const unsafeOrBackslash = /[\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g
+const named: Readonly<Record<string, string>> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, "0")
+
+/**
+ * A recorded value for the audit table: every character of `unsafeChars` and the backslash
+ * shown as a visible escape (`\n`, `\x1b`, `\u2028`, `\\`), so a value is one line of plain text.
+ */
+export const visible = (value: string): string =>
+  value.replace(unsafeOrBackslash, (c) => named[c] ?? (c <= "\xff" ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`))
+
+/**
+ * JSON for the audit trail: JSON.stringify escapes C0 controls; DEL, C1, the line and paragraph
+ * separators and the bidi controls become `\uXXXX` escapes too (the same string once parsed).
+ */
+export const auditJsonText = (value: unknown): string =>
+  JSON.stringify(value).replace(unsafeChars, (c) => `\\u${hex(c, 4)}`)
+
 const userJson = (u: User.User) => ({ user_id: u.userId, username: u.username, created_at: iso(u.createdAt) })
 
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
@@ -301,7 +324,7 @@ const commands: Record<
       runtime(),
       Effect.flatMap(AuditStore.AuditStore, (s) => s.tail({ limit, appKey: values.app }))
     )
-    if (values.json === true) io.stdout(`${JSON.stringify(events.map(auditJson))}\n`)
+    if (values.json === true) io.stdout(`${auditJsonText(events.map(auditJson))}\n`)
     else if (events.length === 0) io.stdout("No audit events.\n")
     else
       io.stdout(
@@ -310,12 +333,9 @@ const commands: Record<
           ...events.map((e) => [
             iso(e.at),
             e.type,
-            e.appKey ?? "-",
-            e.userId ?? "-",
-            e.openId ?? "-",
-            e.address ?? "-",
-            e.requestId ?? "-",
-            e.detail ?? "-"
+            ...[e.appKey, e.userId, e.openId, e.address, e.requestId, e.detail].map((v) =>
+              v === null ? "-" : visible(v)
+            )
           ])
         ])
       )

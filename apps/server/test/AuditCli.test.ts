@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
+import * as Commands from "../src/Commands.js"
 import { cliInProcess } from "./helpers.js"
 import { read, type Stack, startStack, token } from "./security/harness.js"
 
@@ -48,5 +49,35 @@ describe("audit tail", () => {
     const r = await cliInProcess(s.dbPath, ["audit", "tail", "--limit", "zero"])
     assert.strictEqual(r.code, 2)
     assert.include(r.stderr, "--limit")
+  })
+})
+
+describe("audit tail escaping (docs/security.md, catalogue H18)", () => {
+  it("the table shows C0, DEL, C1, line separators, bidi controls and the backslash as visible escapes", () => {
+    assert.strictEqual(Commands.visible("plain App-Key_1.~"), "plain App-Key_1.~")
+    assert.strictEqual(Commands.visible("a\nb\rc\td\\e"), "a\\nb\\rc\\td\\\\e")
+    assert.strictEqual(Commands.visible("\u0000\u001b[2J\u007f\u0085\u009b"), "\\x00\\x1b[2J\\x7f\\x85\\x9b")
+    assert.strictEqual(
+      Commands.visible("\u061c\u200e\u200f\u2028\u2029\u202a\u202e\u2066\u2069"),
+      "\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a\\u202e\\u2066\\u2069"
+    )
+    // printable text outside ASCII is kept
+    assert.strictEqual(Commands.visible("caf\u00e9 \u20ac \u{1f600}"), "caf\u00e9 \u20ac \u{1f600}")
+    // every code unit from U+0000 to U+FFFF comes out free of the characters escaped
+    let all = ""
+    for (let c = 0; c <= 0xffff; c++) all += String.fromCharCode(c)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+    assert.notMatch(Commands.visible(all), /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/)
+  })
+
+  it("the JSON escapes what JSON.stringify leaves raw and parses back to the same value", () => {
+    let all = ""
+    for (let c = 0; c <= 0xffff; c++) all += String.fromCharCode(c)
+    const value = [{ app_key: all, detail: "\u2028\u2029\u202e\u0085\u007f" }]
+    const text = Commands.auditJsonText(value)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+    assert.notMatch(text, /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/)
+    assert.deepStrictEqual(JSON.parse(text), value)
+    assert.include(text, "\\u2028\\u2029\\u202e\\u0085\\u007f")
   })
 })
