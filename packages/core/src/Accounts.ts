@@ -73,7 +73,9 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
   const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address)
   // Counted before the password is checked: parallel guesses are all counted
-  yield* Throttle.reserve(keys).pipe(Effect.tapError(() => Audit.record("signin_throttled")))
+  const { started } = yield* Throttle.reserve(keys)
+  // One audit event per lockout, not one per refused attempt
+  if (started) yield* Audit.record("signin_throttled")
   const hasher = yield* PasswordHasher
   const users = yield* UserStore
   const refuse = (userId: string | null) =>

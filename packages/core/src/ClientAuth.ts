@@ -22,8 +22,8 @@ const failed = new InvalidClient({ description: "client authentication failed" }
 /**
  * Authenticate the application from the Authorization header. Credentials also
  * sent in the body are `invalid_request`; an unknown App Key and a wrong secret
- * get the same answer. Failures are throttled per App Key and source address;
- * while throttled, even the right secret gets 429.
+ * get the same answer. Failures are throttled per App Key from one address and
+ * per address; while throttled, even the right secret from there gets 429.
  */
 export const authenticate = Effect.fnUntraced(function* (
   authorization: string | undefined,
@@ -44,16 +44,16 @@ export const authenticate = Effect.fnUntraced(function* (
     )
   }
   const keys = Throttle.clientKeys(creds.appKey, address)
-  yield* Throttle.check(keys).pipe(
-    Effect.tapError(() => Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) }))
-  )
+  yield* Throttle.check(keys)
   const apps = yield* ApplicationStore
   const found = yield* apps.find(creds.appKey)
   const digest = yield* secretDigest(creds.appKey, creds.appSecret)
   const expected = Option.match(found, { onNone: () => "", onSome: (a) => a.secretDigest })
   const ok = timingSafeEqual(digest, expected.length > 0 ? expected : digest.replace(/./g, "!"))
   if (Option.isNone(found) || !ok) {
-    yield* Throttle.failure(keys)
+    // One audit event per lockout, not one per refused request
+    if (yield* Throttle.failure(keys))
+      yield* Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) })
     yield* Audit.record("client_auth_failed", { appKey: creds.appKey.slice(0, 128) })
     return yield* Effect.fail(failed)
   }

@@ -70,13 +70,17 @@ export class ThrottleStore extends Context.Tag("@latchkey/core/ThrottleStore")<
   {
     /** Seconds until the last of `keys` is unlocked at `now`; 0 when none is locked. */
     readonly lockedFor: (keys: ReadonlyArray<Key>, now: number) => Effect.Effect<number>
-    /** Count a failure on every key. */
-    readonly fail: (keys: ReadonlyArray<Key>, now: number, policy: Policy) => Effect.Effect<void>
+    /** Count a failure on every key; true when it started a lockout of one of them. */
+    readonly fail: (keys: ReadonlyArray<Key>, now: number, policy: Policy) => Effect.Effect<boolean>
     /**
      * In one step: when a key is locked, answer the wait and count nothing; otherwise count
-     * the attempt as a failure on every key (it may lock the attempts after it) and answer 0.
+     * the attempt as a failure on every key (it may lock the attempts after it: `started`).
      */
-    readonly reserve: (keys: ReadonlyArray<Key>, now: number, policy: Policy) => Effect.Effect<number>
+    readonly reserve: (
+      keys: ReadonlyArray<Key>,
+      now: number,
+      policy: Policy
+    ) => Effect.Effect<{ readonly wait: number; readonly started: boolean }>
     /** A reserved attempt succeeded: clear identifier keys, give back one attempt on shared keys. */
     readonly settle: (keys: ReadonlyArray<Key>, policy: Policy) => Effect.Effect<void>
   }
@@ -102,8 +106,15 @@ export const memoryStore = (maxKeys = 100_000): Layer.Layer<ThrottleStore> =>
       }
       return wait
     }
-    const fail = (keys: ReadonlyArray<Key>, now: number, policy: Policy) => {
-      for (const k of keys) set(k.key, afterFailure(entries.get(k.key), k, now, policy))
+    const fail = (keys: ReadonlyArray<Key>, now: number, policy: Policy): boolean => {
+      let started = false
+      for (const k of keys) {
+        const prev = entries.get(k.key)
+        const next = afterFailure(prev, k, now, policy)
+        if (next.lockedUntil > now && !(prev !== undefined && prev.lockedUntil > now)) started = true
+        set(k.key, next)
+      }
+      return started
     }
     return {
       lockedFor: (keys, now) => Effect.sync(() => lockedFor(keys, now)),
@@ -111,8 +122,7 @@ export const memoryStore = (maxKeys = 100_000): Layer.Layer<ThrottleStore> =>
       reserve: (keys, now, policy) =>
         Effect.sync(() => {
           const wait = lockedFor(keys, now)
-          if (wait === 0) fail(keys, now, policy)
-          return wait
+          return { wait, started: wait === 0 && fail(keys, now, policy) }
         }),
       settle: (keys, policy) =>
         Effect.sync(() => {
@@ -138,12 +148,12 @@ export const check = (keys: ReadonlyArray<Key>): Effect.Effect<void, RateLimited
     if (wait > 0) return yield* Effect.fail(limited(wait))
   })
 
-/** Record a failure for every key. */
+/** Record a failure for every key; true when it started a lockout (recorded once, not per refusal). */
 export const failure = (
   keys: ReadonlyArray<Key>
-): Effect.Effect<void, never, ThrottleStore | ThrottlePolicy> =>
+): Effect.Effect<boolean, never, ThrottleStore | ThrottlePolicy> =>
   Effect.gen(function* () {
-    yield* (yield* ThrottleStore).fail(keys, yield* nowSeconds, yield* ThrottlePolicy)
+    return yield* (yield* ThrottleStore).fail(keys, yield* nowSeconds, yield* ThrottlePolicy)
   })
 
 /**
@@ -154,10 +164,11 @@ export const failure = (
  */
 export const reserve = (
   keys: ReadonlyArray<Key>
-): Effect.Effect<void, RateLimited, ThrottleStore | ThrottlePolicy> =>
+): Effect.Effect<{ readonly started: boolean }, RateLimited, ThrottleStore | ThrottlePolicy> =>
   Effect.gen(function* () {
-    const wait = yield* (yield* ThrottleStore).reserve(keys, yield* nowSeconds, yield* ThrottlePolicy)
-    if (wait > 0) return yield* Effect.fail(limited(wait))
+    const r = yield* (yield* ThrottleStore).reserve(keys, yield* nowSeconds, yield* ThrottlePolicy)
+    if (r.wait > 0) return yield* Effect.fail(limited(r.wait))
+    return { started: r.started }
   })
 
 /** A reserved attempt succeeded. */

@@ -1,8 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer } from "effect"
 import * as Accounts from "../src/Accounts.js"
+import * as Audit from "../src/Audit.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
+import { AuditStore } from "../src/storage/AuditStore.js"
+import * as Memory from "../src/storage/Memory.js"
 import * as Throttle from "../src/Throttle.js"
 import { newApp, newUser, post, TestLayer } from "./fixtures.js"
 
@@ -70,5 +73,22 @@ describe("throttles that outsiders cannot turn against users", () => {
         assert.isTrue(Either.isRight(r), `sign-in ${i}`)
       }
     }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("refused requests during a lockout record one throttle event per lockout, not one each", () =>
+    Effect.gen(function* () {
+      const { app, appSecret } = yield* newApp()
+      const wrong = BasicAuth.encode({ appKey: app.appKey, appSecret: `${appSecret}x` })
+      for (let i = 0; i < 300; i++)
+        yield* post("/oauth2/oauth2/token", cc, wrong, { remoteAddress: "198.51.100.8" })
+      const { user } = yield* newUser()
+      for (let i = 0; i < 50; i++)
+        yield* Effect.either(Accounts.authenticate(user.username, "wrong password", "198.51.100.9"))
+      const events = yield* Effect.flatMap(AuditStore, (s) => s.tail({ limit: 10_000 }))
+      const count = (type: string) => events.filter((e) => e.type === type).length
+      assert.strictEqual(count("client_auth_throttled"), 1)
+      assert.strictEqual(count("signin_throttled"), 1)
+      assert.isAtMost(events.length, 2 * (Throttle.defaultPolicy.freeFailures + 2))
+    }).pipe(Effect.provide(Layer.merge(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
   )
 })
