@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(() => s.close())
 
 describe("H18: audit tail shows hostile App Keys escaped", () => {
-  it("H18: the table prints each event on one line with the escapes visible (spawned, as `pnpm --silent cli audit tail`)", async () => {
+  it("H18, K8: the table prints each event on one line with the escapes visible (spawned, as `pnpm --silent cli audit tail`)", async () => {
     const r = await cli(s.dbPath, ["audit", "tail"])
     assert.strictEqual(r.code, 0, r.stderr)
     assert.notMatch(r.stdout, raw)
@@ -56,7 +56,7 @@ describe("H18: audit tail shows hostile App Keys escaped", () => {
     assert.match(lines[2] ?? "", /client_auth_failed\s+k{128}\s/)
   })
 
-  it("H18: --json is valid JSON with the App Key as sent (cut to its bound) and no raw separator or bidi character", async () => {
+  it("H18, K8: --json is valid JSON with the App Key as sent (cut to its bound) and no raw separator or bidi character", async () => {
     const r = await cliInProcess(s.dbPath, ["audit", "tail", "--json"])
     assert.strictEqual(r.code, 0)
     assert.notMatch(r.stdout.trimEnd(), raw)
