@@ -13,18 +13,22 @@ import {
   redeem,
   refresh,
   type SignedIn,
-  sleep,
   tokenSet,
   useSignedInStack
 } from "./flows.js"
-import { post, read, type Stack, startStack, token } from "./harness.js"
+import { manualClock, post, read, type Stack, startStack, token } from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
-useSignedInStack((stack, signedIn) => {
-  s = stack
-  alice = signedIn
-})
+// The stack's time stands still until a lifetime test moves it (never by waiting)
+const clock = manualClock()
+useSignedInStack(
+  (stack, signedIn) => {
+    s = stack
+    alice = signedIn
+  },
+  { clock: clock.clock }
+)
 
 /** A code-flow token set granted `read,write` by alice through the pages. */
 const granted = async () => {
@@ -119,8 +123,8 @@ describe("F: refresh_token grant", () => {
     const r = await post(s, "/oauth2/oauth2/revoke", { token: revoked.refresh }, { authorization: s.A.basic })
     assert.strictEqual(r.status, 200)
     expectError(await read(await refresh(s, revoked.refresh)), 400, "invalid_grant")
-    // expired: lifetime 1 s, used 2 s later
-    await sleep(2100)
+    // expired: lifetime 1 s, used 2 s after its issue (a second past it, whatever the fraction)
+    clock.advance(2000)
     expectError(await read(await refresh(s, expiring.refresh, {}, shortLived)), 400, "invalid_grant")
   })
 
@@ -172,7 +176,8 @@ describe("F1–F7: refresh token checklist (docs/security.md, checklist F)", () 
     const shortLived = await s.client({ name: "Short refresh F5", refreshTokenTtl: 1 })
     const { refresh: rt } = await tokenSet(s, shortLived)
     assert.strictEqual((await introspect(s, rt, shortLived)).active, true)
-    await sleep(2100)
+    // a second past its lifetime of 1 s
+    clock.advance(2000)
     assert.deepStrictEqual(await introspect(s, rt, shortLived), { active: false })
     expectError(await read(await refresh(s, rt, {}, shortLived)), 400, "invalid_grant")
   })
@@ -196,14 +201,16 @@ describe("F1–F7: refresh token checklist (docs/security.md, checklist F)", () 
   })
 
   it("F7: with a grace window (LATCHKEY_REFRESH_REUSE_GRACE=1), a retry within it gets a new pair of the same family; after it, reuse revokes the family", async () => {
-    const g = await startStack({ env: { LATCHKEY_REFRESH_REUSE_GRACE: "1" } })
+    const gClock = manualClock()
+    const g = await startStack({ env: { LATCHKEY_REFRESH_REUSE_GRACE: "1" }, clock: gClock.clock })
     try {
       const t0 = await tokenSet(g, g.A, "f7-grace")
       const t1 = await rotate(t0.refresh, {}, g)
       const retry = await rotate(t0.refresh, {}, g)
       assert.notStrictEqual(retry.refresh, t1.refresh)
       assert.strictEqual((await introspect(g, t1.access, g.A)).active, true)
-      await sleep(2100)
+      // a second past the grace of 1 s after the rotation
+      gClock.advance(2000)
       expectError(await read(await refresh(g, t0.refresh, {}, g.A)), 400, "invalid_grant")
       // one family: the reuse revoked both successors
       expectError(await read(await refresh(g, t1.refresh, {}, g.A)), 400, "invalid_grant")

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { Writable } from "node:stream"
 import { Accounts, Admin, type Throttle } from "@latchkey/core"
-import { ManagedRuntime } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import { pino } from "pino"
 import * as App from "../../src/App.js"
 import * as Env from "../../src/Env.js"
@@ -55,6 +55,42 @@ export interface StackOptions {
   readonly trustProxy?: string | false
   /** Extra environment for Env.read (e.g. LATCHKEY_REFRESH_REUSE_GRACE). */
   readonly env?: Record<string, string>
+  /** The stack's Clock service (every expiry check reads it), e.g. a `manualClock`; the live clock by default. */
+  readonly clock?: Clock.Clock
+}
+
+/** A clock that stands still until the test moves it: lifetimes are then tested exactly, never by waiting. */
+export interface ManualClock {
+  readonly clock: Clock.Clock
+  /** The time, in epoch milliseconds. */
+  readonly now: () => number
+  /** Move the time forward by `ms` milliseconds. */
+  readonly advance: (ms: number) => void
+}
+
+/**
+ * A manual clock starting at `startMs` (by default 700 ms past the current whole second,
+ * so that issue times are fractional). Only the time stands still: `sleep` still waits.
+ */
+export const manualClock = (startMs = Math.floor(Date.now() / 1000) * 1000 + 700): ManualClock => {
+  let now = startMs
+  const live = Clock.make()
+  const nanos = () => BigInt(now) * 1_000_000n
+  const clock: Clock.Clock = {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => now,
+    currentTimeMillis: Effect.sync(() => now),
+    unsafeCurrentTimeNanos: nanos,
+    currentTimeNanos: Effect.sync(nanos),
+    sleep: (duration) => live.sleep(duration)
+  }
+  return {
+    clock,
+    now: () => now,
+    advance: (ms) => {
+      now += ms
+    }
+  }
 }
 
 /** Start the stack on 127.0.0.1 with an ephemeral port. */
@@ -75,11 +111,12 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const services = Services.layer({ ...env, throttle: { ...env.throttle, ...options.throttle } }, base, log, {
+    // cheap scrypt: the catalogue signs in many times; the cost is tested elsewhere
+    hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 })
+  })
   const runtime = ManagedRuntime.make(
-    Services.layer({ ...env, throttle: { ...env.throttle, ...options.throttle } }, base, log, {
-      // cheap scrypt: the catalogue signs in many times; the cost is tested elsewhere
-      hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 })
-    })
+    options.clock === undefined ? services : Layer.provideMerge(services, Layer.setClock(options.clock))
   )
   await runtime.runtime()
   server.on(
