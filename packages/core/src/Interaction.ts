@@ -214,9 +214,48 @@ const consentPage = (
     )
   })
 
+/** Longest authorize query accepted, in characters of the raw query string. */
+export const maxAuthorizeQuery = 8 * 1024
+
+/** The parameters of an authorize request that a pending request keeps. */
+const authorizeParameters: ReadonlySet<string> = new Set([
+  "response_type",
+  "client_id",
+  "redirect_uri",
+  "scope",
+  "state",
+  "client_type",
+  "code_challenge",
+  "code_challenge_method"
+])
+
+const parameterName = (part: string): string => {
+  const eq = part.indexOf("=")
+  try {
+    return decodeURIComponent((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, " "))
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * The query a pending request stores and sends the browser back to: the authorize
+ * parameters as the client wrote them, anything else dropped, so no extra
+ * parameter is kept by the server or echoed in a redirect.
+ */
+export const storedQuery = (query: string): string =>
+  query
+    .split("&")
+    .filter((part) => authorizeParameters.has(parameterName(part)))
+    .join("&")
+
 /** GET or HEAD of the authorize endpoint. */
 const authorizeGet = (req: PageRequest) =>
   Effect.gen(function* () {
+    if (req.query.length > maxAuthorizeQuery) {
+      const description = `the authorization request is longer than ${maxAuthorizeQuery} characters`
+      return answer(errorPage(Authorize.layout(req.query), 414, "invalid_request", description))
+    }
     const ar = yield* validated(req.query, 302)
     if (req.method === "HEAD") return answer(View.Head({ formTargets: formTargets(ar) }))
     const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
@@ -226,13 +265,13 @@ const authorizeGet = (req: PageRequest) =>
       const anonymous = Option.isSome(session)
         ? { ...session.value, userId: null, username: null }
         : yield* Session.fresh
-      return yield* signInPage(req, anonymous, ar, req.query, 200)
+      return yield* signInPage(req, anonymous, ar, storedQuery(req.query), 200)
     }
     const userId = user.value.userId as string
     if (yield* Authorize.hasConsent(ar, userId)) {
       return answer(View.Redirect({ status: 302, location: yield* Authorize.approve(ar, userId) }))
     }
-    return yield* consentPage(req, user.value, ar, req.query)
+    return yield* consentPage(req, user.value, ar, storedQuery(req.query))
   })
 
 /** Whether a form post comes from another site (Fetch Metadata, then `Origin`); the CSRF token is checked besides. */

@@ -4,6 +4,7 @@ import * as Authorize from "../src/Authorize.js"
 import * as Interaction from "../src/Interaction.js"
 import * as Metadata from "../src/Metadata.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
+import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
@@ -485,6 +486,70 @@ describe("authorize interaction: consent", () => {
   )
 })
 
+describe("authorize interaction: what anonymous requests can make the server hold", () => {
+  it.effect(
+    "a pending request keeps only the authorize parameters: extra ones are neither stored nor echoed",
+    () =>
+      Effect.gen(function* () {
+        const { user, password, query } = yield* setup()
+        const b = new Browser()
+        const page = yield* b.get(`${query}&junk=${"x".repeat(4000)}&utm_source=ad`)
+        const r = view(
+          yield* b.post("login", { ...ticketOf(page), username: user.username, password }),
+          "Redirect"
+        )
+        assert.strictEqual(r.location, `${Metadata.paths.authorize}?${query}`)
+        assert.strictEqual(Interaction.storedQuery("client_id=a&junk=1&%73tate=s&x"), "client_id=a&%73tate=s")
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "an authorize request longer than maxAuthorizeQuery is a clear 414 page, and nothing is stored",
+    () =>
+      Effect.gen(function* () {
+        const { query } = yield* setup()
+        const long = `${query}&state2=${"y".repeat(Interaction.maxAuthorizeQuery)}`
+        const a = yield* new Browser().get(long)
+        assert.deepStrictEqual([errorOf(a).status, errorOf(a).error], [414, "invalid_request"])
+        assert.isNull(a.setCookie)
+        assert.deepStrictEqual(yield* Effect.flatMap(SessionStore, (s) => s.stats()), {
+          sessions: 0,
+          pendingBytes: 0
+        })
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a flood of anonymous requests stays within maxPendingBytes and keeps a signed-in user's open form",
+    () =>
+      Effect.gen(function* () {
+        const limits = { maxSessions: 100, maxPending: 8, maxPendingBytes: 50_000 }
+        const run = Effect.gen(function* () {
+          const { app, user, password, query } = yield* setup()
+          const alice = new Browser()
+          yield* signIn(alice, query, user.username, password)
+          const open = ticketOf(yield* alice.get(query))
+          for (let i = 0; i < 300; i++) {
+            const flood = form({
+              response_type: "code",
+              client_id: app.appKey,
+              redirect_uri: cb,
+              state: `${i}${"z".repeat(2000)}`
+            })
+            view(yield* new Browser().get(flood), "SignIn")
+          }
+          const stats = yield* Effect.flatMap(SessionStore, (s) => s.stats())
+          assert.isAtMost(stats.pendingBytes, limits.maxPendingBytes)
+          assert.isAbove(stats.pendingBytes, limits.maxPendingBytes - 2 * 2200)
+          assert.isAtMost(stats.sessions, limits.maxSessions)
+          const allowed = view(yield* alice.post("authorize", { ...open, decision: "allow" }), "Redirect")
+          assert.isNotNull(new URL(allowed.location).searchParams.get("code"))
+        })
+        yield* run.pipe(Effect.provide(Layer.merge(TestLayer(), Memory.layerWith(limits))))
+      })
+  )
+})
+
 describe("authorize interaction: sessions over time", () => {
   it.effect("a session lives sessionTtl seconds after its last page, then asks to sign in again", () =>
     Effect.gen(function* () {
@@ -533,7 +598,8 @@ describe("authorize interaction: methods and failures", () => {
       addPending: () => fail,
       findPending: () => fail,
       takePending: () => fail,
-      purgeExpired: () => fail
+      purgeExpired: () => fail,
+      stats: () => fail
     })
 
   it.effect("a session store that cannot answer is a 503 page with Retry-After", () =>

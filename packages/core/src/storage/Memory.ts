@@ -38,16 +38,42 @@ const guard = (f: () => void): Effect.Effect<void, StorageError> =>
 
 /**
  * Sessions in this process's memory. Each map is in save order, and a save moves
- * its entry to the end, so the first entries are the least recently used.
+ * its entry to the end, so the first entries are the least recently used. The
+ * characters of all pending queries are counted, so the store's size is bounded
+ * by its limits whatever anonymous requests carry.
  */
 const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
   const anonymous = new Map<string, SessionRecord>()
   const signedIn = new Map<string, SessionRecord>()
   const pending = new Map<string, Map<string, PendingRecord>>()
+  let pendingBytes = 0
+  const dropPending = (sessionHash: string, txn: string): boolean => {
+    const of = pending.get(sessionHash)
+    const p = of?.get(txn)
+    if (of === undefined || p === undefined) return false
+    of.delete(txn)
+    pendingBytes -= p.rawQuery.length
+    if (of.size === 0) pending.delete(sessionHash)
+    return true
+  }
+  const dropAllPending = (sessionHash: string) => {
+    for (const txn of [...(pending.get(sessionHash)?.keys() ?? [])]) dropPending(sessionHash, txn)
+  }
   const remove = (idHash: string) => {
     anonymous.delete(idHash)
     signedIn.delete(idHash)
-    pending.delete(idHash)
+    dropAllPending(idHash)
+  }
+  // The oldest pending request, of a session nobody signed in to when there is one
+  const oldestPending = (): readonly [string, string] | undefined => {
+    let fallback: readonly [string, string] | undefined
+    for (const [sessionHash, of] of pending) {
+      const txn = of.keys().next().value
+      if (txn === undefined) continue
+      if (!signedIn.has(sessionHash)) return [sessionHash, txn]
+      fallback ??= [sessionHash, txn]
+    }
+    return fallback
   }
   return {
     find: (idHash, now) =>
@@ -57,7 +83,6 @@ const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
       }),
     save: (session) =>
       Effect.sync(() => {
-        const kept = pending.get(session.idHash)
         anonymous.delete(session.idHash)
         signedIn.delete(session.idHash)
         ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
@@ -67,27 +92,32 @@ const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
           if (oldest === undefined) break
           remove(oldest)
         }
-        if (kept !== undefined && (anonymous.has(session.idHash) || signedIn.has(session.idHash)))
-          pending.set(session.idHash, kept)
       }),
     remove: (idHash) => Effect.sync(() => remove(idHash)),
     addPending: (p) =>
       Effect.sync(() => {
+        dropPending(p.sessionHash, p.txn)
         const of = pending.get(p.sessionHash) ?? new Map<string, PendingRecord>()
         of.set(p.txn, { ...p })
+        pending.set(p.sessionHash, of)
+        pendingBytes += p.rawQuery.length
         while (of.size > limits.maxPending) {
           const oldest = of.keys().next().value
           if (oldest === undefined) break
-          of.delete(oldest)
+          dropPending(p.sessionHash, oldest)
         }
-        pending.set(p.sessionHash, of)
+        while (pendingBytes > limits.maxPendingBytes) {
+          const oldest = oldestPending()
+          if (oldest === undefined) break
+          dropPending(oldest[0], oldest[1])
+        }
       }),
     findPending: (sessionHash, txn, now) =>
       Effect.sync(() => {
         const p = pending.get(sessionHash)?.get(txn)
         return p !== undefined && p.expiresAt > now ? Option.some({ ...p }) : Option.none()
       }),
-    takePending: (sessionHash, txn) => Effect.sync(() => pending.get(sessionHash)?.delete(txn) ?? false),
+    takePending: (sessionHash, txn) => Effect.sync(() => dropPending(sessionHash, txn)),
     purgeExpired: (now, limit) =>
       Effect.sync(() => {
         let n = 0
@@ -101,17 +131,18 @@ const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
           }
         }
         let p = 0
-        for (const of of pending.values()) {
-          for (const [txn, r] of of) {
+        for (const [sessionHash, of] of [...pending]) {
+          for (const [txn, r] of [...of]) {
             if (p >= limit) break
             if (r.expiresAt <= now) {
-              of.delete(txn)
+              dropPending(sessionHash, txn)
               p++
             }
           }
         }
         return n + p
-      })
+      }),
+    stats: () => Effect.sync(() => ({ sessions: anonymous.size + signedIn.size, pendingBytes }))
   }
 }
 

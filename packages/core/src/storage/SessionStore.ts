@@ -48,10 +48,20 @@ export interface SessionLimits {
   readonly maxSessions: number
   /** Most pending requests one session keeps (about one per open tab); past it the oldest goes. */
   readonly maxPending: number
+  /**
+   * Most characters of stored authorize queries, all pending requests together: past it
+   * the oldest go, those of sessions nobody signed in to first. With `maxSessions` it
+   * bounds what anonymous requests can make a store hold.
+   */
+  readonly maxPendingBytes: number
 }
 
 /** The bounds of the stores the project ships. */
-export const defaultLimits: SessionLimits = { maxSessions: 10_000, maxPending: 8 }
+export const defaultLimits: SessionLimits = {
+  maxSessions: 10_000,
+  maxPending: 8,
+  maxPendingBytes: 16 * 1024 * 1024
+}
 
 /** Sessions and pending authorization requests. */
 export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
@@ -63,7 +73,7 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
     /** Delete a session and every request pending in it. */
     readonly remove: (idHash: string) => Effect.Effect<void, StorageError>
-    /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`. */
+    /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`, and the store's oldest beyond `maxPendingBytes`. */
     readonly addPending: (pending: PendingRecord) => Effect.Effect<void, StorageError>
     /** A request pending in a session, unless it expired at or before `now`. */
     readonly findPending: (
@@ -73,6 +83,11 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     ) => Effect.Effect<Option.Option<PendingRecord>, StorageError>
     /** Delete a pending request: true for exactly one caller, however many race for it. */
     readonly takePending: (sessionHash: string, txn: string) => Effect.Effect<boolean, StorageError>
+    /** How many sessions are stored, and the characters of all pending queries together. */
+    readonly stats: () => Effect.Effect<
+      { readonly sessions: number; readonly pendingBytes: number },
+      StorageError
+    >
     /** Delete at most `limit` sessions and at most `limit` pending requests that expired before `now`; returns how many. */
     readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number, StorageError>
   }
