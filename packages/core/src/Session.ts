@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import { Config } from "./Config.js"
 import { hmac, sha256, timingSafeEqual } from "./Digest.js"
 import * as Entropy from "./Entropy.js"
-import { nowSeconds } from "./internal/time.js"
+import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { type PendingRecord, SessionStore, type Step } from "./storage/SessionStore.js"
 
 /** Name of the session cookie. */
@@ -74,7 +74,8 @@ export const save = Effect.fnUntraced(function* (
   cookie: { path: string; secure: boolean }
 ) {
   const { sessionTtl } = yield* Config
-  const now = yield* nowSeconds
+  // Rounded up, like token lifetimes: a session lives at least sessionTtl seconds
+  const now = yield* issueSeconds
   yield* Effect.flatMap(SessionStore, (s) =>
     s.save({
       idHash: session.idHash,
@@ -106,7 +107,7 @@ export const regenerate = Effect.fnUntraced(function* (
 /** Remember an authorization request in the session until its form comes back. */
 export const addPending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
   const { sessionTtl } = yield* Config
-  const now = yield* nowSeconds
+  const now = yield* issueSeconds
   const ticket: FormTicket = { txn: yield* Entropy.id(), csrf: yield* Entropy.token }
   const record: PendingRecord = {
     sessionHash: session.idHash,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer } from "effect"
+import { Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import * as Audit from "../src/Audit.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
@@ -90,5 +90,45 @@ describe("throttles that outsiders cannot turn against users", () => {
       assert.strictEqual(count("signin_throttled"), 1)
       assert.isAtMost(events.length, 2 * (Throttle.defaultPolicy.freeFailures + 2))
     }).pipe(Effect.provide(Layer.merge(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
+  )
+
+  it.effect(
+    "guesses per username from many addresses: at most 13 in the first hour, 4 in each hour after",
+    () =>
+      Effect.gen(function* () {
+        let checked = 0
+        const hasher = Layer.succeed(PasswordHasher, {
+          hash: (p) => Effect.succeed(`test$${p}`),
+          verify: (p, h) => Effect.sync(() => checked++).pipe(Effect.as(h === `test$${p}`))
+        })
+        const run = Effect.gen(function* () {
+          const { user } = yield* newUser()
+          // The best an attacker can do: guess once a second from a new address each time, and
+          // when refused, wait exactly the Retry-After it was told.
+          let address = 0
+          const hour = Effect.gen(function* () {
+            const before = checked
+            let elapsed = 0
+            while (elapsed < 3600) {
+              const r = yield* Effect.either(
+                Accounts.authenticate(
+                  user.username,
+                  "wrong password",
+                  `10.0.${address >> 8}.${address++ & 255}`
+                )
+              )
+              const wait =
+                Either.isLeft(r) && r.left._tag === "RateLimited" ? Math.ceil(r.left.retryAfter) : 1
+              const step = Math.min(wait, 3600 - elapsed)
+              yield* TestClock.adjust(`${step} seconds`)
+              elapsed += step
+            }
+            return checked - before
+          })
+          assert.strictEqual(yield* hour, 13)
+          assert.strictEqual(yield* hour, 4)
+        })
+        yield* run.pipe(Effect.provide(Layer.merge(TestLayer(), hasher)))
+      })
   )
 })
