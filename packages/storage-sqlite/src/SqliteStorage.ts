@@ -32,7 +32,8 @@ export interface Options {
   readonly busyTimeoutMs?: number
   /**
    * Bounds of the session store (default `SessionStore.defaultLimits` of the core: 10 000
-   * sessions, 8 pending requests per session). Each must be a positive integer.
+   * sessions, 8 pending requests per session, 16 MiB of pending authorize queries, counted in
+   * characters as SQLite's `length()` does). Each must be a positive integer.
    */
   readonly sessions?: Partial<SessionStore.SessionLimits>
 }
@@ -41,7 +42,8 @@ export interface Options {
 const sessionLimits = (options: Options): SessionStore.SessionLimits => {
   const limits: SessionStore.SessionLimits = {
     maxSessions: options.sessions?.maxSessions ?? SessionStore.defaultLimits.maxSessions,
-    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending
+    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending,
+    maxPendingBytes: options.sessions?.maxPendingBytes ?? SessionStore.defaultLimits.maxPendingBytes
   }
   for (const [name, value] of Object.entries(limits)) {
     if (!Number.isSafeInteger(value) || value < 1) {

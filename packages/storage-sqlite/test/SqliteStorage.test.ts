@@ -9,6 +9,7 @@ import BetterSqlite3 from "better-sqlite3"
 import { Effect, Exit, Layer, Option, TestClock } from "effect"
 import { afterAll } from "vitest"
 import { openSync } from "../src/internal/database.js"
+import { migrations } from "../src/internal/migrations.js"
 
 const dir = mkdtempSync(join(tmpdir(), "latchkey-sqlite-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -50,7 +51,10 @@ it.effect("rejects invalid options with StorageError", () =>
       { filename: freshFile(), busyTimeoutMs: -1 },
       { filename: freshFile(), busyTimeoutMs: 1.5 },
       { filename: freshFile(), sessions: { maxSessions: 0 } },
-      { filename: freshFile(), sessions: { maxPending: 2.5 } }
+      { filename: freshFile(), sessions: { maxPending: 2.5 } },
+      { filename: freshFile(), sessions: { maxPendingBytes: 0 } },
+      { filename: freshFile(), sessions: { maxPendingBytes: 1.5 } },
+      { filename: freshFile(), sessions: { maxPendingBytes: Number.POSITIVE_INFINITY } }
     ]) {
       const err = yield* Effect.flip(Layer.build(SqliteStorage.layer(options)).pipe(Effect.scoped))
       assert.strictEqual(err._tag, "StorageError")
@@ -228,6 +232,13 @@ it("the session queries of the hot path, eviction and the sweep use the indexes"
       plan("SELECT * FROM pending_authorizations WHERE session_hash = 'x' AND txn = 'y'"),
       /USING PRIMARY KEY \(session_hash=\? AND txn=\?\)/
     )
+    // Eviction past maxPendingBytes reads the oldest requests in index order, never sorting the table.
+    const oldestAnonymous = `SELECT session_hash, txn FROM pending_authorizations AS p
+      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id_hash = p.session_hash AND user_id IS NOT NULL)
+      ORDER BY created_at, seq, session_hash, txn LIMIT 16`
+    assert.match(plan(oldestAnonymous), /pending_authorizations_by_created_at/)
+    assert.notMatch(plan(oldestAnonymous), /TEMP B-TREE/)
+    assert.match(plan("SELECT chars FROM pending_totals WHERE id = 1"), /INTEGER PRIMARY KEY/)
   } finally {
     db.close()
   }
@@ -261,4 +272,117 @@ it.live("50 writes queued in one turn share one commit, and each caller resumes 
     assert.strictEqual(new Set(seen.map((s) => s.version)).size, 1)
     assert.notStrictEqual(seen[0]?.version, before)
   }).pipe(Effect.scoped, Effect.provide(SqliteStorage.layer({ filename: join(dir, "grouped.sqlite") })))
+)
+
+const pendingRow = (sessionHash: string, rawQuery: string, seq: number) => ({
+  sessionHash,
+  txn: Fixtures.id("txn"),
+  seq,
+  rawQuery,
+  createdAt: Fixtures.baseTime + seq,
+  expiresAt: Fixtures.baseTime + 3600
+})
+const insertPendingRow = `INSERT INTO pending_authorizations (session_hash, txn, seq, raw_query, csrf_hash, step,
+  created_at, expires_at) VALUES (@sessionHash, @txn, @seq, @rawQuery, 'csrf', 'login', @createdAt, @expiresAt)`
+const stats = Effect.flatMap(SessionStore.SessionStore, (s) => s.stats())
+
+it.effect(
+  "migration 4 counts the queries already pending, and its triggers keep the count exact for every writer",
+  () =>
+    Effect.gen(function* () {
+      const filename = freshFile()
+      // A database of the release before: migrations 1 to 3, with requests pending.
+      const session = Fixtures.hash()
+      const before = ["a".repeat(120), "b".repeat(7), "é".repeat(10)]
+      withRaw(filename, (db) =>
+        db.transaction(() => {
+          db.exec(`CREATE TABLE latchkey_schema (version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL,
+            applied_at INTEGER NOT NULL)`)
+          for (const m of migrations.filter((m) => m.version <= 3)) {
+            db.exec(m.sql)
+            db.prepare("INSERT INTO latchkey_schema VALUES (?, ?, 0)").run(m.version, m.name)
+          }
+          db.prepare("INSERT INTO sessions VALUES (?, NULL, NULL, ?)").run(session, Fixtures.baseTime + 3600)
+          const insert = db.prepare(insertPendingRow)
+          for (const [i, q] of before.entries()) insert.run(pendingRow(session, q, i + 1))
+        })()
+      )
+      assert.deepStrictEqual(yield* SqliteStorage.migrate({ filename }), {
+        from: 3,
+        to: SqliteStorage.schemaVersion
+      })
+      const context = yield* Layer.build(SqliteStorage.layer({ filename }))
+      const read = () => Effect.provide(stats, context)
+      // Characters as SQLite's length() counts them: "é" is one.
+      assert.deepStrictEqual(yield* read(), { sessions: 1, pendingBytes: 137 })
+      // Another connection's plain SQL: insert, replace a query, delete.
+      const other = new BetterSqlite3(filename)
+      yield* Effect.addFinalizer(() => Effect.sync(() => other.close()))
+      const extra = pendingRow(Fixtures.hash(), "c".repeat(50), 9)
+      other.prepare(insertPendingRow).run(extra)
+      assert.strictEqual((yield* read()).pendingBytes, 187)
+      other
+        .prepare("UPDATE pending_authorizations SET raw_query = ? WHERE txn = ?")
+        .run("d".repeat(5), extra.txn)
+      assert.strictEqual((yield* read()).pendingBytes, 142)
+      other.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?").run(session)
+      assert.deepStrictEqual(yield* read(), { sessions: 1, pendingBytes: 5 })
+      const sum = other
+        .prepare("SELECT coalesce(sum(length(raw_query)), 0) FROM pending_authorizations")
+        .pluck()
+      assert.strictEqual(sum.get(), 5)
+      // A rolled-back change leaves the count as it was.
+      other.exec("BEGIN")
+      other.prepare(insertPendingRow).run(pendingRow(Fixtures.hash(), "e".repeat(500), 10))
+      other.exec("ROLLBACK")
+      assert.strictEqual((yield* read()).pendingBytes, 5)
+    }).pipe(Effect.scoped)
+)
+
+it.live("two connections on one file adding at once: the count is exact and within maxPendingBytes", () =>
+  Effect.gen(function* () {
+    const filename = freshFile()
+    const limit = 5000
+    const open = () => Layer.build(SqliteStorage.layer({ filename, sessions: { maxPendingBytes: limit } }))
+    const contexts = [yield* open(), yield* open()]
+    const signedIn = Fixtures.signedInSession()
+    const mine = Fixtures.pending({ sessionHash: signedIn.idHash, rawQuery: "s".repeat(1000) })
+    yield* Effect.provide(
+      Effect.flatMap(SessionStore.SessionStore, (s) => Effect.zipRight(s.save(signedIn), s.addPending(mine))),
+      contexts[0]!
+    )
+    yield* Effect.all(
+      Array.from({ length: 200 }, (_, i) =>
+        Effect.provide(
+          Effect.flatMap(SessionStore.SessionStore, (s) =>
+            s.addPending(
+              Fixtures.pending({
+                rawQuery: "q".repeat(50 + (i % 7) * 10),
+                createdAt: Fixtures.baseTime + 1 + i
+              })
+            )
+          ),
+          contexts[i % 2]!
+        )
+      ),
+      { concurrency: "unbounded" }
+    )
+    const exact = withRaw(filename, (db) =>
+      db.prepare("SELECT coalesce(sum(length(raw_query)), 0) FROM pending_authorizations").pluck().get()
+    ) as number
+    assert.isAtMost(exact, limit)
+    assert.isAbove(exact, limit - 200)
+    for (const context of contexts)
+      assert.strictEqual((yield* Effect.provide(stats, context)).pendingBytes, exact)
+    const kept = yield* Effect.provide(
+      Effect.flatMap(SessionStore.SessionStore, (s) =>
+        s.findPending(mine.sessionHash, mine.txn, Fixtures.baseTime)
+      ),
+      contexts[1]!
+    )
+    assert.isTrue(
+      Option.isSome(kept),
+      "the signed-in session's request survives the other connection's flood"
+    )
+  }).pipe(Effect.scoped)
 )

@@ -155,6 +155,30 @@ export const migrations: ReadonlyArray<Migration> = [
       ) WITHOUT ROWID;
       CREATE INDEX pending_authorizations_by_expires_at ON pending_authorizations (expires_at);
     `
+  },
+  {
+    version: 4,
+    name: "pending query characters",
+    sql: `
+      -- The characters of every pending authorize query together (SessionLimits.maxPendingBytes):
+      -- one row, kept exact by the triggers below in the transaction of every change, so any
+      -- process reads the total without summing the table. Initialised from the rows already there.
+      CREATE TABLE pending_totals (
+        id    INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+        chars INTEGER NOT NULL
+      );
+      INSERT INTO pending_totals (id, chars)
+        SELECT 1, coalesce(sum(length(raw_query)), 0) FROM pending_authorizations;
+      CREATE TRIGGER pending_authorizations_count_insert AFTER INSERT ON pending_authorizations
+        BEGIN UPDATE pending_totals SET chars = chars + length(NEW.raw_query) WHERE id = 1; END;
+      CREATE TRIGGER pending_authorizations_count_delete AFTER DELETE ON pending_authorizations
+        BEGIN UPDATE pending_totals SET chars = chars - length(OLD.raw_query) WHERE id = 1; END;
+      -- addPending's upsert of a txn already pending replaces its query
+      CREATE TRIGGER pending_authorizations_count_update AFTER UPDATE OF raw_query ON pending_authorizations
+        BEGIN UPDATE pending_totals SET chars = chars - length(OLD.raw_query) + length(NEW.raw_query) WHERE id = 1; END;
+      -- eviction past maxPendingBytes: the oldest requests first
+      CREATE INDEX pending_authorizations_by_created_at ON pending_authorizations (created_at, seq);
+    `
   }
 ]
 

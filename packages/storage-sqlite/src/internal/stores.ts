@@ -115,6 +115,9 @@ const tokenParams = (t: Token.Token) => [
 // SQLite reads a negative LIMIT as "no limit"; a purge is always bounded.
 const bound = (limit: number): number => (limit > 0 ? Math.ceil(limit) : 0)
 
+// How many eviction candidates past maxPendingBytes one query reads.
+const evictionBatch = 16
+
 /**
  * Prepare every statement once and build the stores over `db`; every write goes through `writer`.
  * The session store keeps `limits`.
@@ -214,13 +217,13 @@ export const make = (
         (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?) RETURNING id_hash`)
       .pluck(),
 
-    // A txn added again keeps its place (seq), as a re-added key keeps its place in the memory store.
+    // A txn added again moves to the end of its session (a new seq), as in the memory store.
     addPending:
       db.prepare(`INSERT INTO pending_authorizations (session_hash, txn, seq, raw_query, csrf_hash, step,
       created_at, expires_at) VALUES (@sessionHash, @txn,
         (SELECT coalesce(max(seq), 0) + 1 FROM pending_authorizations WHERE session_hash = @sessionHash),
         @rawQuery, @csrfHash, @step, @createdAt, @expiresAt)
-      ON CONFLICT (session_hash, txn) DO UPDATE SET raw_query = excluded.raw_query,
+      ON CONFLICT (session_hash, txn) DO UPDATE SET seq = excluded.seq, raw_query = excluded.raw_query,
         csrf_hash = excluded.csrf_hash, step = excluded.step, created_at = excluded.created_at,
         expires_at = excluded.expires_at`),
     trimPending: db.prepare(`DELETE FROM pending_authorizations WHERE session_hash = @sessionHash
@@ -230,6 +233,18 @@ export const make = (
       WHERE session_hash = ? AND txn = ? AND expires_at > ?`),
     takePending: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ? AND txn = ?"),
     deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?"),
+    // Kept by the triggers of migration 4.
+    pendingChars: db.prepare("SELECT chars FROM pending_totals WHERE id = 1").pluck(),
+    // The oldest requests (pending_authorizations_by_created_at) of sessions nobody signed in to:
+    // no session row, or one whose user_id is NULL.
+    oldestAnonymousPending: db.prepare(`SELECT session_hash AS sessionHash, txn, length(raw_query) AS chars
+      FROM pending_authorizations AS p WHERE NOT EXISTS (SELECT 1 FROM sessions
+        WHERE id_hash = p.session_hash AND user_id IS NOT NULL)
+      ORDER BY created_at, seq, session_hash, txn LIMIT ?`),
+    oldestPending: db.prepare(`SELECT session_hash AS sessionHash, txn, length(raw_query) AS chars
+      FROM pending_authorizations ORDER BY created_at, seq, session_hash, txn LIMIT ?`),
+    stats: db.prepare(`SELECT (SELECT count(*) FROM sessions) AS sessions,
+      (SELECT chars FROM pending_totals WHERE id = 1) AS pendingBytes`),
     purgePending: db.prepare(`DELETE FROM pending_authorizations WHERE (session_hash, txn) IN
       (SELECT session_hash, txn FROM pending_authorizations WHERE expires_at <= ? LIMIT ?)`)
   }
@@ -238,6 +253,24 @@ export const make = (
   const dropPendingOf = (idHashes: ReadonlyArray<string>): number => {
     for (const idHash of idHashes) q.deletePendingOf.run(idHash)
     return idHashes.length
+  }
+
+  // Past maxPendingBytes the oldest requests go, those of anonymous sessions first: a flood of
+  // anonymous requests cannot drop a signed-in user's. Candidates are read a few at a time, so
+  // one add that evicts many requests does not read the whole table.
+  const evictPending = (): void => {
+    let excess = (q.pendingChars.get() as number) - limits.maxPendingBytes
+    for (const oldest of [q.oldestAnonymousPending, q.oldestPending]) {
+      while (excess > 0) {
+        const rows = oldest.all(evictionBatch) as Array<{ sessionHash: string; txn: string; chars: number }>
+        for (const row of rows) {
+          if (excess <= 0) break
+          q.takePending.run(row.sessionHash, row.txn)
+          excess -= row.chars
+        }
+        if (rows.length < evictionBatch) break
+      }
+    }
   }
 
   const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
@@ -322,6 +355,7 @@ export const make = (
         expiresAt: p.expiresAt
       })
       q.trimPending.run({ sessionHash: p.sessionHash, keep: limits.maxPending })
+      evictPending()
     }),
     purgeSessions: db.transaction((now: number, limit: number): number => {
       const sessions = dropPendingOf(q.purgeSessions.all(now, bound(limit)) as Array<string>)
@@ -458,7 +492,13 @@ export const make = (
         }),
       // One conditional delete: of any number of racing callers, one sees changes === 1.
       takePending: (sessionHash, txn) => write(() => q.takePending.run(sessionHash, txn).changes === 1),
-      purgeExpired: (now, limit) => write(() => tx.purgeSessions(now, limit))
+      purgeExpired: (now, limit) => write(() => tx.purgeSessions(now, limit)),
+      // One statement: the count and the total are of the same snapshot.
+      stats: () =>
+        attempt(() => {
+          const row = q.stats.get() as { sessions: number; pendingBytes: number }
+          return { sessions: row.sessions, pendingBytes: row.pendingBytes }
+        })
     })
   )
 }
