@@ -32,6 +32,14 @@ const storedCount = (sessions: ReadonlyArray<SessionStore.SessionRecord>) =>
 const isPending = (p: SessionStore.PendingRecord, now = T) =>
   Effect.flatMap(Sessions, (s) => Effect.map(s.findPending(p.sessionHash, p.txn, now), Option.isSome))
 
+const stats = Effect.flatMap(Sessions, (s) => s.stats())
+
+/** An authorize query of exactly `chars` characters (ASCII, so every store counts it alike). */
+const query = (chars: number): string => `state=${"x".repeat(chars - 6)}`
+
+/** Which of `ps` are pending (looked up at a time before any expiry the tests use). */
+const pendingOf = (ps: ReadonlyArray<SessionStore.PendingRecord>) => Effect.forEach(ps, (p) => isPending(p))
+
 /**
  * Register the session cases on `it` (the shared layer, built with
  * `SessionStore.defaultLimits`); the bounds cases build `makeLayer(limits)` each.
@@ -241,7 +249,7 @@ export const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>, makeLayer
 
   it.effect("pending: past maxPending a session keeps its newest requests (by creation, then arrival)", () =>
     bounded(
-      { maxSessions: 100, maxPending: 3 },
+      { ...SessionStore.defaultLimits, maxSessions: 100, maxPending: 3 },
       Effect.gen(function* () {
         const sessions = yield* Sessions
         const s = F.session()
@@ -279,7 +287,7 @@ export const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>, makeLayer
     "sessions: a flood of anonymous sessions past maxSessions never evicts a signed-in one and keeps the count at maxSessions",
     () =>
       bounded(
-        { maxSessions: 5, maxPending: 3 },
+        { ...SessionStore.defaultLimits, maxSessions: 5, maxPending: 3 },
         Effect.gen(function* () {
           const sessions = yield* Sessions
           const signedIn = [
@@ -314,7 +322,7 @@ export const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>, makeLayer
     "sessions: with every session signed in, a new one evicts the one saved longest ago; a new anonymous one is not kept",
     () =>
       bounded(
-        { maxSessions: 3, maxPending: 3 },
+        { ...SessionStore.defaultLimits, maxSessions: 3, maxPending: 3 },
         Effect.gen(function* () {
           const sessions = yield* Sessions
           const [u1, u2, u3, u4] = [1, 2, 3, 5].map((i) =>
@@ -336,6 +344,123 @@ export const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>, makeLayer
           const anonymous = F.session({ expiresAt: T + 1006 })
           yield* sessions.save(anonymous)
           assert.deepStrictEqual(yield* stored([u1, u3, u4, anonymous]), [true, true, true, false])
+        })
+      )
+  )
+
+  it.effect(
+    "sessions: stats counts the stored sessions and the characters of every pending query, exact through add, re-add, trim, take, remove and purge",
+    () =>
+      bounded(
+        { ...SessionStore.defaultLimits, maxSessions: 100, maxPending: 3 },
+        Effect.gen(function* () {
+          const sessions = yield* Sessions
+          assert.deepStrictEqual(yield* stats, { sessions: 0, pendingBytes: 0 })
+          const anonymous = F.session()
+          const signedIn = F.signedInSession()
+          const expiring = F.session({ expiresAt: T + 10 })
+          yield* Effect.forEach([anonymous, signedIn, expiring], sessions.save)
+          // Saving a stored session again replaces it: still three.
+          yield* sessions.save({ ...anonymous, expiresAt: T + 7200 })
+          assert.deepStrictEqual(yield* stats, { sessions: 3, pendingBytes: 0 })
+          // Creation times follow arrival, so every store drops the same request past maxPending.
+          const a = F.pending({ sessionHash: anonymous.idHash, rawQuery: query(100), createdAt: T })
+          const b = F.pending({ sessionHash: signedIn.idHash, rawQuery: query(250), createdAt: T + 1 })
+          // Pending in a session that was never saved: counted, not a session.
+          const c = F.pending({ rawQuery: query(40), createdAt: T + 2, expiresAt: T + 20 })
+          yield* Effect.forEach([a, b, c], sessions.addPending)
+          assert.deepStrictEqual(yield* stats, { sessions: 3, pendingBytes: 390 })
+          // The same txn added again replaces its query.
+          const a2 = { ...a, rawQuery: query(160), createdAt: T + 3 }
+          yield* sessions.addPending(a2)
+          assert.deepStrictEqual(yield* stats, { sessions: 3, pendingBytes: 450 })
+          // Past maxPending (3) the session's oldest request goes, and its characters with it.
+          const more = [70, 80, 90].map((chars, i) =>
+            F.pending({ sessionHash: anonymous.idHash, rawQuery: query(chars), createdAt: T + 4 + i })
+          )
+          yield* Effect.forEach(more, sessions.addPending)
+          assert.deepStrictEqual(yield* pendingOf([a2, ...more]), [false, true, true, true])
+          assert.deepStrictEqual(yield* stats, { sessions: 3, pendingBytes: 250 + 40 + 240 })
+          // takePending counts once, however often it is called.
+          assert.isTrue(yield* sessions.takePending(b.sessionHash, b.txn))
+          assert.isFalse(yield* sessions.takePending(b.sessionHash, b.txn))
+          assert.deepStrictEqual(yield* stats, { sessions: 3, pendingBytes: 40 + 240 })
+          // remove takes the session and its requests; removing an unknown one changes nothing.
+          yield* sessions.remove(anonymous.idHash)
+          yield* sessions.remove(F.hash())
+          assert.deepStrictEqual(yield* stats, { sessions: 2, pendingBytes: 40 })
+          // The sweep: the expired session, and the expired request of the unsaved one.
+          const inExpiring = F.pending({
+            sessionHash: expiring.idHash,
+            rawQuery: query(30),
+            createdAt: T + 8
+          })
+          yield* sessions.addPending(inExpiring)
+          assert.deepStrictEqual(yield* stats, { sessions: 2, pendingBytes: 70 })
+          assert.strictEqual(yield* sessions.purgeExpired(T + 100, 10), 2)
+          assert.deepStrictEqual(yield* stats, { sessions: 1, pendingBytes: 0 })
+          yield* sessions.remove(signedIn.idHash)
+          assert.deepStrictEqual(yield* stats, { sessions: 0, pendingBytes: 0 })
+        })
+      )
+  )
+
+  it.effect(
+    "pending: past maxPendingBytes the oldest requests of anonymous sessions go first, a signed-in session's survive, and the total never exceeds the limit",
+    () =>
+      bounded(
+        { maxSessions: 100, maxPending: 8, maxPendingBytes: 1000 },
+        Effect.gen(function* () {
+          const sessions = yield* Sessions
+          const limit = 1000
+          const user = F.signedInSession()
+          const anonymous = F.session()
+          yield* Effect.forEach([user, anonymous], sessions.save)
+          // The oldest request of all is the signed-in session's.
+          const mine = F.pending({ sessionHash: user.idHash, rawQuery: query(300), createdAt: T })
+          // Anonymous: in a session saved without a user, and in one never saved.
+          const inAnonymous = F.pending({
+            sessionHash: anonymous.idHash,
+            rawQuery: query(100),
+            createdAt: T + 1
+          })
+          const unsaved = F.pending({ rawQuery: query(100), createdAt: T + 2 })
+          yield* Effect.forEach([mine, inAnonymous, unsaved], sessions.addPending)
+          assert.strictEqual((yield* stats).pendingBytes, 500)
+          // A flood of anonymous requests, one after another, each newer than the last.
+          const flood = Arr.makeBy(20, (i) => F.pending({ rawQuery: query(100), createdAt: T + 10 + i }))
+          for (const [i, p] of flood.entries()) {
+            if (i % 2 === 0) yield* sessions.save(F.session({ idHash: p.sessionHash }))
+            yield* sessions.addPending(p)
+            assert.isAtMost((yield* stats).pendingBytes, limit, `after request ${i}`)
+          }
+          assert.isTrue(yield* isPending(mine), "the signed-in session's request survives")
+          assert.deepStrictEqual(yield* pendingOf([inAnonymous, unsaved]), [false, false])
+          // The newest anonymous requests that fit beside it stay: (1000 - 300) / 100.
+          assert.deepStrictEqual(
+            yield* pendingOf(flood),
+            flood.map((_, i) => i >= flood.length - 7)
+          )
+          assert.strictEqual((yield* stats).pendingBytes, limit)
+          // A query longer than the limit is not kept, and costs the signed-in request nothing.
+          const huge = F.pending({ rawQuery: query(limit + 1), createdAt: T + 100 })
+          yield* sessions.addPending(huge)
+          assert.isFalse(yield* isPending(huge))
+          assert.isTrue(yield* isPending(mine))
+          assert.deepStrictEqual(yield* stats, { sessions: 12, pendingBytes: 300 })
+          // With no anonymous request left, the oldest of any session goes.
+          const other = F.signedInSession()
+          yield* sessions.save(other)
+          const theirs = F.pending({ sessionHash: other.idHash, rawQuery: query(800), createdAt: T + 200 })
+          yield* sessions.addPending(theirs)
+          assert.deepStrictEqual(yield* pendingOf([mine, theirs]), [false, true])
+          assert.strictEqual((yield* stats).pendingBytes, 800)
+          // All at once: still within the limit, and still the signed-in request kept.
+          const burst = Arr.makeBy(30, (i) => F.pending({ rawQuery: query(90), createdAt: T + 300 + i }))
+          yield* Effect.all(burst.map(sessions.addPending), { concurrency: "unbounded" })
+          assert.isTrue(yield* isPending(theirs))
+          assert.strictEqual((yield* stats).pendingBytes, 800 + 2 * 90)
+          assert.strictEqual((yield* pendingOf(burst)).filter((b) => b).length, 2)
         })
       )
   )
