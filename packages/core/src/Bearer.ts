@@ -10,11 +10,14 @@ import { caps } from "./requests/Params.js"
 import * as Scope from "./Scope.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
 import { TokenStore } from "./storage/TokenStore.js"
+import { type SubjectType, subjectType } from "./Token.js"
 
 /** Who an accepted access token speaks for. */
 export interface Principal {
   readonly clientId: string
   readonly openId: string | null
+  /** How `openId` was established (null without one): see `Introspection.subjectType`. */
+  readonly subjectType: SubjectType | null
   readonly scope: Scope.ScopeSet
   readonly expiresAt: number
 }
@@ -50,7 +53,13 @@ export const verify = Effect.fnUntraced(function* (
       })
     )
   }
-  return { clientId: t.appKey, openId: t.openId, scope: t.scope, expiresAt: t.expiresAt } satisfies Principal
+  return {
+    clientId: t.appKey,
+    openId: t.openId,
+    subjectType: t.openId === null ? null : subjectType(t),
+    scope: t.scope,
+    expiresAt: t.expiresAt
+  } satisfies Principal
 })
 
 // RFC 6750 §3: auth-param values are quoted strings; keep them to safe characters

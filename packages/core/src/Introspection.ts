@@ -11,7 +11,7 @@ import type { Params } from "./requests/Form.js"
 import { caps, required, Text } from "./requests/Params.js"
 import * as Scope from "./Scope.js"
 import { TokenStore } from "./storage/TokenStore.js"
-import { isActive, type Kind, type Token } from "./Token.js"
+import { isActive, type Kind, type SubjectType, subjectType, type Token } from "./Token.js"
 
 /** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
 export type IntrospectionResponse =
@@ -24,6 +24,8 @@ export type IntrospectionResponse =
       readonly exp: number
       readonly iat: number
       readonly sub?: string
+      /** How `sub` was established: `user` (a platform user signed in or gave a password), `application` (asserted by the application). */
+      readonly subject_type?: SubjectType
     }
 
 /** Find the application's token by value, trying the hinted kind first. */
@@ -54,7 +56,7 @@ export const introspect = Effect.fnUntraced(function* (params: Params, app: Appl
     token_type: t.kind === "access" ? "Bearer" : "refresh_token",
     exp: t.expiresAt,
     iat: t.issuedAt,
-    ...(t.openId !== null ? { sub: t.openId } : {})
+    ...(t.openId !== null ? { sub: t.openId, subject_type: subjectType(t) } : {})
   } as IntrospectionResponse
 })
 

@@ -36,3 +36,9 @@ export type Token = typeof Token.Type
 /** Whether a token is usable at `now`: unexpired, unrevoked and (for refresh) unrotated. */
 export const isActive = (t: Token, now: number): boolean =>
   t.revokedAt === null && t.rotatedAt === null && t.expiresAt > now
+
+/** How a token's subject was established. */
+export type SubjectType = "user" | "application"
+
+/** `user` when a platform user stands behind the token, `application` when the application asserted its open_id. */
+export const subjectType = (t: Token): SubjectType => (t.userId !== null ? "user" : "application")

@@ -13,22 +13,25 @@ const userTokens = (basic: string) =>
   }))
 
 describe("introspection (RFC 7662)", () => {
-  it.effect("an active access token introspects with scope, client_id, token_type, exp, iat and sub", () =>
-    Effect.gen(function* () {
-      const { app, basic } = yield* newApp()
-      const { access } = yield* userTokens(basic)
-      const res = yield* introspect(access, basic)
-      assert.strictEqual(res.status, 200)
-      assert.deepStrictEqual(res.json, {
-        active: true,
-        scope: "read,write",
-        client_id: app.appKey,
-        token_type: "Bearer",
-        exp: 3600,
-        iat: 0,
-        sub: "u-1"
-      })
-    }).pipe(Effect.provide(TestLayer()))
+  it.effect(
+    "an active access token introspects with scope, client_id, token_type, exp, iat, sub and subject_type",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp()
+        const { access } = yield* userTokens(basic)
+        const res = yield* introspect(access, basic)
+        assert.strictEqual(res.status, 200)
+        assert.deepStrictEqual(res.json, {
+          active: true,
+          scope: "read,write",
+          client_id: app.appKey,
+          token_type: "Bearer",
+          exp: 3600,
+          iat: 0,
+          sub: "u-1",
+          subject_type: "application"
+        })
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("unknown, expired and revoked tokens are exactly {active:false}", () =>

@@ -84,7 +84,14 @@ describe("Session", () => {
         if (Option.isSome(yield* Session.takePending(s, t.txn, t.csrf, "login"))) kept.push(i)
       }
       assert.deepStrictEqual(kept, [2, 3, 4])
-    }).pipe(Effect.provide(Layer.merge(TestLayer(), Memory.layerWith({ maxSessions: 10, maxPending: 3, maxPendingBytes: 1_000_000 }))))
+    }).pipe(
+      Effect.provide(
+        Layer.merge(
+          TestLayer(),
+          Memory.layerWith({ maxSessions: 10, maxPending: 3, maxPendingBytes: 1_000_000 })
+        )
+      )
+    )
   )
 
   it.effect("regenerate drops the old session and keeps nobody's user unless given", () =>

@@ -170,7 +170,7 @@ describe("V — introspection and revocation checklist (docs/security.md, checkl
     }
   })
 
-  it('V2: unknown → exactly {"active":false}; B may not introspect A\'s tokens (decided: inactive); an active token has exactly active, client_id, exp, iat, scope, sub and token_type (RFC 7662 §2.2)', async () => {
+  it('V2: unknown → exactly {"active":false}; B may not introspect A\'s tokens (decided: inactive); an active token has exactly active, client_id, exp, iat, scope, sub, subject_type and token_type (RFC 7662 §2.2, docs/security.md)', async () => {
     assertInactive(await introspect(junk))
     const { access, refresh } = await aliceTokens()
     assertInactive(await introspect(access, s.B))
@@ -184,8 +184,10 @@ describe("V — introspection and revocation checklist (docs/security.md, checkl
       "iat",
       "scope",
       "sub",
+      "subject_type",
       "token_type"
     ])
+    assert.strictEqual(r.body.subject_type, "user")
     assert.strictEqual(r.body.client_id, s.A.appKey)
     assert.strictEqual(r.body.scope, "read,write")
     assert.strictEqual(r.body.token_type, "Bearer")

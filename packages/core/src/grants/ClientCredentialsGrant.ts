@@ -6,7 +6,9 @@ import { Effect, Option } from "effect"
 import type { Application } from "../Application.js"
 import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
+import { InvalidRequest } from "../OAuthError.js"
 import type * as TokenRequest from "../requests/TokenRequest.js"
+import { OpenIdStore } from "../storage/OpenIdStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
@@ -16,6 +18,17 @@ export const grantType = "client_credentials"
 /** Issue a token to the authenticated application. */
 export const handle = Effect.fnUntraced(function* (req: TokenRequest.ClientCredentials, app: Application) {
   const openId = Option.getOrNull(req.openId)
+  // A subject the application asserts must not pass for one of its signed-in users
+  if (
+    openId !== null &&
+    Option.isSome(yield* Effect.flatMap(OpenIdStore, (s) => s.findUser(app.appKey, openId)))
+  ) {
+    return yield* Effect.fail(
+      new InvalidRequest({
+        description: "open_id names a user of this application; an application may not assert it"
+      })
+    )
+  }
   const grant: Grant = {
     app,
     userId: null,

@@ -297,6 +297,14 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           if (found !== undefined) return found
           openIds.set(k, candidate)
           return candidate
+        }),
+      findUser: (appKey, openId) =>
+        Effect.sync(() => {
+          for (const [k, v] of openIds) {
+            const [a, userId] = k.split("\u0000") as [string, string]
+            if (a === appKey && v === openId) return Option.some(userId)
+          }
+          return Option.none()
         })
     }),
     Context.add(SessionStore, sessionStore(limits)),
