@@ -596,6 +596,20 @@ export const storageContract = (
       })
     )
 
+    it.effect(
+      "open_id: findUser answers the user an open_id was recorded for, in that application only",
+      () =>
+        Effect.gen(function* () {
+          const openIds = yield* OpenIdStore.OpenIdStore
+          const appKey = F.id("app")
+          const userId = F.id("user")
+          const openId = yield* openIds.getOrCreate(appKey, userId, F.id("oid"))
+          assert.deepStrictEqual(yield* openIds.findUser(appKey, openId), Option.some(userId))
+          assert.isTrue(Option.isNone(yield* openIds.findUser(F.id("app"), openId)))
+          assert.isTrue(Option.isNone(yield* openIds.findUser(appKey, F.id("oid"))))
+        })
+    )
+
     it.effect("open_id: getOrCreate records the first candidate and keeps it", () =>
       Effect.gen(function* () {
         const openIds = yield* OpenIdStore.OpenIdStore

@@ -179,6 +179,14 @@ export const migrations: ReadonlyArray<Migration> = [
       -- eviction past maxPendingBytes: the oldest requests first
       CREATE INDEX pending_authorizations_by_created_at ON pending_authorizations (created_at, seq);
     `
+  },
+  {
+    version: 5,
+    name: "open_id lookup",
+    sql: `
+      -- OpenIdStore.findUser: is an open_id asserted with client_credentials one of the application's users?
+      CREATE INDEX open_ids_by_open_id ON open_ids (app_key, open_id);
+    `
   }
 ]
 

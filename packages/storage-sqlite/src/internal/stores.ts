@@ -188,6 +188,9 @@ export const make = (
       "INSERT INTO open_ids (app_key, user_id, open_id) VALUES (?, ?, ?) ON CONFLICT (app_key, user_id) DO NOTHING"
     ),
     findOpenId: db.prepare("SELECT open_id FROM open_ids WHERE app_key = ? AND user_id = ?").pluck(),
+    findOpenIdUser: db
+      .prepare("SELECT user_id FROM open_ids WHERE app_key = ? AND open_id = ? LIMIT 1")
+      .pluck(),
     insertSetting: db.prepare(
       "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
     ),
@@ -471,7 +474,9 @@ export const make = (
       grant: (userId, appKey, scope, now) => write(() => tx.grantConsent(userId, appKey, scope, now))
     }),
     Context.add(OpenIdStore.OpenIdStore, {
-      getOrCreate: (appKey, userId, candidate) => write(() => tx.openId(appKey, userId, candidate))
+      getOrCreate: (appKey, userId, candidate) => write(() => tx.openId(appKey, userId, candidate)),
+      findUser: (appKey, openId) =>
+        attempt(() => Option.fromNullable(q.findOpenIdUser.get(appKey, openId) as string | undefined))
     }),
     Context.add(SettingStore.SettingStore, {
       getOrCreate: (name, candidate) => write(() => tx.setting(name, candidate))
