@@ -257,7 +257,7 @@ const commands: Record<
   "app rotate-secret": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
     const appKey = one(positionals, "App Key")
-    const appSecret = await exec(runtime(), Admin.rotateSecret(appKey))
+    const { appSecret } = await exec(runtime(), Admin.rotateSecret(appKey))
     io.stdout(
       values.json === true
         ? `${JSON.stringify({ app_key: appKey, app_secret: appSecret })}\n`

@@ -5,10 +5,18 @@
  * decided here, for every caller.
  */
 import { Effect, Either, Option } from "effect"
-import { type Application, defaultGrantTypes, GrantType, validateRedirectUri } from "./Application.js"
+import {
+  type Application,
+  defaultGrantTypes,
+  GrantType,
+  livePreviousSecret,
+  maxSecretGrace,
+  validateRedirectUri
+} from "./Application.js"
+import * as Audit from "./Audit.js"
 import { secretDigest } from "./ClientAuth.js"
 import * as Entropy from "./Entropy.js"
-import { nowSeconds } from "./internal/time.js"
+import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { InvalidRequest } from "./OAuthError.js"
 import * as Scope from "./Scope.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
@@ -107,13 +115,37 @@ export const createApplication = Effect.fn("Admin.createApplication")(function* 
   return { app, appSecret } satisfies Created
 })
 
-/** Give an application a new generated secret; the old one stops working at once. */
-export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: string) {
+/** A rotated App Secret, shown this once, and until when the one it replaced still works. */
+export interface Rotated {
+  readonly appSecret: string
+  /** Epoch seconds from which the previous secret stops working; null when it stopped at once. */
+  readonly previousSecretExpiresAt: number | null
+}
+
+/**
+ * Give an application a new generated secret. With `graceSeconds` (a whole number up to
+ * `Application.maxSecretGrace`, 30 days) the secret replaced keeps authenticating for that
+ * long; a previous secret still in its grace is dropped, so at most one previous secret works
+ * at a time. With 0 (the default) the old secret, and any previous one, stop at once. Recorded
+ * as `secret_rotated` (detail: the grace) in the write that changes the secret.
+ */
+export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: string, graceSeconds = 0) {
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > maxSecretGrace) {
+    return yield* bad("the grace period must be a whole number of seconds from 0 to 30 days")
+  }
+  const found = yield* findApplication(appKey)
   const apps = yield* ApplicationStore
   const appSecret = yield* Entropy.token
-  const updated = yield* apps.updateSecret(appKey, yield* secretDigest(appKey, appSecret))
+  const digest = yield* secretDigest(appKey, appSecret)
+  // Rounded up like a token's issue time: the old secret works at least `graceSeconds`
+  const previousSecretExpiresAt = graceSeconds === 0 ? null : (yield* issueSeconds) + graceSeconds
+  const dropped = livePreviousSecret(found, yield* nowSeconds) !== null
+  const detail = `grace ${graceSeconds}s${dropped ? "; the earlier previous secret stops now" : ""}`
+  const updated = yield* Audit.recordWith(apps.updateSecret(appKey, digest, previousSecretExpiresAt), [
+    ["secret_rotated", { appKey, detail }]
+  ])
   if (!updated) return yield* bad(`no application with App Key ${JSON.stringify(appKey)}`)
-  return appSecret
+  return { appSecret, previousSecretExpiresAt } satisfies Rotated
 })
 
 /** The application with this App Key; `invalid_request` when there is none. */

@@ -38,10 +38,37 @@ export const Application = Schema.Struct({
   accessTokenTtl: Schema.NullOr(Schema.Number),
   /** Refresh token lifetime override in seconds, or null for the server default. */
   refreshTokenTtl: Schema.NullOr(Schema.Number),
-  createdAt: Schema.Number
+  createdAt: Schema.Number,
+  /**
+   * Keyed digest of the App Secret replaced by the last rotation with a grace period
+   * (`Admin.rotateSecret`), or null. It authenticates until `previousSecretExpiresAt`.
+   * Optional so records built before secret rotation kept a previous secret still type;
+   * an absent value means null, and the stores always return the three fields.
+   */
+  previousSecretDigest: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /** Epoch seconds from which the previous secret no longer authenticates, or null. */
+  previousSecretExpiresAt: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true }),
+  /**
+   * Epoch seconds of the first authentication with the previous secret since the rotation,
+   * or null while it has not been used (`ApplicationStore.markPreviousSecretUsed`).
+   */
+  previousSecretUsedAt: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
+
+/** Longest grace period of a rotated App Secret: 30 days, in seconds. */
+export const maxSecretGrace = 30 * 24 * 3600
+
+/**
+ * The digest of the previous App Secret if it still authenticates at `now` (epoch seconds):
+ * it does while `now < previousSecretExpiresAt`.
+ */
+export const livePreviousSecret = (app: Application, now: number): string | null => {
+  const digest = app.previousSecretDigest ?? null
+  const expiresAt = app.previousSecretExpiresAt ?? null
+  return digest !== null && digest.length > 0 && expiresAt !== null && now < expiresAt ? digest : null
+}
 
 /** Longest redirect URI accepted. */
 export const maxRedirectUriLength = 2048

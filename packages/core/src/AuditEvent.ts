@@ -17,7 +17,9 @@ export const EventType = Schema.Literal(
   "signin_failed",
   "signin_throttled",
   "consent_granted",
-  "token_revoked"
+  "token_revoked",
+  "secret_rotated",
+  "client_auth_previous_secret"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

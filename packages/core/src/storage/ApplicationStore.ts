@@ -10,6 +10,14 @@ export class AppKeyTaken extends Schema.TaggedError<AppKeyTaken>()("AppKeyTaken"
   appKey: Schema.String
 }) {}
 
+/**
+ * `markPreviousSecretUsed` found nothing to mark: the previous secret's use is marked
+ * already, or the digest is no longer the application's previous secret.
+ */
+export class PreviousSecretMarked extends Schema.TaggedError<PreviousSecretMarked>()("PreviousSecretMarked", {
+  appKey: Schema.String
+}) {}
+
 /** Applications by App Key. */
 export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationStore")<
   ApplicationStore,
@@ -20,8 +28,32 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
     readonly find: (appKey: string) => Effect.Effect<Option.Option<Application>, StorageError>
     /** Every application, oldest first. */
     readonly list: () => Effect.Effect<ReadonlyArray<Application>, StorageError>
-    /** Replace the secret digest; false when there is no such application. */
-    readonly updateSecret: (appKey: string, secretDigest: string) => Effect.Effect<boolean, StorageError>
+    /**
+     * Replace the secret digest, in one atomic write. With `keepPreviousUntil` (epoch seconds)
+     * the digest being replaced becomes the previous secret (`previousSecretDigest`), accepted
+     * until then, and any earlier previous secret is dropped; with null no previous secret is
+     * kept. Either way `previousSecretUsedAt` is cleared. False when there is no such
+     * application.
+     */
+    readonly updateSecret: (
+      appKey: string,
+      secretDigest: string,
+      keepPreviousUntil: number | null
+    ) => Effect.Effect<boolean, StorageError>
+    /**
+     * Set `previousSecretUsedAt` to `now` if `previousSecretDigest` is still the application's
+     * previous secret and its use is not marked yet: one atomic conditional write, so of
+     * concurrent callers exactly one succeeds. Fails with `PreviousSecretMarked` otherwise
+     * (also for an unknown App Key), writing nothing, so an audit event recorded with it
+     * (`Audit.recordWith`) is kept once per rotation. Optional only so that adapters written
+     * before it still compile; the storage contract requires it, and without it the use of a
+     * previous secret is not audited.
+     */
+    readonly markPreviousSecretUsed?: (
+      appKey: string,
+      previousSecretDigest: string,
+      now: number
+    ) => Effect.Effect<void, PreviousSecretMarked | StorageError>
     /** Delete the application and revoke everything issued to it; false when there was none. */
     readonly remove: (appKey: string, now: number) => Effect.Effect<boolean, StorageError>
   }

@@ -9,7 +9,7 @@ import type { AuthorizationCode } from "../AuthorizationCode.js"
 import * as Scope from "../Scope.js"
 import type { Token } from "../Token.js"
 import type { User } from "../User.js"
-import { AppKeyTaken, ApplicationStore } from "./ApplicationStore.js"
+import { AppKeyTaken, ApplicationStore, PreviousSecretMarked } from "./ApplicationStore.js"
 import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
@@ -189,17 +189,40 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
     insert: (app) =>
       Effect.suspend(() => {
         if (apps.has(app.appKey)) return Effect.fail(new AppKeyTaken({ appKey: app.appKey }))
-        apps.set(app.appKey, { ...app })
+        apps.set(app.appKey, {
+          ...app,
+          previousSecretDigest: app.previousSecretDigest ?? null,
+          previousSecretExpiresAt: app.previousSecretExpiresAt ?? null,
+          previousSecretUsedAt: app.previousSecretUsedAt ?? null
+        })
         return Effect.void
       }),
     find: (appKey) => Effect.sync(() => Option.fromNullable(apps.get(appKey))),
     list: () => Effect.sync(() => [...apps.values()].sort((a, b) => a.createdAt - b.createdAt)),
-    updateSecret: (appKey, secretDigest) =>
+    updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
       Effect.sync(() => {
         const app = apps.get(appKey)
         if (app === undefined) return false
-        apps.set(appKey, { ...app, secretDigest })
+        apps.set(appKey, {
+          ...app,
+          secretDigest,
+          previousSecretDigest: keepPreviousUntil === null ? null : app.secretDigest,
+          previousSecretExpiresAt: keepPreviousUntil,
+          previousSecretUsedAt: null
+        })
         return true
+      }),
+    markPreviousSecretUsed: (appKey, previousSecretDigest, now) =>
+      Effect.suspend(() => {
+        const app = apps.get(appKey)
+        if (
+          app === undefined ||
+          app.previousSecretDigest !== previousSecretDigest ||
+          (app.previousSecretUsedAt ?? null) !== null
+        )
+          return Effect.fail(new PreviousSecretMarked({ appKey }))
+        apps.set(appKey, { ...app, previousSecretUsedAt: now })
+        return Effect.void
       }),
     remove: (appKey, now) =>
       Effect.sync(() => {
