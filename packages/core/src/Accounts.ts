@@ -67,11 +67,12 @@ export const createUser = Effect.fn("Accounts.createUser")(function* (username: 
 export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   username: string,
   password: string,
-  address: string | undefined
+  address: string | undefined,
+  channel: Throttle.SignInChannel = { _tag: "Page", device: null }
 ) {
   // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
   const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
-  const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address)
+  const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address, channel)
   // Counted before the password is checked: parallel guesses are all counted
   const { started } = yield* Throttle.reserve(keys)
   // One audit event per lockout, not one per refused attempt

@@ -85,8 +85,10 @@ export const View = Data.taggedEnum<View>()
 /** The answer to a page request: what to show, and the session cookie to set with it, if any. */
 export interface PageResponse {
   readonly view: View
-  /** A `Set-Cookie` value. */
+  /** A `Set-Cookie` value: the session cookie. */
   readonly setCookie: string | null
+  /** A second `Set-Cookie` value: the trusted-device cookie, after a sign-in from a browser not yet trusted. */
+  readonly deviceCookie?: string | null
 }
 
 /** Which page a path names, relative to the mount path; none for other paths. */
@@ -318,7 +320,11 @@ const signInPost = (req: PageRequest) =>
       const error = { message: "enter your username and password", username }
       return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(error))
     }
-    const signedIn = yield* Effect.either(Accounts.authenticate(username, password, req.remoteAddress))
+    const cookies = Http.header(req, "cookie") ?? undefined
+    const device = Option.getOrNull(yield* Session.trustedDevice(cookies, username))
+    const signedIn = yield* Effect.either(
+      Accounts.authenticate(username, password, req.remoteAddress, { _tag: "Page", device })
+    )
     if (Either.isLeft(signedIn)) {
       const e = signedIn.left
       switch (e._tag) {
@@ -355,7 +361,17 @@ const signInPost = (req: PageRequest) =>
       userId: user.userId,
       username: user.username
     })
-    return answer(View.Redirect({ status: 303, location: again }), yield* saveSession(req, fresh))
+    const setCookie = yield* saveSession(req, fresh)
+    // The browser becomes a trusted device of this user (unless it already is one)
+    const { issuer } = yield* Config
+    const deviceCookie =
+      device === null
+        ? yield* Session.deviceCookie(user.username, {
+            path: cookiePath(req),
+            secure: issuer.startsWith("https:")
+          })
+        : null
+    return { view: View.Redirect({ status: 303, location: again }), setCookie, deviceCookie }
   })
 
 /** POST of the consent form. */

@@ -141,3 +141,48 @@ export const takePending = Effect.fnUntraced(function* (
   if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash)) return Option.none<PendingRecord>()
   return (yield* store.takePending(session.idHash, txn)) ? found : Option.none<PendingRecord>()
 })
+
+/** Name of the trusted-device cookie. */
+export const deviceCookieName = "latchkey_device"
+
+/** How long a browser stays trusted for the user who signed in with it (180 days). */
+export const deviceTtl = 180 * 24 * 3600
+
+const deviceSignature = (nonce: string, username: string) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    hmac(`${serverKey}\u0000latchkey-device-cookie`, `latchkey-device\u0000${nonce}\u0000${username}`)
+  )
+
+/**
+ * The trusted device a `Cookie` header names for `username`: set in a browser
+ * when that user signs in there, it gives the browser a sign-in throttle budget
+ * of its own, so failures sent from elsewhere for the same username never lock
+ * it out (OWASP's device cookies). None when absent, forged or another user's.
+ */
+export const trustedDevice = Effect.fnUntraced(function* (
+  cookieHeader: string | undefined,
+  username: string
+) {
+  const value = readCookie(cookieHeader, deviceCookieName)
+  const dot = value?.indexOf(".") ?? -1
+  if (value === undefined || dot <= 0 || value.length > 200) return Option.none<string>()
+  const nonce = value.slice(0, dot)
+  const ok = timingSafeEqual(value.slice(dot + 1), yield* deviceSignature(nonce, username))
+  return ok ? Option.some(nonce) : Option.none<string>()
+})
+
+/** The `Set-Cookie` value that makes this browser a trusted device of `username`. */
+export const deviceCookie = Effect.fnUntraced(function* (
+  username: string,
+  cookie: { path: string; secure: boolean }
+) {
+  const nonce = yield* Entropy.id()
+  const attributes = [
+    `Path=${cookie.path}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    `Max-Age=${deviceTtl}`,
+    ...(cookie.secure ? ["Secure"] : [])
+  ]
+  return `${deviceCookieName}=${nonce}.${yield* deviceSignature(nonce, username)}; ${attributes.join("; ")}`
+})

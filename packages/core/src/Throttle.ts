@@ -179,14 +179,36 @@ export const succeeded = (
     yield* (yield* ThrottleStore).settle(keys, yield* ThrottlePolicy)
   })
 
-/** The throttle keys of a sign-in attempt (sign-in page and password grant share them). */
-export const signInKeys = (username: string, address: string | undefined): ReadonlyArray<Key> =>
-  address === undefined
-    ? [{ key: `signin:user:${username}`, shared: false }]
-    : [
-        { key: `signin:user:${username}`, shared: false },
-        { key: `signin:ip:${address}`, shared: true }
-      ]
+/**
+ * Where a sign-in attempt comes from: the sign-in page, from a browser that holds
+ * a trusted-device cookie for the username or not, or the password grant of an
+ * application.
+ */
+export type SignInChannel =
+  | { readonly _tag: "Page"; readonly device: string | null }
+  | { readonly _tag: "Grant"; readonly appKey: string }
+
+/**
+ * The throttle keys of a sign-in attempt. The sign-in page without a trusted
+ * device shares one budget per username (any address) and one per address; a
+ * browser the user signed in with before has its own budget, so nobody else's
+ * failures lock it out; the password grant has a budget per username and
+ * application, without an address key (one application server sends every
+ * user's attempts from one address).
+ */
+export const signInKeys = (
+  username: string,
+  address: string | undefined,
+  channel: SignInChannel = { _tag: "Page", device: null }
+): ReadonlyArray<Key> => {
+  if (channel._tag === "Grant")
+    return [{ key: `signin:user:${username}:app:${channel.appKey}`, shared: false }]
+  const identifier: Key =
+    channel.device === null
+      ? { key: `signin:user:${username}`, shared: false }
+      : { key: `signin:user:${username}:device:${channel.device}`, shared: false }
+  return address === undefined ? [identifier] : [identifier, { key: `signin:ip:${address}`, shared: true }]
+}
 
 /**
  * The throttle keys of a client authentication attempt at the JSON endpoints: the

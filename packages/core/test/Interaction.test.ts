@@ -8,18 +8,25 @@ import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
-import { cb, form, issuer, newApp, newUser, TestLayer } from "./fixtures.js"
+import { cb, form, issuer, newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 type Answer = Interaction.PageResponse
 
 /** A browser: keeps the session cookie the answers set, and sends it back. */
 class Browser {
   cookie: string | undefined
+  device: string | undefined
   constructor(readonly extra: Record<string, string> = {}) {}
 
   keep(a: Answer): Answer {
     if (a.setCookie !== null) this.cookie = a.setCookie.split(";")[0]
+    if (a.deviceCookie !== undefined && a.deviceCookie !== null) this.device = a.deviceCookie.split(";")[0]
     return a
+  }
+
+  cookies(): string | undefined {
+    const all = [this.cookie, this.device].filter((c) => c !== undefined)
+    return all.length === 0 ? undefined : all.join("; ")
   }
 
   request(
@@ -37,7 +44,7 @@ class Browser {
           path: Metadata.paths[page],
           query,
           headers: {
-            ...(this.cookie !== undefined ? { cookie: this.cookie } : {}),
+            ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
             ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
             ...this.extra,
             ...headers
@@ -338,6 +345,50 @@ describe("authorize interaction: sign-in form", () => {
         )
       )
     )
+  )
+
+  it.effect("failures sent from elsewhere never lock out a browser the user signed in with before", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const alice = new Browser()
+      view(yield* signIn(alice, query, user.username, password), "Redirect")
+      assert.match(alice.device as string, /^latchkey_device=[\w-]+\.[\w-]{43}$/)
+      // An attacker who knows only the username fails from other browsers and addresses
+      for (let i = 0; i < 12; i++) {
+        yield* signIn(new Browser(), query, user.username, `wrong-${i}-password`)
+      }
+      const stranger = yield* signIn(new Browser(), query, user.username, password)
+      assert.strictEqual(errorOf(stranger).status, 429)
+      // Alice's browser, signed out (a new session) but still trusted, signs in
+      alice.cookie = undefined
+      view(yield* signIn(alice, query, user.username, password), "Redirect")
+      // A forged device cookie gives no such budget
+      const mallory = new Browser()
+      mallory.device = `${(alice.device as string).slice(0, -3)}AAA`
+      assert.strictEqual(errorOf(yield* signIn(mallory, query, user.username, password)).status, 429)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "the password grant has its own budget per application: sign-in page failures do not refuse it",
+    () =>
+      Effect.gen(function* () {
+        const { user, password, query } = yield* setup()
+        const { basic } = yield* newApp() // another application, registered for the password grant
+        for (let i = 0; i < 12; i++) yield* signIn(new Browser(), query, user.username, `wrong-${i}-password`)
+        assert.strictEqual(errorOf(yield* signIn(new Browser(), query, user.username, password)).status, 429)
+        const grant = yield* token({ grant_type: "password", username: user.username, password }, basic)
+        assert.strictEqual(grant.status, 200)
+        // the grant's own failures lock only the grant of that application
+        for (let i = 0; i < 12; i++) {
+          yield* token(
+            { grant_type: "password", username: user.username, password: `wrong-${i}-password` },
+            basic
+          )
+        }
+        const locked = yield* token({ grant_type: "password", username: user.username, password }, basic)
+        assert.strictEqual(locked.status, 429)
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect(

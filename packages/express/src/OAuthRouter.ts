@@ -117,7 +117,8 @@ export const oauthRouter = (
   }
 
   const render = (req: Request, res: Response, answer: Interaction.PageResponse): void => {
-    if (answer.setCookie !== null) res.setHeader("set-cookie", answer.setCookie)
+    const cookies = [answer.setCookie, answer.deviceCookie ?? null].filter((c): c is string => c !== null)
+    if (cookies.length > 0) res.setHeader("set-cookie", cookies)
     Interaction.View.$match(answer.view, {
       Redirect: ({ status, location }) => {
         res.setHeader("cache-control", "no-store")

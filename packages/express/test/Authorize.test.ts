@@ -425,7 +425,7 @@ describe("sign-in and consent pages", () => {
 })
 
 describe("sign-in throttling", () => {
-  it("answers 429 with Retry-After once too many sign-ins failed, shared with the password grant", async () => {
+  it("answers 429 with Retry-After once too many sign-ins failed; the password grant keeps its own budget per application", async () => {
     const t = await startServer({
       throttle: { freeFailures: 2, addressFreeFailures: 50, baseLockout: 60, maxLockout: 60, window: 600 }
     })
@@ -433,20 +433,25 @@ describe("sign-in throttling", () => {
       const a = await createApp(t)
       const user = await createUser(t)
       const url = authorizeUrl(t, { response_type: "code", client_id: a.appKey, redirect_uri: a.redirectUri })
-      const first = await signIn(t, new Browser(), url, { ...user, password: "wrong-1-password" })
-      assert.strictEqual(first.status, 400)
-      const grant = await tokenRequest(t, a, {
-        grant_type: "password",
-        username: user.username,
-        password: "wrong-2-password"
-      })
-      assert.strictEqual(grant.status, 400)
-      const third = await signIn(t, new Browser(), url, { ...user, password: "wrong-3-password" })
-      assert.strictEqual(third.status, 400)
+      for (const wrong of ["wrong-1-password", "wrong-2-password", "wrong-3-password"]) {
+        const res = await signIn(t, new Browser(), url, { ...user, password: wrong })
+        assert.strictEqual(res.status, 400)
+      }
       const limited = await signIn(t, new Browser(), url, user)
       assert.strictEqual(limited.status, 429)
       assert.isNotNull(limited.headers.get("retry-after"))
       assert.include(await limited.text(), "Too many attempts")
+      // failures on the page cannot refuse the application's password grant
+      const grant = await tokenRequest(t, a, { grant_type: "password", ...user })
+      assert.strictEqual(grant.status, 200)
+      for (const wrong of ["wrong-4-password", "wrong-5-password", "wrong-6-password"]) {
+        const res = await tokenRequest(t, a, {
+          grant_type: "password",
+          username: user.username,
+          password: wrong
+        })
+        assert.strictEqual(res.status, 400)
+      }
       const limitedGrant = await tokenRequest(t, a, { grant_type: "password", ...user })
       assert.strictEqual(limitedGrant.status, 429)
       assert.isNotNull(limitedGrant.headers.get("retry-after"))

@@ -311,24 +311,27 @@ describe("L — login and consent pages (docs/security.md, catalogue L)", () => 
     assert.strictEqual(unknown.html, wrong.html)
   })
 
-  it("L9/B5: the sign-in page and the password grant share one throttle budget (3 failures, alternating) and then refuse the right password on both", async () => {
+  it("L9/B5: the sign-in page locks after its budget (3 failures) and then refuses the right password; the password grant keeps its own budget", async () => {
     await s.runtime.runPromise(Accounts.createUser("erin", "erin-correct-password"))
     const page = (password: string) =>
       signIn(s, new Browser(), authorizeUrl(s, { response_type: "code" }), { username: "erin", password })
     const grant = (password: string) => token(s, { grant_type: "password", username: "erin", password })
-    assert.strictEqual((await page("wrong-1")).status, 400)
-    assert.strictEqual((await read(await grant("wrong-2"))).body.error, "invalid_grant")
-    assert.strictEqual((await page("wrong-3")).status, 400)
-    // the 4th failure (the budget is 3, shared) starts the lockout
-    assert.strictEqual((await read(await grant("wrong-4"))).body.error, "invalid_grant")
-    const locked = await read(await grant("erin-correct-password"))
-    assert.strictEqual(locked.status, 429)
-    assert.strictEqual(locked.body.error, "temporarily_unavailable")
-    assert.isNotNull(locked.res.headers.get("retry-after"))
+    for (const pw of ["wrong-1", "wrong-2", "wrong-3"]) assert.strictEqual((await page(pw)).status, 400)
+    // the 4th failure (the budget is 3) starts the lockout
+    assert.strictEqual((await page("wrong-4")).status, 400)
     const lockedPage = await page("erin-correct-password")
     await assertErrorPage(lockedPage, "temporarily_unavailable", 429)
     assert.isNotNull(lockedPage.headers.get("retry-after"))
     assertPageHeaders(lockedPage)
+    // failures on the page do not refuse the application's password grant
+    assert.strictEqual((await read(await grant("erin-correct-password"))).status, 200)
+    for (const pw of ["wrong-5", "wrong-6", "wrong-7", "wrong-8"]) {
+      assert.strictEqual((await read(await grant(pw))).body.error, "invalid_grant")
+    }
+    const locked = await read(await grant("erin-correct-password"))
+    assert.strictEqual(locked.status, 429)
+    assert.strictEqual(locked.body.error, "temporarily_unavailable")
+    assert.isNotNull(locked.res.headers.get("retry-after"))
   })
 
   it("L10: Deny → 303 redirect-err access_denied with state to the validated redirect_uri; no code, no consent", async () => {

@@ -92,7 +92,7 @@ describe("P: password grant and open_id", () => {
     assert.notMatch(s.logs(), /203\.0\.113\./)
   })
 
-  it("P-3: one attempt each for many usernames from one address (a spray) is throttled per address (429)", async () => {
+  it("P-3: a spray (one attempt each for many usernames) from one address is throttled per address on the sign-in page; the password grant, whose application sends every user's attempts from one address, keeps per-username budgets", async () => {
     const ip = await startStack({
       throttle: {
         freeFailures: 1_000_000,
@@ -103,19 +103,28 @@ describe("P: password grant and open_id", () => {
       }
     })
     try {
-      const answers = await untilThrottled(40, (i) => password(`p3-spray-${i}`, "Winter2024!", {}, ip))
-      const last = answers.at(-1) as (typeof answers)[number]
-      expectError(last, 429, "temporarily_unavailable")
-      const wait = retryAfter(last)
-      assert.strictEqual(answers.length, 12)
+      const origin = new URL(ip.base).origin
+      const pageAttempt = async (username: string, pw: string) => {
+        const browser = new Browser()
+        const form = formOf(await (await browser.fetch(authorizeUrl(ip))).text())
+        return browser.postForm(origin + form.action, { ...form.fields, username, password: pw })
+      }
+      const statuses: Array<number> = []
+      for (let i = 0; i < 40 && statuses.at(-1) !== 429; i++) {
+        statuses.push((await pageAttempt(`p3-spray-${i}`, "Winter2024!")).status)
+      }
+      // 10 free failures, the 11th starts the lockout, the 12th is refused
+      assert.deepStrictEqual(statuses, [...Array(11).fill(400), 429])
       // the lockout is the address's: even the right password of a never-tried user is refused
-      expectError(
-        await read(await password("alice", ip.alice.password, {}, ip)),
-        429,
-        "temporarily_unavailable"
-      )
+      const refused = await pageAttempt("alice", ip.alice.password)
+      assert.strictEqual(refused.status, 429)
+      const wait = Number(refused.headers.get("retry-after"))
+      // the same spray through the password grant is not locked per address
+      for (let i = 0; i < 12; i++) {
+        expectError(await read(await password(`p3-grant-${i}`, "Winter2024!", {}, ip)), 400, "invalid_grant")
+      }
       await sleep(wait * 1000 + 150)
-      assert.strictEqual((await password("alice", ip.alice.password, {}, ip)).status, 200)
+      assert.strictEqual((await pageAttempt("alice", ip.alice.password)).status, 303)
     } finally {
       await ip.close()
     }
@@ -270,7 +279,7 @@ describe("B: brute force (docs/security.md, checklist B)", () => {
     expectError(await read(await password(" \u0020 ", "whatever")), 400, "invalid_grant")
   })
 
-  it("B5: the sign-in page and the password grant share one counter: alternating them does not double the budget", async () => {
+  it("B5: the sign-in page and the password grant keep separate budgets: failures on one never refuse the right password on the other", async () => {
     const u = await user("b5-user")
     const origin = new URL(s.base).origin
     const browser = new Browser()
@@ -286,14 +295,18 @@ describe("B: brute force (docs/security.md, checklist B)", () => {
       if (res.status === 400) page = html
       return res
     }
-    // 2 failures on each endpoint: 4 in all, over the 3 free ones of one shared counter
-    assert.strictEqual((await pageAttempt("wrong-1")).status, 400)
-    expectError(await read(await password(u.username, "wrong-2")), 400, "invalid_grant")
-    assert.strictEqual((await pageAttempt("wrong-3")).status, 400)
-    expectError(await read(await password(u.username, "wrong-4")), 400, "invalid_grant")
+    // 4 failures on the page: over its 3 free ones
+    for (const pw of ["wrong-1", "wrong-2", "wrong-3", "wrong-4"])
+      assert.strictEqual((await pageAttempt(pw)).status, 400)
     const onPage = await pageAttempt(u.password)
     assert.strictEqual(onPage.status, 429)
     assert.match(onPage.headers.get("retry-after") ?? "", /^[1-9][0-9]*$/)
+    // the application's password grant is not refused for it
+    assert.strictEqual((await password(u.username, u.password)).status, 200)
+    // its own failures lock only the grant
+    for (const pw of ["wrong-5", "wrong-6", "wrong-7", "wrong-8"]) {
+      expectError(await read(await password(u.username, pw)), 400, "invalid_grant")
+    }
     const onGrant = await read(await password(u.username, u.password))
     expectError(onGrant, 429, "temporarily_unavailable")
     await sleep(retryAfter(onGrant) * 1000 + 150)

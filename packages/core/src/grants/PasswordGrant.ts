@@ -21,7 +21,7 @@ export const handle = Effect.fnUntraced(function* (
   app: Application,
   address: string | undefined
 ) {
-  const user = yield* authenticate(req.username, req.password, address)
+  const user = yield* authenticate(req.username, req.password, address, { _tag: "Grant", appKey: app.appKey })
   const openId = yield* forUser(app.appKey, user.userId)
   const grant: Grant = {
     app,
