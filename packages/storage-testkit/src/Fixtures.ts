@@ -33,6 +33,9 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   accessTokenTtl: null,
   refreshTokenTtl: null,
   createdAt: baseTime,
+  previousSecretDigest: null,
+  previousSecretExpiresAt: null,
+  previousSecretUsedAt: null,
   ...overrides
 })
 

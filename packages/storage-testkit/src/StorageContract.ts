@@ -91,13 +91,114 @@ export const storageContract = (
         const app = F.application()
         yield* apps.insert(app)
         const digest = F.hash()
-        assert.isTrue(yield* apps.updateSecret(app.appKey, digest))
+        assert.isTrue(yield* apps.updateSecret(app.appKey, digest, null))
         assert.deepStrictEqual(some(yield* apps.find(app.appKey), "application"), {
           ...app,
           secretDigest: digest
         })
-        assert.isFalse(yield* apps.updateSecret(F.id("app"), digest))
+        assert.isFalse(yield* apps.updateSecret(F.id("app"), digest, null))
+        assert.isFalse(yield* apps.updateSecret(F.id("app"), digest, T + 60))
       })
+    )
+
+    it.effect(
+      "applications: insert keeps a previous secret, and a record without the fields reads them as null",
+      () =>
+        Effect.gen(function* () {
+          const apps = yield* ApplicationStore.ApplicationStore
+          const app = F.application({
+            previousSecretDigest: F.hash(),
+            previousSecretExpiresAt: T + 3600,
+            previousSecretUsedAt: T + 5
+          })
+          yield* apps.insert(app)
+          assert.deepStrictEqual(some(yield* apps.find(app.appKey), "application"), app)
+          const {
+            previousSecretDigest: _d,
+            previousSecretExpiresAt: _e,
+            previousSecretUsedAt: _u,
+            ...bare
+          } = F.application()
+          yield* apps.insert(bare)
+          assert.deepStrictEqual(some(yield* apps.find(bare.appKey), "application"), {
+            ...bare,
+            previousSecretDigest: null,
+            previousSecretExpiresAt: null,
+            previousSecretUsedAt: null
+          })
+        })
+    )
+
+    it.effect(
+      "applications: rotate with grace keeps the previous digest until expiry; a second rotation keeps only the one it replaces; without grace none",
+      () =>
+        Effect.gen(function* () {
+          const apps = yield* ApplicationStore.ApplicationStore
+          const app = F.application()
+          yield* apps.insert(app)
+          const d1 = F.hash()
+          assert.isTrue(yield* apps.updateSecret(app.appKey, d1, T + 3600))
+          assert.deepStrictEqual(some(yield* apps.find(app.appKey), "application"), {
+            ...app,
+            secretDigest: d1,
+            previousSecretDigest: app.secretDigest,
+            previousSecretExpiresAt: T + 3600,
+            previousSecretUsedAt: null
+          })
+          const d2 = F.hash()
+          assert.isTrue(yield* apps.updateSecret(app.appKey, d2, T + 7200))
+          const twice = some(yield* apps.find(app.appKey), "application")
+          assert.strictEqual(twice.secretDigest, d2)
+          assert.strictEqual(twice.previousSecretDigest, d1, "only the digest rotated out is kept")
+          assert.strictEqual(twice.previousSecretExpiresAt, T + 7200)
+          const listed = (yield* apps.list()).find((a) => a.appKey === app.appKey)
+          assert.deepStrictEqual(listed, twice)
+          const d3 = F.hash()
+          assert.isTrue(yield* apps.updateSecret(app.appKey, d3, null))
+          assert.deepStrictEqual(some(yield* apps.find(app.appKey), "application"), {
+            ...app,
+            secretDigest: d3
+          })
+        })
+    )
+
+    it.effect(
+      "applications: markPreviousSecretUsed marks the previous digest's first use once; a rotation clears the mark",
+      () =>
+        Effect.gen(function* () {
+          const apps = yield* ApplicationStore.ApplicationStore
+          const mark = apps.markPreviousSecretUsed
+          assert.isDefined(mark, "an adapter must implement markPreviousSecretUsed")
+          if (mark === undefined) return
+          const app = F.application()
+          yield* apps.insert(app)
+          const refused = (appKey: string, digest: string, now: number) =>
+            Effect.map(Effect.flip(mark(appKey, digest, now)), (e) => e._tag)
+          // no previous secret yet
+          assert.strictEqual(yield* refused(app.appKey, app.secretDigest, T), "PreviousSecretMarked")
+          const d1 = F.hash()
+          yield* apps.updateSecret(app.appKey, d1, T + 3600)
+          assert.strictEqual(yield* refused(app.appKey, d1, T), "PreviousSecretMarked", "the current digest")
+          assert.strictEqual(yield* refused(F.id("app"), app.secretDigest, T), "PreviousSecretMarked")
+          const outcomes = yield* Effect.all(
+            Arr.makeBy(6, (i) => Effect.exit(mark(app.appKey, app.secretDigest, T + 10 + i))),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(outcomes.filter(Exit.isSuccess).length, 1, "exactly one concurrent mark wins")
+          const marked = some(yield* apps.find(app.appKey), "application")
+          assert.isAtLeast(marked.previousSecretUsedAt ?? 0, T + 10)
+          assert.strictEqual(yield* refused(app.appKey, app.secretDigest, T + 20), "PreviousSecretMarked")
+          assert.strictEqual(
+            some(yield* apps.find(app.appKey), "application").previousSecretUsedAt,
+            marked.previousSecretUsedAt
+          )
+          yield* apps.updateSecret(app.appKey, F.hash(), T + 7200)
+          const rotated = some(yield* apps.find(app.appKey), "application")
+          assert.strictEqual(rotated.previousSecretDigest, d1)
+          assert.isNull(rotated.previousSecretUsedAt)
+          yield* mark(app.appKey, d1, T + 30)
+          assert.strictEqual(some(yield* apps.find(app.appKey), "application").previousSecretUsedAt, T + 30)
+        })
     )
 
     it.effect("applications: remove deletes the application and revokes its tokens only", () =>
