@@ -187,6 +187,18 @@ export const migrations: ReadonlyArray<Migration> = [
       -- OpenIdStore.findUser: is an open_id asserted with client_credentials one of the application's users?
       CREATE INDEX open_ids_by_open_id ON open_ids (app_key, open_id);
     `
+  },
+  {
+    version: 6,
+    name: "previous app secret",
+    sql: `
+      -- Admin.rotateSecret with a grace: the digest replaced keeps authenticating until
+      -- previous_secret_expires_at (epoch seconds); previous_secret_used_at marks its first use
+      -- since the rotation (ApplicationStore.markPreviousSecretUsed). All NULL without one.
+      ALTER TABLE applications ADD COLUMN previous_secret_digest TEXT;
+      ALTER TABLE applications ADD COLUMN previous_secret_expires_at INTEGER;
+      ALTER TABLE applications ADD COLUMN previous_secret_used_at INTEGER;
+    `
   }
 ]
 

@@ -42,13 +42,18 @@ interface ApplicationRow {
   readonly accessTokenTtl: number | null
   readonly refreshTokenTtl: number | null
   readonly createdAt: number
+  readonly previousSecretDigest: string | null
+  readonly previousSecretExpiresAt: number | null
+  readonly previousSecretUsedAt: number | null
 }
 
 type WithScope<A> = Omit<A, "scope"> & { readonly scope: string }
 
 const applicationColumns = `app_key AS appKey, name, secret_digest AS secretDigest,
   redirect_uris AS redirectUris, scopes, grant_types AS grantTypes, require_pkce AS requirePkce,
-  access_token_ttl AS accessTokenTtl, refresh_token_ttl AS refreshTokenTtl, created_at AS createdAt`
+  access_token_ttl AS accessTokenTtl, refresh_token_ttl AS refreshTokenTtl, created_at AS createdAt,
+  previous_secret_digest AS previousSecretDigest, previous_secret_expires_at AS previousSecretExpiresAt,
+  previous_secret_used_at AS previousSecretUsedAt`
 const userColumns = "user_id AS userId, username, password_hash AS passwordHash, created_at AS createdAt"
 const codeColumns = `code_hash AS codeHash, app_key AS appKey, redirect_uri AS redirectUri, user_id AS userId,
   open_id AS openId, scope, code_challenge AS codeChallenge, code_challenge_method AS codeChallengeMethod,
@@ -131,11 +136,18 @@ export const make = (
   const cachedApplication = applicationCache()
   const q = {
     insertApp: db.prepare(`INSERT INTO applications (app_key, name, secret_digest, redirect_uris, scopes,
-      grant_types, require_pkce, access_token_ttl, refresh_token_ttl, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_key) DO NOTHING`),
+      grant_types, require_pkce, access_token_ttl, refresh_token_ttl, created_at, previous_secret_digest,
+      previous_secret_expires_at, previous_secret_used_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_key) DO NOTHING`),
     findApp: db.prepare(`SELECT ${applicationColumns} FROM applications WHERE app_key = ?`),
     listApps: db.prepare(`SELECT ${applicationColumns} FROM applications ORDER BY created_at, rowid`),
-    updateSecret: db.prepare("UPDATE applications SET secret_digest = ? WHERE app_key = ?"),
+    // The right-hand sides read the row as it was: the digest replaced becomes the previous one
+    updateSecret: db.prepare(`UPDATE applications SET secret_digest = @digest,
+      previous_secret_digest = CASE WHEN @until IS NULL THEN NULL ELSE secret_digest END,
+      previous_secret_expires_at = @until, previous_secret_used_at = NULL
+      WHERE app_key = @appKey`),
+    markPreviousUsed: db.prepare(`UPDATE applications SET previous_secret_used_at = ?
+      WHERE app_key = ? AND previous_secret_digest = ? AND previous_secret_used_at IS NULL`),
     deleteApp: db.prepare("DELETE FROM applications WHERE app_key = ?"),
     revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL"),
 
@@ -381,7 +393,10 @@ export const make = (
               app.requirePkce ? 1 : 0,
               app.accessTokenTtl,
               app.refreshTokenTtl,
-              app.createdAt
+              app.createdAt,
+              app.previousSecretDigest ?? null,
+              app.previousSecretExpiresAt ?? null,
+              app.previousSecretUsedAt ?? null
             ).changes
         ),
         (changes) =>
@@ -393,7 +408,14 @@ export const make = (
         return row === undefined ? Option.none() : Option.some(cachedApplication(row))
       }),
     list: () => attempt(() => (q.listApps.all() as Array<ApplicationRow>).map(applicationFromRow)),
-    updateSecret: (appKey, secretDigest) => write(() => q.updateSecret.run(secretDigest, appKey).changes > 0),
+    updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
+      write(() => q.updateSecret.run({ digest: secretDigest, until: keepPreviousUntil, appKey }).changes > 0),
+    markPreviousSecretUsed: (appKey, previousSecretDigest, now) =>
+      write<void, ApplicationStore.PreviousSecretMarked>(() => {
+        // Refused, nothing written (the audit event attached to this write included)
+        if (q.markPreviousUsed.run(now, appKey, previousSecretDigest).changes === 0)
+          refuse(new ApplicationStore.PreviousSecretMarked({ appKey }))
+      }),
     remove: (appKey, now) => write(() => tx.removeApp(appKey, now))
   }).pipe(
     Context.add(UserStore.UserStore, {
