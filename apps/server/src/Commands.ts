@@ -6,7 +6,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util"
 import {
   Accounts,
   Admin,
-  type Application,
+  Application,
   ApplicationStore,
   type Audit,
   AuditStore,
@@ -45,7 +45,7 @@ Applications
              [--require-pkce] [--app-key <key> --app-secret <secret>] [--json]
   app list [--json]
   app show <app-key> [--json]
-  app rotate-secret <app-key> [--json]
+  app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]
   app delete <app-key> [--json]
 
 Users
@@ -55,6 +55,8 @@ Users
 
 Audit trail
   audit tail [--app <app-key>] [--limit <n>] [--json]
+
+--grace keeps the old App Secret working that long (at most 30d; default 0: it stops at once).
 
 The database is LATCHKEY_DB (default ./data/latchkey.sqlite); the server key is
 LATCHKEY_SECRET or the one kept in the database. Exit codes: 0 done, 1 refused
@@ -80,16 +82,43 @@ const parse = <O extends NonNullable<ParseArgsConfig["options"]>>(
 }
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
+const isoOrNull = (seconds: number | null) => (seconds === null ? null : iso(seconds))
 
-const appJson = (a: Application.Application) => ({
-  app_key: a.appKey,
-  name: a.name,
-  redirect_uris: [...a.redirectUris],
-  scopes: [...a.scopes],
-  grant_types: [...a.grantTypes],
-  require_pkce: a.requirePkce,
-  created_at: iso(a.createdAt)
-})
+/** The previous App Secret if it still works now: until when, and its first use since the rotation. */
+const previousSecret = (
+  a: Application.Application
+): { readonly expiresAt: number; readonly usedAt: number | null } | null =>
+  Application.livePreviousSecret(a, Math.floor(Date.now() / 1000)) === null
+    ? null
+    : { expiresAt: a.previousSecretExpiresAt ?? 0, usedAt: a.previousSecretUsedAt ?? null }
+
+const appJson = (a: Application.Application) => {
+  const previous = previousSecret(a)
+  return {
+    app_key: a.appKey,
+    name: a.name,
+    redirect_uris: [...a.redirectUris],
+    scopes: [...a.scopes],
+    grant_types: [...a.grantTypes],
+    require_pkce: a.requirePkce,
+    created_at: iso(a.createdAt),
+    previous_secret_expires_at: isoOrNull(previous?.expiresAt ?? null),
+    previous_secret_first_used_at: isoOrNull(previous?.usedAt ?? null)
+  }
+}
+
+const graceUnits: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400 }
+
+/** `--grace`: `<n>s`, `<n>m`, `<n>h` or `<n>d` (or `0`), at most 30 days; in seconds. */
+export const parseGrace = (value: string | undefined): number => {
+  if (value === undefined || value === "0") return 0
+  const match = /^(\d{1,7})([smhd])$/.exec(value)
+  const seconds = match === null ? Number.NaN : Number(match[1]) * (graceUnits[match[2] ?? ""] ?? Number.NaN)
+  if (!Number.isSafeInteger(seconds) || seconds > Application.maxSecretGrace) {
+    throw new UsageError("--grace must be <n>s, <n>m, <n>h or <n>d, at most 30d (e.g. --grace 1h)")
+  }
+  return seconds
+}
 
 const auditJson = (e: Audit.AuditEvent) => ({
   at: iso(e.at),
@@ -140,8 +169,19 @@ const describeApp = (a: Application.Application): string =>
     `  Scopes:        ${a.scopes.length === 0 ? "(none)" : a.scopes.join(", ")}`,
     `  Grant types:   ${a.grantTypes.join(", ")}`,
     `  Require PKCE:  ${a.requirePkce ? "yes" : "no"}`,
-    `  Created:       ${iso(a.createdAt)}`
+    `  Created:       ${iso(a.createdAt)}`,
+    ...oldSecretLine(a)
   ].join("\n")
+
+const oldSecretLine = (a: Application.Application): Array<string> => {
+  const previous = previousSecret(a)
+  if (previous === null) return []
+  const use =
+    previous.usedAt === null
+      ? "not used since the rotation"
+      : `first used after the rotation at ${iso(previous.usedAt)}`
+  return [`  Old secret:    works until ${iso(previous.expiresAt)}; ${use}`]
+}
 
 const one = (positionals: ReadonlyArray<string>, what: string): string => {
   if (positionals.length !== 1 || positionals[0] === "") throw new UsageError(`expected exactly one ${what}`)
@@ -255,13 +295,22 @@ const commands: Record<
     io.stdout(values.json === true ? `${JSON.stringify(appJson(app))}\n` : `${describeApp(app)}\n`)
   },
   "app rotate-secret": async (args, runtime, io) => {
-    const { values, positionals } = parse(args, {})
+    const { values, positionals } = parse(args, { grace: { type: "string" } })
     const appKey = one(positionals, "App Key")
-    const { appSecret } = await exec(runtime(), Admin.rotateSecret(appKey))
+    const grace = parseGrace(values.grace)
+    const { appSecret, previousSecretExpiresAt } = await exec(runtime(), Admin.rotateSecret(appKey, grace))
+    const old =
+      previousSecretExpiresAt === null
+        ? "The old secret no longer works."
+        : `The old secret keeps working until ${iso(previousSecretExpiresAt)} (grace ${values.grace}), then stops.`
     io.stdout(
       values.json === true
-        ? `${JSON.stringify({ app_key: appKey, app_secret: appSecret })}\n`
-        : `New App Secret for ${appKey}: ${appSecret}\nThe old secret no longer works. The new one is shown only this once.\n`
+        ? `${JSON.stringify({
+            app_key: appKey,
+            app_secret: appSecret,
+            previous_secret_expires_at: isoOrNull(previousSecretExpiresAt)
+          })}\n`
+        : `New App Secret for ${appKey}: ${appSecret}\n${old} The new one is shown only this once.\n`
     )
   },
   "app delete": async (args, runtime, io) => {

@@ -259,6 +259,87 @@ describe("app list, show, rotate-secret, delete", () => {
     assert.strictEqual((await cli(db, ["app", "delete", created.app_key])).code, 1)
     assert.strictEqual((await cli(db, ["app", "rotate-secret", "nope"])).code, 1)
   })
+
+  it("rotate-secret --grace says until when the old secret works; app show tells it too", async () => {
+    const created = JSON.parse(
+      (
+        await cli(db, [
+          "app",
+          "create",
+          "--name",
+          "Graced",
+          "--redirect-uri",
+          "https://g.example/cb",
+          "--json"
+        ])
+      ).stdout
+    ) as { app_key: string; app_secret: string }
+    const before = Date.now()
+    const human = await cli(db, ["app", "rotate-secret", created.app_key, "--grace", "1h"])
+    assert.strictEqual(human.code, 0, human.stderr)
+    const until = /The old secret keeps working until (\S+) \(grace 1h\), then stops\./.exec(
+      human.stdout
+    )?.[1]
+    assert.isDefined(until, human.stdout)
+    const untilMs = Date.parse(until ?? "")
+    assert.isAtLeast(untilMs, before + 3600_000)
+    assert.isBelow(untilMs, Date.now() + 3601_000)
+    assert.match(human.stdout, /^New App Secret for \S+: [A-Za-z0-9_-]{43}\n/)
+    const shown = JSON.parse((await cli(db, ["app", "show", created.app_key, "--json"])).stdout) as Record<
+      string,
+      unknown
+    >
+    assert.strictEqual(shown.previous_secret_expires_at, until)
+    assert.isNull(shown.previous_secret_first_used_at)
+    const text = await cli(db, ["app", "show", created.app_key])
+    assert.include(text.stdout, `  Old secret:    works until ${until}; not used since the rotation`)
+    const listed = JSON.parse((await cli(db, ["app", "list", "--json"])).stdout) as Array<
+      Record<string, unknown>
+    >
+    assert.strictEqual(listed.find((a) => a.app_key === created.app_key)?.previous_secret_expires_at, until)
+    // a rotation without grace ends the old secret and the previous one at once
+    const json = await cli(db, ["app", "rotate-secret", created.app_key, "--json"])
+    assert.deepStrictEqual(Object.keys(JSON.parse(json.stdout)), [
+      "app_key",
+      "app_secret",
+      "previous_secret_expires_at"
+    ])
+    assert.isNull((JSON.parse(json.stdout) as Record<string, unknown>).previous_secret_expires_at)
+    const after = await cli(db, ["app", "show", created.app_key])
+    assert.notInclude(after.stdout, "Old secret")
+    assert.isNull(
+      (
+        JSON.parse((await cli(db, ["app", "show", created.app_key, "--json"])).stdout) as Record<
+          string,
+          unknown
+        >
+      ).previous_secret_expires_at
+    )
+    const plain = await cli(db, ["app", "rotate-secret", created.app_key])
+    assert.include(plain.stdout, "The old secret no longer works.")
+    const longest = await cli(db, ["app", "rotate-secret", created.app_key, "--grace", "30d", "--json"])
+    assert.strictEqual(longest.code, 0, longest.stderr)
+    assert.strictEqual((await cli(db, ["app", "rotate-secret", "nope", "--grace", "1h"])).code, 1)
+  })
+
+  it("--grace takes <n>s|m|h|d up to 30 days; anything else is a usage error (exit 2)", async () => {
+    assert.strictEqual(Commands.parseGrace(undefined), 0)
+    assert.strictEqual(Commands.parseGrace("0"), 0)
+    assert.strictEqual(Commands.parseGrace("0s"), 0)
+    assert.strictEqual(Commands.parseGrace("45s"), 45)
+    assert.strictEqual(Commands.parseGrace("90m"), 5400)
+    assert.strictEqual(Commands.parseGrace("1h"), 3600)
+    assert.strictEqual(Commands.parseGrace("720h"), 30 * 86400)
+    assert.strictEqual(Commands.parseGrace("30d"), 30 * 86400)
+    for (const grace of ["31d", "721h", "1w", "-1h", "1.5h", "", "60", "h", "1 h", "1H", "99999999s"]) {
+      const r = await cli(db, ["app", "rotate-secret", "nope", "--grace", grace])
+      assert.strictEqual(r.code, 2, JSON.stringify(grace))
+      assert.include(r.stderr, "--grace")
+      assert.strictEqual(r.stdout, "")
+    }
+    assert.strictEqual((await cli(db, ["app", "rotate-secret", "nope", "--grace"])).code, 2)
+    assert.include(Commands.usage, "app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]")
+  })
 })
 
 describe("users", () => {

@@ -102,7 +102,7 @@ describe("secret rotation with a grace period", () => {
       const { app } = yield* newApp()
       const other = yield* newApp()
       const { appSecret } = yield* Admin.rotateSecret(app.appKey, hour)
-      assert.strictEqual(yield* status(basicOf(app.appKey, `${appSecret.slice(0, -1)}x`)), 401)
+      assert.strictEqual(yield* status(basicOf(app.appKey, `${appSecret.slice(0, -1)}!`)), 401)
       assert.strictEqual(yield* status(basicOf(app.appKey, other.appSecret)), 401)
       assert.strictEqual(yield* status(basicOf("no-such-app", appSecret)), 401)
       assert.strictEqual(yield* status(basicOf(other.app.appKey, appSecret)), 401)
