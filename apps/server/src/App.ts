@@ -74,13 +74,10 @@ export const make = (options: AppOptions): RequestListener => {
 
   app.get(`${prefix}/api/me`, requireBearer(runtime), (req, res) => {
     const p = principal(req)
-    json(res, 200, {
-      open_id: p.openId,
-      client_id: p.clientId,
-      scope: p.scope.join(","),
-      // How open_id was established: "user" (a platform user) or "application" (asserted by it)
-      ...(p.subjectType !== null ? { subject_type: p.subjectType } : {})
-    })
+    // How open_id was established, "user" or "application", in a header: the body keeps
+    // the documented shape exactly
+    if (p.subjectType !== null) res.setHeader("latchkey-subject-type", p.subjectType)
+    json(res, 200, { open_id: p.openId, client_id: p.clientId, scope: p.scope.join(",") })
   })
 
   app.use((_req, res) => json(res, 404, { error: "not_found", error_description: "no such endpoint" }))

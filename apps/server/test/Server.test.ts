@@ -83,6 +83,31 @@ describe("the server process", () => {
     assert.strictEqual(anonymous.headers.get("www-authenticate"), 'Bearer realm="latchkey"')
   })
 
+  it("/api/me tells in Latchkey-Subject-Type that an application asserted the open_id", async () => {
+    const app = await createApp(db, [
+      "--name",
+      "Me too",
+      "--redirect-uri",
+      "https://me.example/cb",
+      "--scope",
+      "profile,email"
+    ])
+    const tokenRes = await fetch(`${server.base}/oauth2/oauth2/token`, {
+      method: "POST",
+      headers: {
+        authorization: basic(app.app_key, app.app_secret),
+        "content-type": "application/x-www-form-urlencoded"
+      },
+      body: "grant_type=client_credentials&open_id=device-7"
+    })
+    const token = (await tokenRes.json()) as { access_token: string }
+    const me = await fetch(`${server.base}/api/me`, {
+      headers: { authorization: `Bearer ${token.access_token}` }
+    })
+    assert.strictEqual(me.status, 200)
+    assert.strictEqual(me.headers.get("latchkey-subject-type"), "application")
+  })
+
   it("logs one JSON line per request without secrets, headers, bodies or token query strings", async () => {
     const secret = "SENTINEL-SEC-7731-0000000000000000000000"
     const app = await createApp(db, [
