@@ -131,4 +131,26 @@ describe("throttles that outsiders cannot turn against users", () => {
         yield* run.pipe(Effect.provide(Layer.merge(TestLayer(), hasher)))
       })
   )
+
+  it.effect("guesses per App Key from one address: at most 13 in the first hour, 4 in each hour after", () =>
+    Effect.gen(function* () {
+      const { app, appSecret } = yield* newApp()
+      const wrong = BasicAuth.encode({ appKey: app.appKey, appSecret: `${appSecret}x` })
+      const hour = Effect.gen(function* () {
+        let checked = 0
+        let elapsed = 0
+        while (elapsed < 3600) {
+          const res = yield* post("/oauth2/oauth2/token", cc, wrong, { remoteAddress: "198.51.100.77" })
+          if (res.status === 401) checked++
+          const wait = res.status === 429 ? Number(res.headers["retry-after"]) : 1
+          const step = Math.min(wait, 3600 - elapsed)
+          yield* TestClock.adjust(`${step} seconds`)
+          elapsed += step
+        }
+        return checked
+      })
+      assert.strictEqual(yield* hour, 13)
+      assert.strictEqual(yield* hour, 4)
+    }).pipe(Effect.provide(TestLayer()))
+  )
 })
