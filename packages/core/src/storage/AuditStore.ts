@@ -1,12 +1,13 @@
 /**
- * The append-only audit record.
+ * The append-only audit record, bounded by a retention.
  */
 import { Context, type Effect } from "effect"
 import type { AuditEvent } from "../AuditEvent.js"
 import type { StorageError } from "./StorageError.js"
 
 /**
- * Audit events, appended and never changed. `Audit.layer` hands over events already cut to
+ * Audit events, appended and never changed; deleted only once older than the retention, by
+ * `purgeBefore` (the server's sweep). `Audit.layer` hands over events already cut to
  * `Audit.maxFieldLength` characters per free-text field (`Audit.bound`); the values may still
  * hold any character, so whoever prints them escapes them (the CLI's `audit tail` does).
  */
@@ -28,5 +29,14 @@ export class AuditStore extends Context.Tag("@latchkey/core/AuditStore")<
       readonly limit: number
       readonly appKey?: string | undefined
     }) => Effect.Effect<ReadonlyArray<AuditEvent>, StorageError>
+    /**
+     * Delete at most `limit` events recorded before `cutoff` (`at < cutoff`, epoch seconds), oldest
+     * first (by `at`, then in the order appended), and succeed with how many were deleted. A
+     * `limit` that is not positive deletes nothing. An adapter that enforces a retention of its
+     * own refuses, with StorageError and deleting nothing, a `cutoff` inside it: the SQLite store
+     * does, in the database (`auditRetentionDays`), so rows inside the retention stay append-only
+     * whatever the caller asks.
+     */
+    readonly purgeBefore: (cutoff: number, limit: number) => Effect.Effect<number, StorageError>
   }
 >() {}

@@ -351,7 +351,23 @@ export const makeAudit = (): Context.Context<AuditStore> => {
     // Memory writes complete in one synchronous step: appending after success is atomic with them.
     appendWith: (added, write) => Effect.tap(write, () => void events.push(...added.map((e) => ({ ...e })))),
     tail: ({ limit, appKey }) =>
-      Effect.sync(() => events.filter((e) => appKey === undefined || e.appKey === appKey).slice(-limit))
+      Effect.sync(() => events.filter((e) => appKey === undefined || e.appKey === appKey).slice(-limit)),
+    // No retention of its own: deletes whatever the caller asks, oldest first.
+    purgeBefore: (cutoff, limit) =>
+      Effect.sync(() => {
+        const n = limit > 0 ? Math.ceil(limit) : 0
+        const doomed = new Set(
+          events
+            .flatMap((e, i) => (e.at < cutoff ? [{ at: e.at, i }] : []))
+            .sort((a, b) => a.at - b.at || a.i - b.i)
+            .slice(0, n)
+            .map(({ i }) => i)
+        )
+        let kept = 0
+        for (const [i, e] of events.entries()) if (!doomed.has(i)) events[kept++] = e
+        events.length = kept
+        return doomed.size
+      })
   })
 }
 
