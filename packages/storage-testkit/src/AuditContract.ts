@@ -1,6 +1,7 @@
 /**
- * The audit part of the storage contract: append-only events, and events stored
- * in the transaction of the change they record (`appendWith`).
+ * The audit part of the storage contract: append-only events, events stored in the
+ * transaction of the change they record (`appendWith`), and the bounded purge of
+ * events older than a cutoff (`purgeBefore`).
  */
 import { assert, layer as sharedLayer } from "@effect/vitest"
 import { type Audit, AuditStore, CodeStore, type Stores, TokenStore } from "@latchkey/core"
@@ -9,8 +10,12 @@ import * as F from "./Fixtures.js"
 
 const T = F.baseTime
 
-const event = (appKey: string, detail: string): Audit.AuditEvent => ({
-  at: T,
+// Long past: an adapter enforcing a retention (the SQLite store, 90 days by default, on the
+// database's clock) lets events of that time be purged.
+const longAgo = 1_000_000_000
+
+const event = (appKey: string, detail: string, at: number = T): Audit.AuditEvent => ({
+  at,
   type: "token_issued",
   appKey,
   userId: null,
@@ -127,6 +132,43 @@ export const auditContract = (
             .filter((d) => d !== "w7")
             .sort()
         )
+      })
+    )
+
+    it.effect("purgeBefore: only events before the cutoff, at most limit, oldest first", () =>
+      Effect.gen(function* () {
+        const audit = yield* AuditStore.AuditStore
+        const appKey = F.id("app")
+        // Appended out of time order; "1a" and "1b" at the same instant, "1a" appended first.
+        const times: ReadonlyArray<[string, number]> = [
+          ["5", 5],
+          ["1a", 1],
+          ["9", 9],
+          ["1b", 1],
+          ["3", 3],
+          ["7", 7]
+        ]
+        for (const [detail, offset] of times) yield* audit.append(event(appKey, detail, longAgo + offset))
+        const recent = event(appKey, "recent")
+        yield* audit.append(recent)
+        const left = () => Effect.map(eventsOf(appKey), (events) => events.map((e) => e.detail))
+
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 8, 0), 0)
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 8, -3), 0)
+        assert.deepStrictEqual(yield* left(), ["5", "1a", "9", "1b", "3", "7", "recent"])
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 8, 1), 1)
+        assert.deepStrictEqual(yield* left(), ["5", "9", "1b", "3", "7", "recent"])
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 8, 2), 2)
+        assert.deepStrictEqual(yield* left(), ["5", "9", "7", "recent"])
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 8, 1000), 2)
+        assert.deepStrictEqual(yield* left(), ["9", "recent"])
+        // `at < cutoff`: an event at the cutoff itself stays.
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 9, 1000), 0)
+        assert.deepStrictEqual(yield* left(), ["9", "recent"])
+        assert.strictEqual(yield* audit.purgeBefore(longAgo + 10, 1000), 1)
+        assert.deepStrictEqual(yield* left(), ["recent"])
+        // The events still there come back as before, newest last.
+        assert.deepStrictEqual(yield* audit.tail({ limit: 1, appKey }), [recent])
       })
     )
   })
