@@ -36,6 +36,30 @@ export interface Options {
    * characters as SQLite's `length()` does). Each must be a positive integer.
    */
   readonly sessions?: Partial<SessionStore.SessionLimits>
+  /**
+   * Days audit events stay append-only (default `defaultAuditRetentionDays`, 90; a whole number
+   * from 1 to `maxAuditRetentionDays`, 3650). Written to the database when the layer opens it,
+   * where a trigger refuses, to every connection, deleting an event whose `at` is within that
+   * many days of the database's clock; `AuditStore.purgeBefore` refuses such a cutoff with
+   * StorageError. The last layer opened sets it: give every process on the file the same value.
+   */
+  readonly auditRetentionDays?: number
+}
+
+/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise. */
+export const defaultAuditRetentionDays = 90
+/** The longest retention `Options.auditRetentionDays` takes (about ten years). */
+export const maxAuditRetentionDays = 3650
+
+/** The audit retention `options` ask for, in days; throws StorageError when invalid. */
+const auditRetentionDays = (options: Options): number => {
+  const days = options.auditRetentionDays ?? defaultAuditRetentionDays
+  if (!Number.isSafeInteger(days) || days < 1 || days > maxAuditRetentionDays) {
+    throw new StorageError.StorageError({
+      message: `auditRetentionDays must be a whole number from 1 to ${maxAuditRetentionDays}`
+    })
+  }
+  return days
 }
 
 /** The session bounds `options` ask for, over the core's defaults; throws StorageError when invalid. */
@@ -73,7 +97,8 @@ export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effe
 
 /**
  * Every store over one SQLite database, the audit store, and its Health. The file is
- * opened and migrated when the layer is built and closed when its scope ends.
+ * opened and migrated when the layer is built (and the audit retention written to it),
+ * and closed when its scope ends.
  */
 export const layer = (
   options: Options
@@ -81,10 +106,13 @@ export const layer = (
   Layer.scopedContext(
     Effect.gen(function* () {
       const limits = yield* attempt(() => sessionLimits(options))
+      const retentionDays = yield* attempt(() => auditRetentionDays(options))
       const { db, writer, insertEvent } = yield* Effect.acquireRelease(
         attempt(() => {
           const { db } = openSync(options)
           try {
+            // Migration 7's row, read by the trigger that guards audit_events against deletes.
+            db.prepare("UPDATE audit_retention SET seconds = ? WHERE id = 1").run(retentionDays * 86_400)
             const insertEvent = SqliteAudit.inserter(db)
             return { db, insertEvent, writer: Writer.make(db, insertEvent) }
           } catch (e) {
@@ -137,6 +165,11 @@ export interface SweepResult {
  * passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
  * until their original expiry. Schedule it, e.g.
  * `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
+ *
+ * Audit events are not swept here: purge them with `AuditStore.purgeBefore(now - retention,
+ * limit)` on the same schedule (the server's `sweepAudit` does). This sweep counts time by the
+ * Effect Clock, while the retention is enforced by the database's clock, so an audit purge in it
+ * would fail the whole sweep whenever the two disagree (a test clock ahead of the database's).
  */
 export const sweep = (
   options: SweepOptions = {}

@@ -54,11 +54,83 @@ it.effect("rejects invalid options with StorageError", () =>
       { filename: freshFile(), sessions: { maxPending: 2.5 } },
       { filename: freshFile(), sessions: { maxPendingBytes: 0 } },
       { filename: freshFile(), sessions: { maxPendingBytes: 1.5 } },
-      { filename: freshFile(), sessions: { maxPendingBytes: Number.POSITIVE_INFINITY } }
+      { filename: freshFile(), sessions: { maxPendingBytes: Number.POSITIVE_INFINITY } },
+      { filename: freshFile(), auditRetentionDays: 0 },
+      { filename: freshFile(), auditRetentionDays: -1 },
+      { filename: freshFile(), auditRetentionDays: 1.5 },
+      { filename: freshFile(), auditRetentionDays: 3651 },
+      { filename: freshFile(), auditRetentionDays: Number.NaN },
+      { filename: freshFile(), auditRetentionDays: Number.POSITIVE_INFINITY }
     ]) {
       const err = yield* Effect.flip(Layer.build(SqliteStorage.layer(options)).pipe(Effect.scoped))
       assert.strictEqual(err._tag, "StorageError")
     }
+  })
+)
+
+it.effect("auditRetentionDays takes 1 to 3650 days (90 by default) and writes them to the database", () =>
+  Effect.gen(function* () {
+    const filename = freshFile()
+    const stored = () =>
+      withRaw(filename, (db) => db.prepare("SELECT seconds FROM audit_retention").pluck().all())
+    for (const [auditRetentionDays, days] of [
+      [undefined, SqliteStorage.defaultAuditRetentionDays],
+      [1, 1],
+      [SqliteStorage.maxAuditRetentionDays, 3650],
+      [undefined, 90]
+    ] as const) {
+      yield* Layer.build(
+        SqliteStorage.layer({ filename, ...(auditRetentionDays !== undefined ? { auditRetentionDays } : {}) })
+      ).pipe(Effect.scoped)
+      assert.deepStrictEqual(stored(), [days * 86_400])
+    }
+    // A refused option leaves the database as it was.
+    yield* Effect.flip(
+      Layer.build(SqliteStorage.layer({ filename, auditRetentionDays: 0 })).pipe(Effect.scoped)
+    )
+    assert.deepStrictEqual(stored(), [90 * 86_400])
+  })
+)
+
+it.effect("migration 7 lets the audit events of a database from before go once outside the retention", () =>
+  Effect.gen(function* () {
+    const filename = freshFile()
+    const now = Math.floor(Date.now() / 1000)
+    // A database of the release before: migrations 1 to 6, with audit events old and new.
+    withRaw(filename, (db) =>
+      db.transaction(() => {
+        db.exec(`CREATE TABLE latchkey_schema (version INTEGER PRIMARY KEY NOT NULL, name TEXT NOT NULL,
+          applied_at INTEGER NOT NULL)`)
+        for (const m of migrations.filter((m) => m.version <= 6)) {
+          db.exec(m.sql)
+          db.prepare("INSERT INTO latchkey_schema VALUES (?, ?, 0)").run(m.version, m.name)
+        }
+        const insert = db.prepare(
+          "INSERT INTO audit_events (at, type, request_id) VALUES (?, 'token_issued', ?)"
+        )
+        insert.run(now - 400 * 86_400, "old")
+        insert.run(now - 10 * 86_400, "new")
+        assert.throws(
+          () => db.prepare("DELETE FROM audit_events WHERE request_id = 'old'").run(),
+          /append-only/
+        )
+      })()
+    )
+    assert.deepStrictEqual(yield* SqliteStorage.migrate({ filename }), {
+      from: 6,
+      to: SqliteStorage.schemaVersion
+    })
+    withRaw(filename, (db) => {
+      // The retention is 90 days until a layer opens the file with another.
+      assert.strictEqual(db.prepare("SELECT seconds FROM audit_retention").pluck().get(), 90 * 86_400)
+      assert.throws(() => db.prepare("UPDATE audit_events SET detail = 'x'").run(), /append-only/)
+      assert.throws(
+        () => db.prepare("DELETE FROM audit_events WHERE request_id = 'new'").run(),
+        /append-only/
+      )
+      assert.strictEqual(db.prepare("DELETE FROM audit_events WHERE request_id = 'old'").run().changes, 1)
+      assert.deepStrictEqual(db.prepare("SELECT request_id FROM audit_events").pluck().all(), ["new"])
+    })
   })
 )
 

@@ -1,7 +1,8 @@
 /**
- * The append-only audit record in the `audit_events` table.
+ * The audit record in the `audit_events` table: append-only, and deleted only once older
+ * than the retention in `audit_retention` (both enforced by triggers, migrations 2 and 7).
  */
-import { Audit, AuditStore } from "@latchkey/core"
+import { Audit, AuditStore, StorageError } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Context, Schema } from "effect"
 import { attempt } from "./database.js"
@@ -19,6 +20,9 @@ export const inserter = (db: BetterSqlite3.Database): ((event: Audit.AuditEvent)
   return (event) => void insert.run(event)
 }
 
+// A purge is always bounded (SQLite reads a negative LIMIT as "no limit").
+const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
+
 /** Prepare the statements and build the audit store over `db`; appends go through `writer`. */
 export const make = (
   db: BetterSqlite3.Database,
@@ -31,6 +35,11 @@ export const make = (
   const tailApp = db.prepare(
     `SELECT ${columns} FROM (SELECT * FROM audit_events WHERE app_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id`
   )
+  // The oldest instant still inside the retention, by the database's clock (as the trigger reads it).
+  const retention = db.prepare(`SELECT seconds, CAST(strftime('%s', 'now') AS INTEGER) - seconds AS horizon
+    FROM audit_retention WHERE id = 1`)
+  const purge = db.prepare(`DELETE FROM audit_events WHERE id IN
+    (SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`)
   return Context.make(AuditStore.AuditStore, {
     append: (event) => writer.write(() => insert(event)),
     appendWith: (events, write) => writer.withEvents(events, write),
@@ -39,6 +48,21 @@ export const make = (
         const n = Math.max(0, Math.floor(limit))
         const rows = appKey === undefined ? tailAll.all(n) : tailApp.all(appKey, n)
         return rows.map((row) => decodeEvent(row))
+      }),
+    // Refused as a whole, before the trigger would refuse a row, when the cutoff is inside the
+    // retention: nothing is deleted, even the rows that are outside it.
+    purgeBefore: (cutoff, limit) =>
+      writer.write(() => {
+        const found = retention.get() as { seconds: number; horizon: number } | undefined
+        if (found === undefined) {
+          throw new StorageError.StorageError({ message: "the audit retention is missing from the database" })
+        }
+        if (!(cutoff <= found.horizon)) {
+          throw new StorageError.StorageError({
+            message: `audit events inside the retention (${found.seconds / 86400} days) cannot be purged`
+          })
+        }
+        return purge.run(cutoff, bound(limit)).changes
       })
   })
 }

@@ -199,6 +199,29 @@ export const migrations: ReadonlyArray<Migration> = [
       ALTER TABLE applications ADD COLUMN previous_secret_expires_at INTEGER;
       ALTER TABLE applications ADD COLUMN previous_secret_used_at INTEGER;
     `
+  },
+  {
+    version: 7,
+    name: "audit retention",
+    sql: `
+      -- How long audit events stay append-only, in seconds: one row, written by every open
+      -- (Options.auditRetentionDays, 1 to 3650 days; 90 until then) and read by the trigger below.
+      CREATE TABLE audit_retention (
+        id      INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+        seconds INTEGER NOT NULL CHECK (seconds BETWEEN 86400 AND 315360000)
+      );
+      INSERT INTO audit_retention (id, seconds) VALUES (1, 7776000);
+      -- The purge (AuditStore.purgeBefore): the oldest events first.
+      CREATE INDEX audit_events_by_at ON audit_events (at);
+      -- An event may be deleted once older than the retention by the database's own clock, and
+      -- only then: whoever deletes, whatever the statement. Without the retention row nothing is
+      -- deleted. audit_events_no_update (migration 2) still refuses every UPDATE.
+      DROP TRIGGER audit_events_no_delete;
+      CREATE TRIGGER audit_events_no_delete_within_retention BEFORE DELETE ON audit_events
+        WHEN NOT coalesce(OLD.at < CAST(strftime('%s', 'now') AS INTEGER)
+          - (SELECT seconds FROM audit_retention WHERE id = 1), 0)
+        BEGIN SELECT RAISE(ABORT, 'audit events inside the retention are append-only'); END;
+    `
   }
 ]
 
