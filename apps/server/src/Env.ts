@@ -31,6 +31,11 @@ export interface ServerEnv {
   readonly headersTimeoutMs: number
   /** Longest time a client may take to send the whole request (docs/security.md, catalogue T9). */
   readonly requestTimeoutMs: number
+  /**
+   * Days audit events stay append-only (the database refuses to delete them); the sweep purges
+   * older ones. 1 to 3650, default 90.
+   */
+  readonly auditRetentionDays: number
 }
 
 /** A configuration problem, reported to the operator before anything starts. */
@@ -101,6 +106,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     throw new EnvError("LATCHKEY_HEADERS_TIMEOUT_MS must not exceed LATCHKEY_REQUEST_TIMEOUT_MS")
   }
   return {
+    auditRetentionDays: integer(env, "LATCHKEY_AUDIT_RETENTION_DAYS", 1, 3650) ?? 90,
     throttle,
     headersTimeoutMs,
     requestTimeoutMs,

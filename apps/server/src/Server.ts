@@ -1,20 +1,20 @@
 /**
- * Running the server: listen, build the services, sweep expired rows on a
- * schedule, and shut down gracefully (stop accepting, finish in-flight
- * requests, close the database).
+ * Running the server: listen, build the services, sweep expired rows and audit
+ * events past the retention on a schedule, and shut down gracefully (stop
+ * accepting, finish in-flight requests, close the database).
  */
 import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { CodeStore, SessionStore, Time, TokenStore } from "@latchkey/core"
+import { AuditStore, CodeStore, SessionStore, Time, TokenStore } from "@latchkey/core"
 import { Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
 import * as App from "./App.js"
 import type { ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
 import * as Services from "./Services.js"
 
-/** Interval of the sweep of expired codes, tokens and sign-in sessions. */
+/** Interval of the sweep of expired codes, tokens and sign-in sessions, and of old audit events. */
 export const sweepInterval = Duration.minutes(5)
-/** Most codes, and most tokens, one sweep deletes. */
+/** Most codes, most tokens, most sessions and most audit events one sweep deletes. */
 export const sweepLimit = 1000
 
 /** Delete expired codes and tokens, at most `sweepLimit` of each; tombstones stay until their expiry. */
@@ -30,6 +30,19 @@ export const sweepSessions = Effect.gen(function* () {
   const now = yield* Time.nowSeconds
   return yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.purgeExpired(now, sweepLimit))
 })
+
+/**
+ * Delete audit events recorded more than `retentionDays` days ago (`at < now - retentionDays * 86400`
+ * by the Clock), at most `sweepLimit`, oldest first. The database refuses, with StorageError, to
+ * delete any event inside the retention it was opened with (LATCHKEY_AUDIT_RETENTION_DAYS).
+ */
+export const sweepAudit = (retentionDays: number) =>
+  Effect.gen(function* () {
+    const now = yield* Time.nowSeconds
+    return yield* Effect.flatMap(AuditStore.AuditStore, (s) =>
+      s.purgeBefore(now - retentionDays * 86_400, sweepLimit)
+    )
+  })
 
 /** A running server. */
 export interface Running {
@@ -83,18 +96,29 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     trustProxy: env.trustProxy
   })
 
-  const sweeper = runtime.runFork(
-    Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
-      Effect.tap((n) =>
-        n.codes + n.tokens + n.sessions > 0
-          ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
-          : Effect.void
-      ),
-      Effect.catchAll((e) =>
-        Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message }))
-      ),
-      Effect.repeat(Schedule.spaced(sweepInterval))
+  const expired = Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
+    Effect.tap((n) =>
+      n.codes + n.tokens + n.sessions > 0
+        ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
+        : Effect.void
+    ),
+    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
+  )
+  // Apart from the expired rows: a refused audit purge does not keep them from being swept.
+  const audit = sweepAudit(env.auditRetentionDays).pipe(
+    Effect.tap((n) =>
+      n > 0
+        ? Effect.logInfo("purged audit events past the retention").pipe(
+            Effect.annotateLogs({ audit: n, retentionDays: env.auditRetentionDays })
+          )
+        : Effect.void
+    ),
+    Effect.catchAll((e) =>
+      Effect.logWarning("audit purge failed").pipe(Effect.annotateLogs({ reason: e.message }))
     )
+  )
+  const sweeper = runtime.runFork(
+    Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
   )
 
   let stopping: Promise<void> | undefined

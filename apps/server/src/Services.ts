@@ -41,7 +41,7 @@ export const layer = (
   log: Log.Log,
   overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
-  const storage = SqliteStorage.layer({ filename: env.dbPath })
+  const storage = SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
   const config = Layer.effect(
     Config.Config,
     Effect.gen(function* () {

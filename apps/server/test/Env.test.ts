@@ -39,6 +39,22 @@ describe("Env.read", () => {
     assert.strictEqual(env.trustProxy, "10.0.0.1")
   })
 
+  it("reads the audit retention, 90 days by default, 1 to 3650", () => {
+    assert.strictEqual(Env.read({}).auditRetentionDays, 90)
+    assert.strictEqual(Env.read({ LATCHKEY_AUDIT_RETENTION_DAYS: "" }).auditRetentionDays, 90)
+    assert.strictEqual(Env.read({ LATCHKEY_AUDIT_RETENTION_DAYS: "1" }).auditRetentionDays, 1)
+    assert.strictEqual(Env.read({ LATCHKEY_AUDIT_RETENTION_DAYS: "365" }).auditRetentionDays, 365)
+    assert.strictEqual(Env.read({ LATCHKEY_AUDIT_RETENTION_DAYS: "3650" }).auditRetentionDays, 3650)
+    for (const raw of ["0", "-1", "3651", "1.5", "90d", "ninety", "1e9"]) {
+      assert.throws(
+        () => Env.read({ LATCHKEY_AUDIT_RETENTION_DAYS: raw }),
+        Env.EnvError,
+        /LATCHKEY_AUDIT_RETENTION_DAYS must be a whole number between 1 and 3650/,
+        raw
+      )
+    }
+  })
+
   it("refuses DATABASE_URL, bad numbers, bad issuers, short secrets and bad descriptions", () => {
     for (const bad of [
       { DATABASE_URL: "postgres://x/y" },
