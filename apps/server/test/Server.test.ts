@@ -51,10 +51,11 @@ describe("the server process", () => {
     assert.strictEqual(((await res.json()) as { error: string }).error, "not_found")
   })
 
-  it("serves /api/me for a valid Bearer token", async () => {
+  /** Register an application and GET /api/me with its client_credentials token for `device-7`. */
+  const meWithAssertedSubject = async (name: string) => {
     const app = await createApp(db, [
       "--name",
-      "Me",
+      name,
       "--redirect-uri",
       "https://me.example/cb",
       "--scope",
@@ -72,6 +73,11 @@ describe("the server process", () => {
     const me = await fetch(`${server.base}/api/me`, {
       headers: { authorization: `Bearer ${token.access_token}` }
     })
+    return { app, me }
+  }
+
+  it("serves /api/me for a valid Bearer token", async () => {
+    const { app, me } = await meWithAssertedSubject("Me")
     assert.strictEqual(me.status, 200)
     assert.deepStrictEqual(await me.json(), {
       open_id: "device-7",
@@ -84,26 +90,7 @@ describe("the server process", () => {
   })
 
   it("/api/me tells in Latchkey-Subject-Type that an application asserted the open_id", async () => {
-    const app = await createApp(db, [
-      "--name",
-      "Me too",
-      "--redirect-uri",
-      "https://me.example/cb",
-      "--scope",
-      "profile,email"
-    ])
-    const tokenRes = await fetch(`${server.base}/oauth2/oauth2/token`, {
-      method: "POST",
-      headers: {
-        authorization: basic(app.app_key, app.app_secret),
-        "content-type": "application/x-www-form-urlencoded"
-      },
-      body: "grant_type=client_credentials&open_id=device-7"
-    })
-    const token = (await tokenRes.json()) as { access_token: string }
-    const me = await fetch(`${server.base}/api/me`, {
-      headers: { authorization: `Bearer ${token.access_token}` }
-    })
+    const { me } = await meWithAssertedSubject("Me too")
     assert.strictEqual(me.status, 200)
     assert.strictEqual(me.headers.get("latchkey-subject-type"), "application")
   })
