@@ -48,7 +48,7 @@ export interface Fields {
 const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
   Effect.gen(function* () {
     const info = yield* Effect.serviceOption(RequestInfo)
-    return bound({
+    return {
       at: yield* nowSeconds,
       type,
       appKey: fields.appKey ?? null,
@@ -57,7 +57,7 @@ const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
       address: info._tag === "Some" ? info.value.address : null,
       requestId: info._tag === "Some" ? info.value.requestId : null,
       detail: fields.detail ?? null
-    })
+    }
   })
 
 /** Record an event if the program has an AuditLog. Never fails. */
@@ -93,8 +93,8 @@ const logLine = (event: AuditEvent): Effect.Effect<void> =>
 
 /**
  * An AuditLog that appends to the AuditStore and writes each event as a log line annotated
- * `audit`. Every event is first cut to `maxFieldLength` per free-text field (`bound`), also
- * one built by a caller rather than by `record`.
+ * `audit`. Every event is cut here, once, to `maxFieldLength` per free-text field (`bound`),
+ * whether `record` built it or a caller did.
  */
 export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
   AuditLog,

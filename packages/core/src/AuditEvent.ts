@@ -57,7 +57,15 @@ const cap = (value: string | null): string | null => {
 export const bound = (event: AuditEvent): AuditEvent => {
   const { appKey, userId, openId, address, requestId, detail } = event
   const within = (v: string | null) => v === null || v.length <= maxFieldLength
-  if ([appKey, userId, openId, address, requestId, detail].every(within)) return event
+  if (
+    within(appKey) &&
+    within(userId) &&
+    within(openId) &&
+    within(address) &&
+    within(requestId) &&
+    within(detail)
+  )
+    return event
   return {
     ...event,
     appKey: cap(appKey),

@@ -154,6 +154,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const tokens = new Map<string, Token>()
   const consents = new Map<string, Scope.ScopeSet>()
   const openIds = new Map<string, string>()
+  // (App Key, open_id) → user id, the reverse of openIds
+  const usersByOpenId = new Map<string, string>()
   const settings = new Map<string, string>()
 
   const revokeWhere = (pred: (t: Token) => boolean, now: number): number => {
@@ -319,16 +321,11 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           const found = openIds.get(k)
           if (found !== undefined) return found
           openIds.set(k, candidate)
+          usersByOpenId.set(`${appKey}\u0000${candidate}`, userId)
           return candidate
         }),
       findUser: (appKey, openId) =>
-        Effect.sync(() => {
-          for (const [k, v] of openIds) {
-            const [a, userId] = k.split("\u0000") as [string, string]
-            if (a === appKey && v === openId) return Option.some(userId)
-          }
-          return Option.none()
-        })
+        Effect.sync(() => Option.fromNullable(usersByOpenId.get(`${appKey}\u0000${openId}`)))
     }),
     Context.add(SessionStore, sessionStore(limits)),
     Context.add(SettingStore, {
