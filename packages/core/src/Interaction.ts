@@ -423,11 +423,12 @@ const route = (
  * a store that cannot answer is a 503 page with Retry-After, a defect a 500 page
  * (its cause logged, never shown).
  */
-export const handle = (
-  req: PageRequest,
-  page: "authorize" | "login"
-): Effect.Effect<PageResponse, never, Requirements> =>
-  route(req, page).pipe(
+export const handle = (req: PageRequest): Effect.Effect<PageResponse, never, Requirements> => {
+  const page = pageOf(req.path)
+  if (Option.isNone(page)) {
+    return Effect.succeed(answer(errorPage(Authorize.layout(req.query), 404, "invalid_request", "not found")))
+  }
+  return route(req, page.value).pipe(
     Effect.catchTag("Early", (e) => Effect.succeed(e.response)),
     Effect.catchTag("StorageError", (_: StorageError) =>
       Effect.succeed(answer(unavailable(Authorize.layout(req.query))))
@@ -446,9 +447,10 @@ export const handle = (
         )
       )
     ),
-    Effect.withSpan(`Interaction.${page}`, { captureStackTrace: false }),
+    Effect.withSpan(`Interaction.${page.value}`, { captureStackTrace: false }),
     Effect.provideService(Audit.RequestInfo, {
       requestId: req.requestId ?? null,
       address: req.remoteAddress ?? null
     })
   )
+}

@@ -38,24 +38,21 @@ class Browser {
     basePath = ""
   ) {
     return Effect.map(
-      Interaction.handle(
-        {
-          method,
-          path: Metadata.paths[page],
-          query,
-          headers: {
-            ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
-            ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-            ...this.extra,
-            ...headers
-          },
-          body,
-          remoteAddress: "192.0.2.1",
-          basePath,
-          ownOrigin: "http://127.0.0.1:8080"
+      Interaction.handle({
+        method,
+        path: Metadata.paths[page],
+        query,
+        headers: {
+          ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
+          ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+          ...this.extra,
+          ...headers
         },
-        page
-      ),
+        body,
+        remoteAddress: "192.0.2.1",
+        basePath,
+        ownOrigin: "http://127.0.0.1:8080"
+      }),
       (a) => this.keep(a)
     )
   }
@@ -698,23 +695,35 @@ describe("authorize interaction: methods and failures", () => {
       const { user, password, query } = yield* setup()
       const b = new Browser()
       const t = ticketOf(yield* b.get(query))
-      const answer = yield* Interaction.handle(
-        {
-          method: "POST",
-          path: Metadata.paths.login,
-          query: "",
-          headers: {
-            cookie: b.cookie as string,
-            "content-type": "application/x-www-form-urlencoded",
-            "sec-fetch-site": ["same-origin", "cross-site"]
-          },
-          body: form({ ...t, username: user.username, password }),
-          basePath: "",
-          ownOrigin: "http://127.0.0.1:8080"
+      const answer = yield* Interaction.handle({
+        method: "POST",
+        path: Metadata.paths.login,
+        query: "",
+        headers: {
+          cookie: b.cookie as string,
+          "content-type": "application/x-www-form-urlencoded",
+          "sec-fetch-site": ["same-origin", "cross-site"]
         },
-        "login"
-      )
+        body: form({ ...t, username: user.username, password }),
+        basePath: "",
+        ownOrigin: "http://127.0.0.1:8080"
+      })
       assert.strictEqual(errorOf(answer).status, 403)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a path that is not one of the pages is a 404 page", () =>
+    Effect.gen(function* () {
+      const a = yield* Interaction.handle({
+        method: "GET",
+        path: Metadata.paths.token,
+        query: "",
+        headers: {},
+        body: "",
+        basePath: "",
+        ownOrigin: issuer
+      })
+      assert.deepStrictEqual([errorOf(a).status, a.setCookie], [404, null])
     }).pipe(Effect.provide(TestLayer()))
   )
 

@@ -180,7 +180,7 @@ export const oauthRouter = (
     })
   }
 
-  const servePage = async (req: Request, res: Response, page: "authorize" | "login") => {
+  const servePage = async (req: Request, res: Response) => {
     let body = ""
     if (req.method === "POST") {
       // Bounded and never inflated: the core refuses compressed (415) and oversized (413) forms.
@@ -189,27 +189,24 @@ export const oauthRouter = (
       body = read.text
     }
     const answer = await runtime.runPromise(
-      Interaction.handle(
-        {
-          method: req.method,
-          path: req.path,
-          query: rawQuery(req),
-          headers: req.headersDistinct,
-          body,
-          remoteAddress: address(req),
-          requestId: options.requestId?.(req),
-          basePath: req.baseUrl,
-          ownOrigin: `${req.protocol}://${req.headers.host ?? ""}`
-        },
-        page
-      )
+      Interaction.handle({
+        method: req.method,
+        path: req.path,
+        query: rawQuery(req),
+        headers: req.headersDistinct,
+        body,
+        remoteAddress: address(req),
+        requestId: options.requestId?.(req),
+        basePath: req.baseUrl,
+        ownOrigin: `${req.protocol}://${req.headers.host ?? ""}`
+      })
     )
     render(req, res, answer)
   }
 
-  for (const page of ["authorize", "login"] as const) {
-    router.all(Metadata.paths[page], secure, (req, res) => {
-      servePage(req, res, page).catch((e: unknown) => {
+  for (const path of [Metadata.paths.authorize, Metadata.paths.login]) {
+    router.all(path, secure, (req, res) => {
+      servePage(req, res).catch((e: unknown) => {
         onError(e instanceof Body.BodyConsumed ? e.message : e)
         if (res.headersSent) res.destroy()
         else write(res, Http.errorResponse(Http.serverError))
