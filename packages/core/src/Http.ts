@@ -186,14 +186,7 @@ export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requ
 
 // Whether a raw query string names the parameter `name`, however its name is percent-encoded
 const queryNames = (query: string, name: string): boolean =>
-  query.split("&").some((part) => {
-    const eq = part.indexOf("=")
-    try {
-      return decodeURIComponent((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, " ")) === name
-    } catch {
-      return false
-    }
-  })
+  query.split("&").some((part) => Form.partName(part) === name)
 
 // I-6 (docs/security.md): a token in the URL is refused (`?%74oken=` too), never read
 const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.InvalidRequest> =>

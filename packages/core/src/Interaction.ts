@@ -21,6 +21,7 @@ import { Config } from "./Config.js"
 import type { HttpRequest, Refusal, Requirements } from "./Http.js"
 import * as Http from "./Http.js"
 import * as Metadata from "./Metadata.js"
+import * as Form from "./requests/Form.js"
 import type * as Scope from "./Scope.js"
 import * as Session from "./Session.js"
 import type { Step } from "./storage/SessionStore.js"
@@ -231,15 +232,6 @@ const authorizeParameters: ReadonlySet<string> = new Set([
   "code_challenge_method"
 ])
 
-const parameterName = (part: string): string => {
-  const eq = part.indexOf("=")
-  try {
-    return decodeURIComponent((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, " "))
-  } catch {
-    return ""
-  }
-}
-
 /**
  * The query a pending request stores and sends the browser back to: the authorize
  * parameters as the client wrote them, anything else dropped, so no extra
@@ -248,7 +240,7 @@ const parameterName = (part: string): string => {
 export const storedQuery = (query: string): string =>
   query
     .split("&")
-    .filter((part) => authorizeParameters.has(parameterName(part)))
+    .filter((part) => authorizeParameters.has(Form.partName(part) ?? ""))
     .join("&")
 
 /** GET or HEAD of the authorize endpoint. */

@@ -11,6 +11,16 @@ export type Params = Readonly<Record<string, string>>
 
 const decode = (s: string): string => decodeURIComponent(s.replace(/\+/g, " "))
 
+/** The decoded name of one `name=value` part of a form or query string; `null` when it is not decodable. */
+export const partName = (part: string): string | null => {
+  const eq = part.indexOf("=")
+  try {
+    return decode(eq === -1 ? part : part.slice(0, eq))
+  } catch {
+    return null
+  }
+}
+
 /** Parse a form body or query string. */
 export const parse = (input: string): Either.Either<Params, InvalidRequest> => {
   const seen = new Set<string>()
