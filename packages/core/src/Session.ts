@@ -44,6 +44,15 @@ export const readCookie = (header: string | undefined, name: string): string | u
   return undefined
 }
 
+/** A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure under an https issuer. */
+const setCookie = (
+  name: string,
+  value: string,
+  maxAge: number,
+  cookie: { readonly path: string; readonly secure: boolean }
+): string =>
+  `${name}=${value}; Path=${cookie.path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${cookie.secure ? "; Secure" : ""}`
+
 /** The cookie value for a session: `id.signature`. */
 export const cookieValue = (session: Session) =>
   Effect.map(signature(session.id), (sig) => `${session.id}.${sig}`)
@@ -84,14 +93,7 @@ export const save = Effect.fnUntraced(function* (
       expiresAt: now + sessionTtl
     })
   )
-  const attributes = [
-    `Path=${cookie.path}`,
-    "HttpOnly",
-    "SameSite=Lax",
-    `Max-Age=${sessionTtl}`,
-    ...(cookie.secure ? ["Secure"] : [])
-  ]
-  return `${cookieName}=${yield* cookieValue(session)}; ${attributes.join("; ")}`
+  return setCookie(cookieName, yield* cookieValue(session), sessionTtl, cookie)
 })
 
 /** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
@@ -177,12 +179,5 @@ export const deviceCookie = Effect.fnUntraced(function* (
   cookie: { path: string; secure: boolean }
 ) {
   const nonce = yield* Entropy.id()
-  const attributes = [
-    `Path=${cookie.path}`,
-    "HttpOnly",
-    "SameSite=Lax",
-    `Max-Age=${deviceTtl}`,
-    ...(cookie.secure ? ["Secure"] : [])
-  ]
-  return `${deviceCookieName}=${nonce}.${yield* deviceSignature(nonce, username)}; ${attributes.join("; ")}`
+  return setCookie(deviceCookieName, `${nonce}.${yield* deviceSignature(nonce, username)}`, deviceTtl, cookie)
 })
