@@ -82,17 +82,15 @@ export const authenticate = Effect.fnUntraced(function* (
  */
 const markPreviousUsed = (app: Application, previous: string, now: number) =>
   Effect.flatMap(ApplicationStore, (apps) =>
-    apps.markPreviousSecretUsed === undefined
-      ? Effect.void
-      : Audit.recordWith(apps.markPreviousSecretUsed(app.appKey, previous, now), [
-          [
-            "client_auth_previous_secret",
-            {
-              appKey: app.appKey,
-              detail: `previous secret works until ${new Date((app.previousSecretExpiresAt ?? now) * 1000).toISOString()}`
-            }
-          ]
-        ])
+    Audit.recordWith(apps.markPreviousSecretUsed(app.appKey, previous, now), [
+      [
+        "client_auth_previous_secret",
+        {
+          appKey: app.appKey,
+          detail: `previous secret works until ${new Date((app.previousSecretExpiresAt ?? now) * 1000).toISOString()}`
+        }
+      ]
+    ])
   ).pipe(
     Effect.catchAll((e) =>
       e._tag === "PreviousSecretMarked"

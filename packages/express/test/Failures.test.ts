@@ -16,6 +16,7 @@ const broken = Layer.effectContext(
       find: down,
       list: down,
       updateSecret: down,
+      markPreviousSecretUsed: down,
       remove: down
     })
   })

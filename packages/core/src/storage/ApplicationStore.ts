@@ -45,11 +45,9 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
      * previous secret and its use is not marked yet: one atomic conditional write, so of
      * concurrent callers exactly one succeeds. Fails with `PreviousSecretMarked` otherwise
      * (also for an unknown App Key), writing nothing, so an audit event recorded with it
-     * (`Audit.recordWith`) is kept once per rotation. Optional only so that adapters written
-     * before it still compile; the storage contract requires it, and without it the use of a
-     * previous secret is not audited.
+     * (`Audit.recordWith`) is kept once per rotation.
      */
-    readonly markPreviousSecretUsed?: (
+    readonly markPreviousSecretUsed: (
       appKey: string,
       previousSecretDigest: string,
       now: number
