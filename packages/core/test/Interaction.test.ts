@@ -8,6 +8,7 @@ import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
+import * as Throttle from "../src/Throttle.js"
 import { cb, form, issuer, newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 type Answer = Interaction.PageResponse
@@ -338,7 +339,14 @@ describe("authorize interaction: sign-in form", () => {
       Effect.provide(
         TestLayer(
           {},
-          { freeFailures: 2, addressFreeFailures: 50, baseLockout: 60, maxLockout: 60, window: 600 }
+          {
+            ...Throttle.defaultPolicy,
+            freeFailures: 2,
+            addressFreeFailures: 50,
+            baseLockout: 60,
+            maxLockout: 60,
+            window: 600
+          }
         )
       )
     )

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import * as Accounts from "../src/Accounts.js"
 import * as Audit from "../src/Audit.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
@@ -93,7 +93,7 @@ describe("throttles that outsiders cannot turn against users", () => {
   )
 
   it.effect(
-    "guesses per username from many addresses: at most 13 in the first hour, 4 in each hour after",
+    "guesses per username: at most 13 per address in the first hour and 4 per address in each hour after, from any number of addresses",
     () =>
       Effect.gen(function* () {
         let checked = 0
@@ -101,35 +101,76 @@ describe("throttles that outsiders cannot turn against users", () => {
           hash: (p) => Effect.succeed(`test$${p}`),
           verify: (p, h) => Effect.sync(() => checked++).pipe(Effect.as(h === `test$${p}`))
         })
+        const addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
         const run = Effect.gen(function* () {
           const { user } = yield* newUser()
-          // The best an attacker can do: guess once a second from a new address each time, and
-          // when refused, wait exactly the Retry-After it was told.
-          let address = 0
+          // The best an attacker can do: guess from every address once a second, except while
+          // refused, when it waits exactly the Retry-After it was told; slowed guesses run on in
+          // parallel while it goes on.
+          let now = 0
+          const nextAt = new Map(addresses.map((a) => [a, 0]))
           const hour = Effect.gen(function* () {
             const before = checked
-            let elapsed = 0
-            while (elapsed < 3600) {
-              const r = yield* Effect.either(
-                Accounts.authenticate(
-                  user.username,
-                  "wrong password",
-                  `10.0.${address >> 8}.${address++ & 255}`
+            const end = now + 3600
+            while (now < end) {
+              for (const address of addresses) {
+                if ((nextAt.get(address) ?? 0) > now) continue
+                const guess = yield* Effect.fork(
+                  Accounts.authenticate(user.username, "wrong password", address)
                 )
-              )
-              const wait =
-                Either.isLeft(r) && r.left._tag === "RateLimited" ? Math.ceil(r.left.retryAfter) : 1
-              const step = Math.min(wait, 3600 - elapsed)
+                for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+                const done = yield* Fiber.poll(guess)
+                const refused = Option.isSome(done) ? Exit.isFailure(done.value) : false
+                const cause = Option.isSome(done) && Exit.isFailure(done.value) ? done.value.cause : null
+                const failure = cause === null ? Option.none() : Cause.failureOption(cause)
+                const wait =
+                  refused && Option.isSome(failure) && failure.value._tag === "RateLimited"
+                    ? Math.ceil(failure.value.retryAfter)
+                    : 1
+                nextAt.set(address, now + wait)
+              }
+              const step = Math.max(1, Math.min(end, ...nextAt.values()) - now)
               yield* TestClock.adjust(`${step} seconds`)
-              elapsed += step
+              now += step
             }
             return checked - before
           })
-          assert.strictEqual(yield* hour, 13)
-          assert.strictEqual(yield* hour, 4)
+          assert.strictEqual(yield* hour, 13 * addresses.length)
+          assert.strictEqual(yield* hour, 4 * addresses.length)
         })
         yield* run.pipe(Effect.provide(Layer.merge(TestLayer(), hasher)))
-      })
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.effect(
+    "an attack on a username from many addresses only slows down the owner's first sign-in from a new browser, by at most 5 s",
+    () =>
+      Effect.gen(function* () {
+        const { user, password } = yield* newUser()
+        const attack = Array.from({ length: 8 }, (_, i) => `203.0.113.${i + 1}`).flatMap((address) =>
+          Array.from({ length: 20 }, () => address)
+        )
+        const refused = yield* Effect.fork(
+          Effect.forEach(
+            attack,
+            (address) => Effect.either(Accounts.authenticate(user.username, "guess", address)),
+            {
+              concurrency: "unbounded"
+            }
+          )
+        )
+        yield* TestClock.adjust("5 seconds")
+        const results = yield* Fiber.join(refused)
+        assert.isTrue(results.every(Either.isLeft))
+        const owner = yield* Effect.fork(Accounts.authenticate(user.username, password, "192.0.2.44"))
+        yield* TestClock.adjust(`${Throttle.defaultPolicy.maxDelay - 1} seconds`)
+        // still waiting: slowed down, not refused
+        assert.isTrue(Option.isNone(yield* Fiber.poll(owner)))
+        yield* TestClock.adjust("1 second")
+        const signedIn = yield* Fiber.join(owner)
+        assert.strictEqual(signedIn.userId, user.userId)
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("guesses per App Key from one address: at most 13 in the first hour, 4 in each hour after", () =>

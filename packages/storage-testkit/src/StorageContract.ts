@@ -18,6 +18,7 @@ import {
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
 import { sessionCases } from "./internal/sessionCases.js"
+import { throttleCases } from "./internal/throttleCases.js"
 
 const T = F.baseTime
 
@@ -746,5 +747,6 @@ export const storageContract = (
     )
 
     sessionCases(it, makeLayer)
+    throttleCases(it)
   })
 }

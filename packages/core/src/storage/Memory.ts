@@ -7,6 +7,7 @@ import type { Application } from "../Application.js"
 import type { AuditEvent } from "../Audit.js"
 import type { AuthorizationCode } from "../AuthorizationCode.js"
 import * as Scope from "../Scope.js"
+import { memoryStore as memoryThrottleStore } from "../Throttle.js"
 import type { Token } from "../Token.js"
 import type { User } from "../User.js"
 import { AppKeyTaken, ApplicationStore, PreviousSecretMarked } from "./ApplicationStore.js"
@@ -24,6 +25,7 @@ import {
 import { SettingStore } from "./SettingStore.js"
 import { StorageError } from "./StorageError.js"
 import type { Stores } from "./Stores.js"
+import { ThrottleStore } from "./ThrottleStore.js"
 import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
 import { UsernameTaken, UserStore } from "./UserStore.js"
 
@@ -328,6 +330,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         Effect.sync(() => Option.fromNullable(usersByOpenId.get(`${appKey}\u0000${openId}`)))
     }),
     Context.add(SessionStore, sessionStore(limits)),
+    Context.add(ThrottleStore, memoryThrottleStore()),
     Context.add(SettingStore, {
       getOrCreate: (name, candidate) =>
         Effect.sync(() => {

@@ -7,6 +7,7 @@ import type { ConsentStore } from "./ConsentStore.js"
 import type { OpenIdStore } from "./OpenIdStore.js"
 import type { SessionStore } from "./SessionStore.js"
 import type { SettingStore } from "./SettingStore.js"
+import type { ThrottleStore } from "./ThrottleStore.js"
 import type { TokenStore } from "./TokenStore.js"
 import type { UserStore } from "./UserStore.js"
 
@@ -20,3 +21,4 @@ export type Stores =
   | OpenIdStore
   | SettingStore
   | SessionStore
+  | ThrottleStore

@@ -1,0 +1,156 @@
+/**
+ * The throttle part of the storage contract: counters that lock, slow down, are given
+ * back and are swept, atomically under concurrent attempts. Time is always passed in as
+ * `now`; no test reads or waits for the wall clock.
+ */
+import { assert, type Vitest } from "@effect/vitest"
+import { type Stores, Throttle } from "@latchkey/core"
+import { Array as Arr, Effect } from "effect"
+import * as F from "../Fixtures.js"
+
+const T = F.baseTime
+const policy = Throttle.defaultPolicy
+
+const keysOf = (name: string) => {
+  const id = F.id(name)
+  return {
+    identifier: { key: `contract:${id}:identifier`, kind: "identifier" } as const,
+    shared: { key: `contract:${id}:shared`, kind: "shared" } as const,
+    slow: { key: `contract:${id}:slow`, kind: "slow" } as const
+  }
+}
+
+const store = Throttle.ThrottleStore
+
+export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect("throttle: an identifier key locks past its free failures, doubling; success clears it", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const { identifier } = keysOf("lock")
+      for (let i = 0; i < policy.freeFailures; i++) {
+        const r = yield* s.reserve([identifier], T, policy)
+        assert.deepStrictEqual(r, { wait: 0, started: false, delay: 0 }, `free attempt ${i}`)
+      }
+      const locking = yield* s.reserve([identifier], T, policy)
+      assert.deepStrictEqual(locking, { wait: 0, started: true, delay: 0 })
+      assert.strictEqual(yield* s.lockedFor([identifier], T + 10), policy.baseLockout - 10)
+      const refused = yield* s.reserve([identifier], T + 10, policy)
+      assert.strictEqual(refused.wait, policy.baseLockout - 10)
+      // after the lockout, the next failure locks twice as long
+      const t = T + policy.baseLockout
+      assert.strictEqual(yield* s.lockedFor([identifier], t), 0)
+      assert.isTrue(yield* s.fail([identifier], t, policy))
+      assert.strictEqual(yield* s.lockedFor([identifier], t), policy.baseLockout * 2)
+      yield* s.settle([identifier], policy)
+      assert.strictEqual(yield* s.lockedFor([identifier], t), 0)
+      assert.deepStrictEqual(yield* s.reserve([identifier], t, policy), { wait: 0, started: false, delay: 0 })
+    })
+  )
+
+  it.effect("throttle: a slow key never locks; past its free failures each attempt is delayed, capped", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const { slow } = keysOf("slow")
+      const delays: Array<number> = []
+      const started: Array<boolean> = []
+      for (let i = 0; i < policy.slowFreeFailures + 5; i++) {
+        const r = yield* s.reserve([slow], T, policy)
+        assert.strictEqual(r.wait, 0)
+        delays.push(r.delay)
+        started.push(r.started)
+      }
+      assert.deepStrictEqual(delays.slice(policy.slowFreeFailures), [1, 2, 4, 5, 5])
+      assert.isTrue(delays.slice(0, policy.slowFreeFailures).every((d) => d === 0))
+      assert.deepStrictEqual(
+        started.map((b, i) => (b ? i : -1)).filter((i) => i >= 0),
+        [policy.slowFreeFailures]
+      )
+      assert.strictEqual(yield* s.lockedFor([slow], T), 0)
+      // a success gives back one attempt only
+      yield* s.settle([slow], policy)
+      assert.strictEqual((yield* s.reserve([slow], T, policy)).delay, 5)
+    })
+  )
+
+  it.effect(
+    "throttle: a shared key gives back one attempt per success and unlocks at its free failures",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* store
+        const { shared } = keysOf("shared")
+        for (let i = 0; i <= policy.addressFreeFailures; i++) yield* s.reserve([shared], T, policy)
+        assert.strictEqual(yield* s.lockedFor([shared], T), policy.baseLockout)
+        yield* s.settle([shared], policy)
+        assert.strictEqual(yield* s.lockedFor([shared], T), 0)
+      })
+  )
+
+  it.effect("throttle: a refused attempt counts on none of its keys", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const { identifier, slow } = keysOf("refused")
+      for (let i = 0; i <= policy.freeFailures; i++) yield* s.reserve([identifier], T, policy)
+      for (let i = 0; i < 20; i++) assert.isAbove((yield* s.reserve([identifier, slow], T, policy)).wait, 0)
+      // the slow key saw none of the refused attempts
+      for (let i = 0; i < policy.slowFreeFailures; i++)
+        assert.strictEqual((yield* s.reserve([slow], T, policy)).delay, 0)
+    })
+  )
+
+  it.effect(
+    "throttle: parallel reservations are all counted: exactly the free failures and one more pass",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* store
+        const { identifier, shared, slow } = keysOf("parallel")
+        const results = yield* Effect.forEach(
+          Arr.range(1, 40),
+          () => s.reserve([identifier, shared, slow], T, policy),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(results.filter((r) => r.wait === 0).length, policy.freeFailures + 1)
+        assert.strictEqual(results.filter((r) => r.started).length, 1)
+      })
+  )
+
+  it.effect("throttle: a failure after the window starts over", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const { identifier } = keysOf("window")
+      for (let i = 0; i < policy.freeFailures; i++) yield* s.reserve([identifier], T, policy)
+      const r = yield* s.reserve([identifier], T + policy.window, policy)
+      assert.deepStrictEqual(r, { wait: 0, started: false, delay: 0 })
+    })
+  )
+
+  it.effect("throttle: purgeExpired deletes entries without a failure within the window, and no others", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const x = T + 10 * policy.window
+      const old = keysOf("old").identifier
+      const recent = keysOf("recent").identifier
+      for (let i = 0; i < policy.freeFailures; i++) yield* s.reserve([old], x, policy)
+      for (let i = 0; i < policy.freeFailures; i++) yield* s.reserve([recent], x + 10, policy)
+      assert.isAtLeast(yield* s.purgeExpired(x + 10, 10, 1000), 1)
+      // the old entry is gone: its count starts over; the recent one is kept: this failure locks it
+      assert.isFalse((yield* s.reserve([old], x + 10, policy)).started)
+      assert.isTrue((yield* s.reserve([recent], x + 10, policy)).started)
+    })
+  )
+
+  it.effect("throttle: purgeExpired keeps a locked entry and stops at its limit", () =>
+    Effect.gen(function* () {
+      const s = yield* store
+      const { identifier } = keysOf("locked-long")
+      const far = T + 100 * policy.window
+      for (let i = 0; i <= policy.freeFailures; i++) yield* s.reserve([identifier], far, policy)
+      for (let i = 0; i < 5; i++) yield* s.reserve([keysOf(`many-${i}`).identifier], far, policy)
+      assert.strictEqual(yield* s.purgeExpired(far + policy.window, policy.window, 2), 2)
+      // the locked entry is still locked while its lockout lasts, even past the window
+      const lockedTill = far + policy.baseLockout
+      assert.strictEqual(yield* s.lockedFor([identifier], lockedTill - 1), 1)
+      yield* s.purgeExpired(lockedTill - 1, 0, 1000)
+      assert.strictEqual(yield* s.lockedFor([identifier], lockedTill - 1), 1)
+    })
+  )
+}
