@@ -8,6 +8,7 @@ import {
   SessionStore,
   StorageError,
   type Stores,
+  Throttle,
   Time,
   TokenStore
 } from "@latchkey/core"
@@ -148,8 +149,10 @@ export const migrate = (
 
 /** Bounds of one sweep. */
 export interface SweepOptions {
-  /** Most codes, most tokens, most sessions and most pending requests deleted in one run (default 1000). */
+  /** Most codes, most tokens, most sessions, most pending requests and most throttle counters deleted in one run (default 1000). */
   readonly limit?: number
+  /** Throttle counters without a failure for this many seconds (and not locked) are deleted (default: the core's default policy window). */
+  readonly throttleWindow?: number
 }
 
 /** How many rows one sweep deleted. */
@@ -158,11 +161,13 @@ export interface SweepResult {
   readonly tokens: number
   /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`). */
   readonly sessions: number
+  /** Throttle counters past their window (`ThrottleStore.purgeExpired`). */
+  readonly throttle: number
 }
 
 /**
- * Delete codes, tokens, sessions and pending authorization requests whose expiry has
- * passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
+ * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
+ * expiry has passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
  * until their original expiry. Schedule it, e.g.
  * `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
  *
@@ -176,7 +181,7 @@ export const sweep = (
 ): Effect.Effect<
   SweepResult,
   StorageError.StorageError,
-  CodeStore.CodeStore | TokenStore.TokenStore | SessionStore.SessionStore
+  CodeStore.CodeStore | TokenStore.TokenStore | SessionStore.SessionStore | Throttle.ThrottleStore
 > =>
   Effect.gen(function* () {
     const limit = options.limit ?? 1000
@@ -184,5 +189,7 @@ export const sweep = (
     const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
     const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
     const sessions = yield* (yield* SessionStore.SessionStore).purgeExpired(now, limit)
-    return { codes, tokens, sessions }
+    const window = options.throttleWindow ?? Throttle.defaultPolicy.window
+    const throttle = yield* (yield* Throttle.ThrottleStore).purgeExpired(now, window, limit)
+    return { codes, tokens, sessions, throttle }
   })

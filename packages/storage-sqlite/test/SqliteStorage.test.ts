@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, it } from "@effect/vitest"
-import { CodeStore, SessionStore, TokenStore } from "@latchkey/core"
+import { CodeStore, SessionStore, Throttle, TokenStore } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
@@ -237,39 +237,60 @@ it.effect("a failing insert inside redeem rolls the whole redemption back", () =
   }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
 )
 
-it.effect("sweep purges what expired by the clock, bounded per run, and keeps live tombstones", () =>
-  Effect.gen(function* () {
-    const codes = yield* CodeStore.CodeStore
-    const tokens = yield* TokenStore.TokenStore
-    const sessions = yield* SessionStore.SessionStore
-    const now = Fixtures.baseTime + 10_000
-    yield* TestClock.setTime(now * 1000)
-    const expired = Array.from({ length: 5 }, () => Fixtures.token({ expiresAt: now - 1 }))
-    const tombstone = Fixtures.token({ kind: "refresh", expiresAt: now + 1 })
-    yield* tokens.insert([...expired, tombstone])
-    yield* tokens.rotate(tombstone.tokenHash, now - 5, 0, [])
-    const oldCode = Fixtures.code({ expiresAt: now })
-    yield* codes.insert(oldCode)
-    const oldSession = Fixtures.session({ expiresAt: now })
-    const liveSession = Fixtures.signedInSession({ expiresAt: now + 1 })
-    yield* sessions.save(oldSession)
-    yield* sessions.save(liveSession)
-    yield* sessions.addPending(Fixtures.pending({ sessionHash: oldSession.idHash, expiresAt: now + 1 }))
-    const oldPending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now - 1 })
-    const livePending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now + 1 })
-    yield* sessions.addPending(oldPending)
-    yield* sessions.addPending(livePending)
-    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 1, tokens: 3, sessions: 2 })
-    assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), { codes: 0, tokens: 2, sessions: 0 })
-    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0, sessions: 0 })
-    assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
-    assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
-    yield* TestClock.setTime((now + 1) * 1000)
-    // The live session and its request expire now: the request goes with its session.
-    assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1, sessions: 1 })
-    assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
-    assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
-  }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
+it.effect(
+  "sweep purges what expired by the clock, bounded per run, and keeps live tombstones and counters",
+  () =>
+    Effect.gen(function* () {
+      const codes = yield* CodeStore.CodeStore
+      const tokens = yield* TokenStore.TokenStore
+      const sessions = yield* SessionStore.SessionStore
+      const now = Fixtures.baseTime + 10_000
+      yield* TestClock.setTime(now * 1000)
+      const expired = Array.from({ length: 5 }, () => Fixtures.token({ expiresAt: now - 1 }))
+      const tombstone = Fixtures.token({ kind: "refresh", expiresAt: now + 1 })
+      yield* tokens.insert([...expired, tombstone])
+      yield* tokens.rotate(tombstone.tokenHash, now - 5, 0, [])
+      const oldCode = Fixtures.code({ expiresAt: now })
+      yield* codes.insert(oldCode)
+      const oldSession = Fixtures.session({ expiresAt: now })
+      const liveSession = Fixtures.signedInSession({ expiresAt: now + 1 })
+      yield* sessions.save(oldSession)
+      yield* sessions.save(liveSession)
+      yield* sessions.addPending(Fixtures.pending({ sessionHash: oldSession.idHash, expiresAt: now + 1 }))
+      const oldPending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now - 1 })
+      const livePending = Fixtures.pending({ sessionHash: liveSession.idHash, expiresAt: now + 1 })
+      yield* sessions.addPending(oldPending)
+      yield* sessions.addPending(livePending)
+      const throttle = yield* Throttle.ThrottleStore
+      const policy = Throttle.defaultPolicy
+      const counter = (key: string) => ({ key, kind: "identifier" }) as const
+      yield* throttle.fail(
+        [counter("old-1"), counter("old-2"), counter("old-3")],
+        now - policy.window,
+        policy
+      )
+      yield* throttle.fail([counter("live")], now - policy.window + 1, policy)
+      assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), {
+        codes: 1,
+        tokens: 3,
+        sessions: 2,
+        throttle: 3
+      })
+      assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), {
+        codes: 0,
+        tokens: 2,
+        sessions: 0,
+        throttle: 0
+      })
+      assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0, sessions: 0, throttle: 0 })
+      assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
+      assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
+      yield* TestClock.setTime((now + 1) * 1000)
+      // The live session and its request expire now: the request goes with its session.
+      assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1, sessions: 1, throttle: 1 })
+      assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
+      assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
+    }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
 )
 
 it("the session queries of the hot path, eviction and the sweep use the indexes", () => {

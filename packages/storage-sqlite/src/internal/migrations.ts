@@ -222,6 +222,22 @@ export const migrations: ReadonlyArray<Migration> = [
           - (SELECT seconds FROM audit_retention WHERE id = 1), 0)
         BEGIN SELECT RAISE(ABORT, 'audit events inside the retention are append-only'); END;
     `
+  },
+  {
+    version: 8,
+    name: "throttle counters",
+    sql: `
+      -- Throttle counters shared by every process on the file (ThrottleStore): one row a key,
+      -- read and written inside one write transaction per attempt. Keys hold usernames, App Keys
+      -- and addresses, never a secret.
+      CREATE TABLE throttle (
+        key          TEXT PRIMARY KEY NOT NULL,
+        failures     INTEGER NOT NULL,
+        last_failure INTEGER NOT NULL,
+        locked_until INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX throttle_by_last_failure ON throttle (last_failure);
+    `
   }
 ]
 

@@ -13,6 +13,7 @@ import {
   SessionStore,
   SettingStore,
   type Stores,
+  Throttle,
   Token,
   TokenStore,
   User,
@@ -135,6 +136,15 @@ export const make = (
   const { write } = writer
   const cachedApplication = applicationCache()
   const q = {
+    findThrottle: db.prepare(
+      "SELECT failures, last_failure AS lastFailure, locked_until AS lockedUntil FROM throttle WHERE key = ?"
+    ),
+    putThrottle: db.prepare(`INSERT INTO throttle (key, failures, last_failure, locked_until)
+      VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET failures = excluded.failures,
+      last_failure = excluded.last_failure, locked_until = excluded.locked_until`),
+    deleteThrottle: db.prepare("DELETE FROM throttle WHERE key = ?"),
+    purgeThrottle: db.prepare(`DELETE FROM throttle WHERE key IN (SELECT key FROM throttle
+      WHERE last_failure <= ? AND locked_until <= ? LIMIT ?)`),
     insertApp: db.prepare(`INSERT INTO applications (app_key, name, secret_digest, redirect_uris, scopes,
       grant_types, require_pkce, access_token_ttl, refresh_token_ttl, created_at, previous_secret_digest,
       previous_secret_expires_at, previous_secret_used_at)
@@ -378,6 +388,42 @@ export const make = (
     })
   }
 
+  // Throttle entries of `keys`, in order; written back inside the same write transaction.
+  const readThrottle = (keys: ReadonlyArray<Throttle.Key>) =>
+    keys.map((k) => q.findThrottle.get(k.key) as Throttle.Entry | undefined)
+  const writeThrottle = (keys: ReadonlyArray<Throttle.Key>, next: ReadonlyArray<Throttle.Entry | null>) =>
+    keys.forEach((k, i) => {
+      const e = next[i] ?? null
+      if (e === null) q.deleteThrottle.run(k.key)
+      else q.putThrottle.run(k.key, e.failures, e.lastFailure, e.lockedUntil)
+    })
+  const throttle: Throttle.ThrottleStore["Type"] = {
+    lockedFor: (keys, now) => attempt(() => Throttle.lockWait(keys, readThrottle(keys), now)),
+    fail: (keys, now, policy) =>
+      write(() => {
+        const { next, started } = Throttle.countFailure(keys, readThrottle(keys), now, policy)
+        writeThrottle(keys, next)
+        return started
+      }),
+    // The read and the write are one transaction: attempts from every process are all counted.
+    reserve: (keys, now, policy) =>
+      write(() => {
+        const { reservation, next } = Throttle.reserveAttempt(keys, readThrottle(keys), now, policy)
+        if (next !== null) writeThrottle(keys, next)
+        return reservation
+      }),
+    settle: (keys, policy) =>
+      write(() => {
+        const prev = readThrottle(keys)
+        writeThrottle(
+          keys,
+          keys.map((k, i) => Throttle.afterSuccess(prev[i], k, policy))
+        )
+      }),
+    purgeExpired: (now, window, limit) =>
+      write(() => q.purgeThrottle.run(now - window, now, bound(limit)).changes)
+  }
+
   return Context.make(ApplicationStore.ApplicationStore, {
     insert: (app) =>
       Effect.flatMap(
@@ -526,6 +572,7 @@ export const make = (
           const row = q.stats.get() as { sessions: number; pendingBytes: number }
           return { sessions: row.sessions, pendingBytes: row.pendingBytes }
         })
-    })
+    }),
+    Context.add(Throttle.ThrottleStore, throttle)
   )
 }
