@@ -96,8 +96,11 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     freeFailures: integer(env, "LATCHKEY_THROTTLE_FREE_FAILURES", 1, 1_000_000) ?? d.freeFailures,
     addressFreeFailures:
       integer(env, "LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES", 1, 1_000_000) ?? d.addressFreeFailures,
+    slowFreeFailures:
+      integer(env, "LATCHKEY_THROTTLE_SLOW_FREE_FAILURES", 1, 1_000_000) ?? d.slowFreeFailures,
     baseLockout: integer(env, "LATCHKEY_THROTTLE_BASE_LOCKOUT", 1, 86_400) ?? d.baseLockout,
     maxLockout: integer(env, "LATCHKEY_THROTTLE_MAX_LOCKOUT", 1, 86_400) ?? d.maxLockout,
+    maxDelay: integer(env, "LATCHKEY_THROTTLE_MAX_DELAY", 1, 60) ?? d.maxDelay,
     window: integer(env, "LATCHKEY_THROTTLE_WINDOW", 1, 7 * 86_400) ?? d.window
   }
   const headersTimeoutMs = integer(env, "LATCHKEY_HEADERS_TIMEOUT_MS", 100, 600_000) ?? 10_000

@@ -5,7 +5,7 @@
  */
 import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { AuditStore, CodeStore, SessionStore, Time, TokenStore } from "@latchkey/core"
+import { AuditStore, CodeStore, SessionStore, Throttle, Time, TokenStore } from "@latchkey/core"
 import { Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
 import * as App from "./App.js"
 import type { ServerEnv } from "./Env.js"
@@ -17,12 +17,19 @@ export const sweepInterval = Duration.minutes(5)
 /** Most codes, most tokens, most sessions and most audit events one sweep deletes. */
 export const sweepLimit = 1000
 
-/** Delete expired codes and tokens, at most `sweepLimit` of each; tombstones stay until their expiry. */
+/**
+ * Delete expired codes and tokens, and throttle counters neither locked nor failed within the
+ * policy's window, at most `sweepLimit` of each; tombstones stay until their expiry.
+ */
 export const sweepOnce = Effect.gen(function* () {
   const now = yield* Time.nowSeconds
   const codes = yield* Effect.flatMap(CodeStore.CodeStore, (s) => s.purgeExpired(now, sweepLimit))
   const tokens = yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.purgeExpired(now, sweepLimit))
-  return { codes, tokens }
+  const { window } = yield* Throttle.ThrottlePolicy
+  const throttle = yield* Effect.flatMap(Throttle.ThrottleStore, (s) =>
+    s.purgeExpired(now, window, sweepLimit)
+  )
+  return { codes, tokens, throttle }
 })
 
 /** Delete expired sign-in sessions and pending authorizations, at most `sweepLimit` of each. */
@@ -98,7 +105,7 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
 
   const expired = Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
     Effect.tap((n) =>
-      n.codes + n.tokens + n.sessions > 0
+      n.codes + n.tokens + n.throttle + n.sessions > 0
         ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
         : Effect.void
     ),

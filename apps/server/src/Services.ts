@@ -1,6 +1,7 @@
 /**
  * The layers the server and the CLI run on: SQLite storage, settings with the
- * server key, randomness, scrypt, throttling, and the audit trail as log lines.
+ * server key, randomness, scrypt, the throttle policy (its counters are in the store),
+ * and the audit trail as log lines.
  */
 import {
   Audit,
@@ -69,7 +70,8 @@ export const layer = (
     // Synchronous node:crypto for digests and randomness: nothing per request in the thread pool
     NodeCrypto.layer,
     overrides.hasher ?? ScryptHasher.layer(),
-    Throttle.layer(env.throttle),
+    // Counters in the store: every process on the database shares one budget
+    Throttle.policyLayer(env.throttle),
     audit,
     Log.effectLayer(log)
   )

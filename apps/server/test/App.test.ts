@@ -112,8 +112,8 @@ describe("sweepOnce", () => {
           s.insert([token("old", now - 1), token("new", now + 3600)])
         )
       )
-      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 1 })
-      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 0 })
+      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 1, throttle: 0 })
+      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 0, throttle: 0 })
     } finally {
       await runtime.dispose()
     }

@@ -1,4 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Throttle } from "@latchkey/core"
 import {
   authorizeAndAllow,
   authorizeUrl,
@@ -427,7 +428,14 @@ describe("sign-in and consent pages", () => {
 describe("sign-in throttling", () => {
   it("answers 429 with Retry-After once too many sign-ins failed; the password grant keeps its own budget per application", async () => {
     const t = await startServer({
-      throttle: { freeFailures: 2, addressFreeFailures: 50, baseLockout: 60, maxLockout: 60, window: 600 }
+      throttle: {
+        ...Throttle.defaultPolicy,
+        freeFailures: 2,
+        addressFreeFailures: 50,
+        baseLockout: 60,
+        maxLockout: 60,
+        window: 600
+      }
     })
     try {
       const a = await createApp(t)

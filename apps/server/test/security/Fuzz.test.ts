@@ -15,7 +15,7 @@ let code: string
 let refresh: string
 beforeAll(async () => {
   // throttling would soon answer 429 to everything; the fuzz is about what lies behind it
-  s = await startStack({ throttle: { freeFailures: 1e6, addressFreeFailures: 1e6 } })
+  s = await startStack({ throttle: { freeFailures: 1e6, addressFreeFailures: 1e6, slowFreeFailures: 1e6 } })
   const r = await fetch(`${s.base}/oauth2/oauth2/token`, {
     method: "POST",
     headers: { authorization: s.A.basic, "content-type": "application/x-www-form-urlencoded" },
