@@ -1,0 +1,303 @@
+/**
+ * Latchkey storage on PostgreSQL through node-postgres (`pg`): a connection pool, versioned
+ * migrations applied once at layer build, single use decided by conditional writes, and every
+ * transaction run again on serialization failures and deadlocks.
+ */
+import {
+  type AuditStore,
+  CodeStore,
+  SessionStore,
+  StorageError,
+  type Stores,
+  Throttle,
+  Time,
+  TokenStore
+} from "@latchkey/core"
+import { Context, Effect, Layer } from "effect"
+import * as PostgresAudit from "./internal/audit.js"
+import * as Database from "./internal/database.js"
+import { latestVersion, migrate as migrateSchema } from "./internal/migrations.js"
+import * as PostgresStores from "./internal/stores.js"
+
+/** The part of a connection pool the adapter uses; node-postgres' `pg.Pool` has it. */
+export type Pool = Database.Pool
+/** A connection checked out of a `Pool`. */
+export type PoolClient = Database.PoolClient
+/** What a query answers. */
+export type QueryResult = Database.QueryResult
+
+/** How to reach the database. */
+export interface Options {
+  /**
+   * A libpq connection URI, e.g. `postgres://latchkey:secret@db.internal:5432/latchkey`. Without
+   * it (and without `pool`) node-postgres reads the `PG*` environment variables.
+   */
+  readonly connectionString?: string
+  /**
+   * A pool of your own (a `pg.Pool`, or `PgliteClient.make(db)` in tests) instead of one the
+   * layer creates: the layer neither configures nor ends it. The pool options below are then refused.
+   */
+  readonly pool?: Pool
+  /**
+   * Schema the tables live in (created when missing), set as the search_path of every
+   * connection of the pool the layer creates. Default: the server's search_path (`public`).
+   */
+  readonly schema?: string
+  /** Most connections the pool opens (default 10). */
+  readonly poolMax?: number
+  /** How long to wait for a connection, new or from the pool, before failing with StorageError (default 5000). */
+  readonly connectionTimeoutMs?: number
+  /** How long an unused connection stays open (default 30000). */
+  readonly idleTimeoutMs?: number
+  /** The server's `statement_timeout` for every connection of the pool (default 10000; 0: none). */
+  readonly statementTimeoutMs?: number
+  /**
+   * Bounds of the session store (default `SessionStore.defaultLimits` of the core: 10 000
+   * sessions, 8 pending requests per session, 16 MiB of pending authorize queries, counted in
+   * characters as PostgreSQL's `length()` does). Each must be a positive integer.
+   */
+  readonly sessions?: Partial<SessionStore.SessionLimits>
+  /**
+   * Days audit events stay append-only (default `defaultAuditRetentionDays`, 90; a whole number
+   * from 1 to `maxAuditRetentionDays`, 3650). Written to the database when the layer opens it,
+   * where a trigger refuses, to every connection, deleting an event whose `at` is within that
+   * many days of the database's clock; `AuditStore.purgeBefore` refuses such a cutoff with
+   * StorageError. The last layer opened sets it: give every instance the same value.
+   */
+  readonly auditRetentionDays?: number
+}
+
+/** Connections of the pool the layer creates, unless `Options.poolMax` says otherwise. */
+export const defaultPoolMax = 10
+/** Wait for a connection, unless `Options.connectionTimeoutMs` says otherwise. */
+export const defaultConnectionTimeoutMs = 5000
+/** Life of an unused connection, unless `Options.idleTimeoutMs` says otherwise. */
+export const defaultIdleTimeoutMs = 30_000
+/** The server's `statement_timeout`, unless `Options.statementTimeoutMs` says otherwise. */
+export const defaultStatementTimeoutMs = 10_000
+/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise. */
+export const defaultAuditRetentionDays = 90
+/** The longest retention `Options.auditRetentionDays` takes (about ten years). */
+export const maxAuditRetentionDays = 3650
+
+/** The schema version this version of the adapter writes. */
+export const schemaVersion: number = latestVersion
+
+const invalid = (message: string): StorageError.StorageError => new StorageError.StorageError({ message })
+
+/** The audit retention `options` ask for, in days; throws StorageError when invalid. */
+const auditRetentionDays = (options: Options): number => {
+  const days = options.auditRetentionDays ?? defaultAuditRetentionDays
+  if (!Number.isSafeInteger(days) || days < 1 || days > maxAuditRetentionDays) {
+    throw invalid(`auditRetentionDays must be a whole number from 1 to ${maxAuditRetentionDays}`)
+  }
+  return days
+}
+
+/** The session bounds `options` ask for, over the core's defaults; throws StorageError when invalid. */
+const sessionLimits = (options: Options): SessionStore.SessionLimits => {
+  const limits: SessionStore.SessionLimits = {
+    maxSessions: options.sessions?.maxSessions ?? SessionStore.defaultLimits.maxSessions,
+    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending,
+    maxPendingBytes: options.sessions?.maxPendingBytes ?? SessionStore.defaultLimits.maxPendingBytes
+  }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw invalid(`sessions.${name} must be a positive integer`)
+  }
+  return limits
+}
+
+// A plain identifier: it goes into the connection's options unquoted.
+const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** The pool settings `options` ask for; throws StorageError when invalid. */
+const poolSettings = (options: Options) => {
+  const own = [
+    "connectionString",
+    "schema",
+    "poolMax",
+    "connectionTimeoutMs",
+    "idleTimeoutMs",
+    "statementTimeoutMs"
+  ]
+  if (options.pool !== undefined) {
+    const given = own.filter((name) => options[name as keyof Options] !== undefined)
+    if (given.length > 0) throw invalid(`${given.join(", ")} cannot be given with a pool of your own`)
+  }
+  if (options.schema !== undefined && !schemaName.test(options.schema)) {
+    throw invalid("schema must be a lowercase identifier (letters, digits and _, at most 63)")
+  }
+  const whole = (name: string, value: number, min: number) => {
+    if (!Number.isSafeInteger(value) || value < min || value > 2 ** 31 - 1) {
+      throw invalid(`${name} must be an integer from ${min}`)
+    }
+    return value
+  }
+  return {
+    max: whole("poolMax", options.poolMax ?? defaultPoolMax, 1),
+    connectionTimeoutMillis: whole(
+      "connectionTimeoutMs",
+      options.connectionTimeoutMs ?? defaultConnectionTimeoutMs,
+      0
+    ),
+    idleTimeoutMillis: whole("idleTimeoutMs", options.idleTimeoutMs ?? defaultIdleTimeoutMs, 0),
+    statement_timeout: whole("statementTimeoutMs", options.statementTimeoutMs ?? defaultStatementTimeoutMs, 0)
+  }
+}
+
+// An idle connection the server closed (a restart, a failover, a network cut) is dropped by the
+// pool, which emits it as an 'error': without a listener Node would end the process.
+const ignoreIdleError = (): void => {}
+
+/**
+ * The pool `options` name: the one given (kept open at the end), or a new `pg.Pool`, ended when
+ * the scope closes. Either way idle connections' errors are listened to while the scope is open.
+ */
+const acquirePool = (options: Options) =>
+  Effect.gen(function* () {
+    const settings = yield* Database.attemptSync(() => poolSettings(options))
+    const given = options.pool
+    const pool: Pool = yield* given !== undefined
+      ? Effect.succeed(given)
+      : Effect.acquireRelease(
+          Database.attempt(async () => {
+            const pg = await import("pg")
+            return new pg.default.Pool({
+              ...(options.connectionString !== undefined
+                ? { connectionString: options.connectionString }
+                : {}),
+              ...settings,
+              // A transaction left open by a stuck process cannot hold its row locks for long.
+              idle_in_transaction_session_timeout: 60_000,
+              // An answer lost on the network (a partition, not a closed socket) fails the query
+              // on the client too, a little after the server would have cancelled it.
+              ...(settings.statement_timeout > 0 ? { query_timeout: settings.statement_timeout + 2000 } : {}),
+              application_name: "latchkey",
+              keepAlive: true,
+              ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {})
+            })
+          }),
+          (created) => Effect.promise(() => created.end().catch(() => undefined))
+        )
+    yield* Effect.acquireRelease(
+      Effect.sync(() => pool.on?.("error", ignoreIdleError)),
+      () => Effect.sync(() => pool.removeListener?.("error", ignoreIdleError))
+    )
+    return pool
+  })
+
+/**
+ * Apply pending migrations and write the audit retention, in one transaction under the
+ * migration lock; returns the version found before.
+ */
+const open = (db: Database.Database, options: Options, retentionDays: number) =>
+  db.transaction(
+    (tx) =>
+      Effect.gen(function* () {
+        if (options.schema !== undefined) yield* tx.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`)
+        const from = yield* migrateSchema(tx)
+        yield* tx.query("UPDATE audit_retention SET seconds = $1 WHERE id = 1", [retentionDays * 86_400])
+        return from
+      }),
+    { locks: ["migrate"] }
+  )
+
+/** Health of the database, for readiness probes. */
+export class Health extends Context.Tag("@latchkey/storage-postgres/Health")<
+  Health,
+  {
+    /** Read the schema version: succeeds when the database answers. */
+    readonly ping: Effect.Effect<void, StorageError.StorageError>
+  }
+>() {}
+
+/** Succeeds when the database answers; fails with StorageError otherwise. */
+export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effect.flatMap(
+  Health,
+  (h) => h.ping
+)
+
+/**
+ * Every store over one PostgreSQL database, the audit store, and its Health. The pool is
+ * created (unless given), the schema migrated and the audit retention written when the layer
+ * is built; the pool the layer created is ended when its scope closes.
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const limits = yield* Database.attemptSync(() => sessionLimits(options))
+      const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
+      const pool = yield* acquirePool(options)
+      const db = Database.make(pool, (tx, events) => PostgresAudit.insertEvents(tx.query, events))
+      yield* open(db, options, retentionDays)
+      return Context.merge(PostgresStores.make(db, limits), PostgresAudit.make(db)).pipe(
+        Context.add(Health, {
+          ping: Effect.asVoid(db.query("SELECT max(version) AS version FROM latchkey_schema"))
+        })
+      )
+    })
+  )
+
+/** Apply pending migrations (creating the schema if asked) and close again; returns the versions before and after. */
+export const migrate = (
+  options: Options
+): Effect.Effect<{ readonly from: number; readonly to: number }, StorageError.StorageError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
+      const pool = yield* acquirePool(options)
+      const db = Database.make(pool, (tx, events) => PostgresAudit.insertEvents(tx.query, events))
+      const from = yield* open(db, options, retentionDays)
+      return { from, to: latestVersion }
+    })
+  )
+
+/** Bounds of one sweep. */
+export interface SweepOptions {
+  /** Most codes, most tokens, most sessions, most pending requests and most throttle counters deleted in one run (default 1000). */
+  readonly limit?: number
+  /** Throttle counters without a failure for this many seconds (and not locked) are deleted (default: the core's default policy window). */
+  readonly throttleWindow?: number
+}
+
+/** How many rows one sweep deleted. */
+export interface SweepResult {
+  readonly codes: number
+  readonly tokens: number
+  /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`). */
+  readonly sessions: number
+  /** Throttle counters past their window (`ThrottleStore.purgeExpired`). */
+  readonly throttle: number
+}
+
+/**
+ * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
+ * expiry has passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
+ * until their original expiry. Several instances may sweep at once: each skips the rows another
+ * is deleting. Schedule it, e.g. `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
+ *
+ * Audit events are not swept here: purge them with `AuditStore.purgeBefore(now - retention,
+ * limit)` on the same schedule (the server's `sweepAudit` does). This sweep counts time by the
+ * Effect Clock, while the retention is enforced by the database's clock, so an audit purge in it
+ * would fail the whole sweep whenever the two disagree.
+ */
+export const sweep = (
+  options: SweepOptions = {}
+): Effect.Effect<
+  SweepResult,
+  StorageError.StorageError,
+  CodeStore.CodeStore | TokenStore.TokenStore | SessionStore.SessionStore | Throttle.ThrottleStore
+> =>
+  Effect.gen(function* () {
+    const limit = options.limit ?? 1000
+    const now = yield* Time.nowSeconds
+    const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
+    const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
+    const sessions = yield* (yield* SessionStore.SessionStore).purgeExpired(now, limit)
+    const window = options.throttleWindow ?? Throttle.defaultPolicy.window
+    const throttle = yield* (yield* Throttle.ThrottleStore).purgeExpired(now, window, limit)
+    return { codes, tokens, sessions, throttle }
+  })

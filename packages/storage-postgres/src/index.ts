@@ -1,0 +1,2 @@
+export * as PgliteClient from "./PgliteClient.js"
+export * as PostgresStorage from "./PostgresStorage.js"

@@ -1,0 +1,100 @@
+/**
+ * The audit record in the `audit_events` table: append-only, and deleted only once older than
+ * the retention in `audit_retention` (both enforced by the trigger of migration 1).
+ */
+import { type Audit, AuditStore, StorageError } from "@latchkey/core"
+import { Context, Effect } from "effect"
+import { attemptSync, type Database, type Tx } from "./database.js"
+import * as Rows from "./rows.js"
+
+const eventValues = 8
+const insertSql = (n: number): string =>
+  `INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail) VALUES ${Array.from(
+    { length: n },
+    (_, i) => `(${Array.from({ length: eventValues }, (_, k) => `$${i * eventValues + k + 1}`).join(", ")})`
+  ).join(", ")}`
+
+/** Append `events`, in order, with one statement of `run` (inside the running transaction). */
+export const insertEvents = (
+  run: Tx["query"],
+  events: ReadonlyArray<Audit.AuditEvent>
+): Effect.Effect<void, StorageError.StorageError> =>
+  events.length === 0
+    ? Effect.void
+    : Effect.asVoid(
+        run(
+          insertSql(events.length),
+          events.flatMap((e) => [
+            e.at,
+            e.type,
+            e.appKey,
+            e.userId,
+            e.openId,
+            e.address,
+            e.requestId,
+            e.detail
+          ])
+        )
+      )
+
+// A purge is always bounded; LIMIT 0 deletes nothing.
+const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
+
+/** The audit store over `db`. */
+export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
+  Context.make(AuditStore.AuditStore, {
+    append: (event) =>
+      Effect.flatMap(db.eventsAttached, (attached) =>
+        attached ? db.transaction((tx) => insertEvents(tx.query, [event])) : insertEvents(db.write, [event])
+      ),
+    appendWith: (events, write) => db.withEvents(events, write),
+    tail: ({ limit, appKey }) => {
+      const n = Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER))
+      return Effect.flatMap(
+        appKey === undefined
+          ? db.query(
+              `SELECT ${Rows.eventColumns} FROM (SELECT * FROM audit_events ORDER BY id DESC LIMIT $1) AS e ORDER BY id`,
+              [n]
+            )
+          : db.query(
+              `SELECT ${Rows.eventColumns} FROM (SELECT * FROM audit_events WHERE app_key = $2
+                ORDER BY id DESC LIMIT $1) AS e ORDER BY id`,
+              [n, appKey]
+            ),
+        (r) => attemptSync(() => r.rows.map(Rows.event))
+      )
+    },
+    // Refused as a whole, before the trigger would refuse a row, when the cutoff is inside the
+    // retention by the database's clock (the trigger's now(), the same in this transaction).
+    purgeBefore: (cutoff, limit) =>
+      db.transaction((tx) =>
+        Effect.gen(function* () {
+          const found =
+            yield* tx.query(`SELECT seconds, floor(extract(epoch FROM now()))::bigint - seconds AS horizon
+            FROM audit_retention WHERE id = 1`)
+          const row = found.rows[0]
+          if (row === undefined) {
+            return yield* Effect.fail(
+              new StorageError.StorageError({ message: "the audit retention is missing from the database" })
+            )
+          }
+          const { seconds, horizon } = yield* attemptSync(() => ({
+            seconds: Rows.count(row.seconds),
+            horizon: Rows.count(row.horizon)
+          }))
+          if (!(cutoff <= horizon)) {
+            return yield* Effect.fail(
+              new StorageError.StorageError({
+                message: `audit events inside the retention (${seconds / 86400} days) cannot be purged`
+              })
+            )
+          }
+          const deleted = yield* tx.query(
+            `DELETE FROM audit_events WHERE id IN
+              (SELECT id FROM audit_events WHERE at < $1 ORDER BY at, id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+            [cutoff, bound(limit)]
+          )
+          return deleted.rowCount ?? 0
+        })
+      )
+  })

@@ -1,0 +1,337 @@
+/**
+ * Connections and transactions: the subset of node-postgres' Pool the adapter calls, the
+ * mapping of every driver error to the core's StorageError, and transactions retried on
+ * serialization failures and deadlocks.
+ */
+import { type Audit, StorageError } from "@latchkey/core"
+import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
+
+/** What a query answers: the rows, and how many rows a write changed. */
+export interface QueryResult {
+  readonly rows: ReadonlyArray<Record<string, unknown>>
+  readonly rowCount: number | null
+}
+
+/** A connection checked out of a pool (node-postgres' `PoolClient`, or `PgliteClient`'s). */
+export interface PoolClient {
+  query(text: string, values?: Array<unknown>): Promise<QueryResult>
+  /** Give the connection back; with an argument the pool closes it instead of keeping it. */
+  release(destroy?: Error | boolean): void
+  on?(event: "error", listener: (error: Error) => void): unknown
+  removeListener?(event: "error", listener: (error: Error) => void): unknown
+}
+
+/**
+ * The part of a connection pool the adapter uses: node-postgres' `Pool` has it, and so has
+ * `PgliteClient.make(db)` for tests over an embedded PGlite.
+ */
+export interface Pool {
+  query(text: string, values?: Array<unknown>): Promise<QueryResult>
+  connect(): Promise<PoolClient>
+  on?(event: "error", listener: (error: Error) => void): unknown
+  removeListener?(event: "error", listener: (error: Error) => void): unknown
+}
+
+/** SQLSTATE of a server error, or the Node.js error code of a socket error. */
+const codeOf = (cause: unknown): string | undefined =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : ""
+
+/**
+ * A failure of the connection rather than of a statement: no SQLSTATE from the server (a socket
+ * error, a timeout, a closed client), or the server ending the session. What it was doing is in doubt.
+ */
+export const lostConnection = (error: unknown): boolean => {
+  if (!(error instanceof StorageError.StorageError) || error.cause === undefined) return false
+  if (ParseResult.isParseError(error.cause) || error.cause instanceof SyntaxError) return false
+  const code = codeOf(error.cause)
+  return code === undefined || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith("08") || code.startsWith("57P")
+}
+
+/** Serialization failure or deadlock: the transaction did nothing and may simply run again. */
+export const isConflict = (cause: unknown): boolean => {
+  const code = codeOf(cause)
+  return code === "40001" || code === "40P01"
+}
+
+const sqlstates: Record<string, string> = {
+  "40001": "the transaction conflicted with concurrent ones (serialization failure)",
+  "40P01": "the transaction was chosen as a deadlock victim",
+  "23505": "a database constraint was violated (duplicate key)",
+  "23502": "a database constraint was violated (missing value)",
+  "23514": "a database constraint was violated (check)",
+  "22021": "a value could not be stored (invalid character, such as NUL)",
+  "22003": "a number is out of the range the database stores",
+  "22P02": "a value has the wrong form for its column",
+  "25006": "the database is read-only (a standby or a read-only transaction)",
+  "25P03": "the transaction stayed idle too long and the server ended it",
+  "42P01": "a table is missing: the schema is not migrated",
+  "53100": "the disk holding the database is full",
+  "53200": "the database server is out of memory",
+  "53300": "the database server has too many connections",
+  "55P03": "a database lock could not be obtained in time",
+  "57014": "a database statement timed out (statement_timeout)",
+  "57P01": "the database server ended the connection (shutdown or administrator command)",
+  "57P02": "the database server is shutting down",
+  "57P03": "the database server is not accepting connections yet",
+  "57P05": "the database server ended an idle session",
+  P0001: "the database refused the change"
+}
+
+const socketErrors = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN"
+])
+
+/**
+ * Map anything the driver (or our own checks) throws to a StorageError. The message is one of a
+ * fixed set and never the server's text, which may quote a row's values; the original error is
+ * kept as the cause.
+ */
+export const toStorageError = (cause: unknown): StorageError.StorageError => {
+  if (cause instanceof StorageError.StorageError) return cause
+  if (ParseResult.isParseError(cause) || cause instanceof SyntaxError) {
+    return new StorageError.StorageError({ message: "a stored row could not be decoded", cause })
+  }
+  const code = codeOf(cause)
+  const text = messageOf(cause)
+  const message =
+    (code !== undefined ? sqlstates[code] : undefined) ??
+    (code?.startsWith("08") ? "the connection to the database failed" : undefined) ??
+    (code !== undefined && socketErrors.has(code) ? `the database cannot be reached (${code})` : undefined) ??
+    (/timeout exceeded when trying to connect/i.test(text)
+      ? "no database connection could be made in time (connection timeout)"
+      : undefined) ??
+    (/query read timeout/i.test(text) ? "the database did not answer in time (query timeout)" : undefined) ??
+    (/connection terminated|terminating connection|connection ended|not queryable|client was closed/i.test(
+      text
+    )
+      ? "the connection to the database was lost"
+      : undefined) ??
+    (/cannot use a pool after calling end/i.test(text) ? "the database pool is closed" : undefined) ??
+    (code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? `postgres error ${code}` : "postgres storage failed")
+  return new StorageError.StorageError({ message, cause })
+}
+
+/** Run a promise of driver work as an Effect whose only error is StorageError. */
+export const attempt = <A>(f: () => PromiseLike<A>): Effect.Effect<A, StorageError.StorageError> =>
+  Effect.tryPromise({ try: f, catch: toStorageError })
+
+/** Run synchronous work (decoding a row, checking an option) with StorageError as its only error. */
+export const attemptSync = <A>(f: () => A): Effect.Effect<A, StorageError.StorageError> =>
+  Effect.try({ try: f, catch: toStorageError })
+
+/** How often, and how patiently, a transaction that hit a serialization failure or a deadlock runs again. */
+export interface RetryPolicy {
+  /** Runs in all, the first included (default 8). */
+  readonly attempts: number
+  /** Delay before the first rerun, doubled for each next one, with jitter (default 2 ms). */
+  readonly baseDelay: Duration.DurationInput
+  /** Longest delay between two runs (default 100 ms). */
+  readonly maxDelay: Duration.DurationInput
+}
+
+export const defaultRetryPolicy: RetryPolicy = { attempts: 8, baseDelay: "2 millis", maxDelay: "100 millis" }
+
+/**
+ * Run `effect` again while it fails with a serialization failure (40001) or a deadlock (40P01),
+ * at most `policy.attempts` times in all, waiting on the Clock between runs (exponential, with
+ * jitter, capped). Past the bound the conflict becomes a StorageError saying so: it is never
+ * answered as anything else.
+ */
+export const retryConflicts = <A, E>(
+  effect: Effect.Effect<A, E | StorageError.StorageError>,
+  policy: RetryPolicy = defaultRetryPolicy
+): Effect.Effect<A, E | StorageError.StorageError> => {
+  const isRetryable = (e: E | StorageError.StorageError): boolean =>
+    e instanceof StorageError.StorageError && isConflict(e.cause)
+  const cap = Duration.decode(policy.maxDelay)
+  const schedule = Schedule.exponential(policy.baseDelay).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((d) => Duration.min(d, cap)),
+    Schedule.intersect(Schedule.recurs(Math.max(0, policy.attempts - 1)))
+  )
+  return effect.pipe(
+    Effect.retry({ schedule, while: isRetryable }),
+    Effect.catchIf(isRetryable, (e) =>
+      Effect.fail(
+        new StorageError.StorageError({
+          message: `the transaction kept conflicting with concurrent ones; gave up after ${policy.attempts} attempts`,
+          cause: e instanceof StorageError.StorageError ? e.cause : e
+        })
+      )
+    )
+  )
+}
+
+/** One connection inside a transaction. */
+export interface Tx {
+  readonly query: (
+    text: string,
+    values?: ReadonlyArray<unknown>
+  ) => Effect.Effect<QueryResult, StorageError.StorageError>
+}
+
+/** Audit events to store in the transaction of the next write of this fiber (see `withEvents`). */
+const attached = FiberRef.unsafeMake<ReadonlyArray<Audit.AuditEvent>>([])
+
+/**
+ * The live clock: the delays between reruns of a conflicting transaction are real time (the
+ * database's locks are), also under a test clock that only moves when a test moves it.
+ */
+const liveClock = Clock.make()
+
+// Session-level advisory locks on names, taken in one order (of their 64-bit hash) so two
+// callers never wait for each other in a cycle. Names are per schema (the one the tables are in,
+// or the search_path while it does not exist yet), so stores in different schemas of one
+// database do not wait for each other.
+export const lockKey = `hashtextextended('latchkey:' || coalesce(current_schema(), current_setting('search_path'))
+  || ':' || name, 0)`
+const lockSql = (fn: "pg_advisory_lock" | "pg_advisory_unlock") =>
+  `SELECT count(${fn}(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
+const lock = lockSql("pg_advisory_lock")
+const unlock = lockSql("pg_advisory_unlock")
+
+/** Options of one transaction. */
+export interface TransactionOptions {
+  /**
+   * Names to hold a session-level advisory lock on from before BEGIN until after COMMIT. Taken
+   * before the transaction's snapshot, they make callers on the same names queue instead of
+   * conflicting: under SERIALIZABLE (or REPEATABLE READ) each one then reads what the one before
+   * committed, and hot rows (a throttle counter, the session eviction) are not retried in a herd.
+   */
+  readonly locks?: ReadonlyArray<string>
+}
+
+/** The transactions and single statements of one store, over one pool. */
+export interface Database {
+  /** One statement on a pooled connection, committing on its own (reads, and writes without events). */
+  readonly query: (
+    text: string,
+    values?: ReadonlyArray<unknown>
+  ) => Effect.Effect<QueryResult, StorageError.StorageError>
+  /**
+   * Run `body` in one transaction and commit it; with audit events attached to the fiber
+   * (`withEvents`) they are inserted in it after `body` succeeded. A failure of `body` rolls
+   * everything back. The whole transaction runs again on a serialization failure or a deadlock.
+   */
+  readonly transaction: <A, E>(
+    body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
+    options?: TransactionOptions
+  ) => Effect.Effect<A, E | StorageError.StorageError>
+  /** One write statement: alone when no audit event is attached, in a transaction with them otherwise. */
+  readonly write: (
+    text: string,
+    values?: ReadonlyArray<unknown>
+  ) => Effect.Effect<QueryResult, StorageError.StorageError>
+  /** Whether audit events are attached to this fiber's next write. */
+  readonly eventsAttached: Effect.Effect<boolean>
+  /** Run `effect`, one write, with `events` stored in its transaction. */
+  readonly withEvents: <A, E>(
+    events: ReadonlyArray<Audit.AuditEvent>,
+    effect: Effect.Effect<A, E>
+  ) => Effect.Effect<A, E>
+}
+
+const ignore = (): void => {}
+
+/** Transactions over `pool`; `insertEvents` stores audit events inside a running transaction. */
+export const make = (
+  pool: Pool,
+  insertEvents: (
+    tx: Tx,
+    events: ReadonlyArray<Audit.AuditEvent>
+  ) => Effect.Effect<void, StorageError.StorageError>,
+  retryPolicy: RetryPolicy = defaultRetryPolicy
+): Database => {
+  const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
+    attempt(() => pool.query(text, [...values]))
+  const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
+    Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
+
+  // A checked-out connection has no listener of the pool's: an error while it is out (the
+  // server ends the session between two statements) must not be an unhandled 'error' event.
+  const connect = Effect.flatMap(
+    attempt(() => pool.connect()),
+    (client) =>
+      Effect.sync(() => {
+        client.on?.("error", ignore)
+        return client
+      })
+  )
+  // A connection left in doubt (interrupted mid-statement, or its COMMIT, ROLLBACK or unlock
+  // failed) is closed rather than given back: closing it also drops its advisory locks.
+  const release = (client: PoolClient, clean: boolean) =>
+    Effect.sync(() => {
+      client.removeListener?.("error", ignore)
+      client.release(clean ? undefined : true)
+    })
+
+  const once = <A, E>(
+    body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
+    events: ReadonlyArray<Audit.AuditEvent>,
+    locks: ReadonlyArray<string>
+  ): Effect.Effect<A, E | StorageError.StorageError> =>
+    Effect.acquireUseRelease(
+      connect,
+      (client) =>
+        Effect.gen(function* (): Effect.fn.Return<{
+          readonly clean: boolean
+          readonly exit: Exit.Exit<A, E | StorageError.StorageError>
+        }> {
+          const tx: Tx = { query: (text, values = []) => attempt(() => client.query(text, [...values])) }
+          if (locks.length > 0) {
+            const locked = yield* Effect.exit(tx.query(lock, [locks]))
+            if (Exit.isFailure(locked)) return { clean: false, exit: Exit.failCause(locked.cause) }
+          }
+          const exit = yield* Effect.exit(
+            Effect.zipRight(
+              tx.query("BEGIN"),
+              Effect.flatMap(body(tx), (value) =>
+                events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
+              )
+            )
+          )
+          // A connection that failed (not a statement the server refused) is not asked to roll back.
+          if (Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), lostConnection)) {
+            return { clean: false, exit }
+          }
+          // A COMMIT that fails (a serialization failure found at commit) ends the transaction as well.
+          const ended = yield* Effect.exit(tx.query(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))
+          let clean = Exit.isSuccess(ended) || Exit.isSuccess(yield* Effect.exit(tx.query("ROLLBACK")))
+          if (clean && locks.length > 0) clean = Exit.isSuccess(yield* Effect.exit(tx.query(unlock, [locks])))
+          return {
+            clean,
+            exit: Exit.isSuccess(exit) && Exit.isFailure(ended) ? Exit.failCause(ended.cause) : exit
+          }
+        }),
+      (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
+    ).pipe(Effect.flatMap(({ exit }) => exit))
+
+  return {
+    query: (text, values) => retrying(statement(text, values)),
+    transaction: (body, options = {}) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        retrying(once(body, events, options.locks ?? []))
+      ),
+    write: (text, values) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        retrying(
+          events.length === 0 ? statement(text, values) : once((tx) => tx.query(text, values), events, [])
+        )
+      ),
+    eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
+    withEvents: (events, effect) => Effect.locally(effect, attached, events)
+  }
+}
