@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { connect, type Socket } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { runProcess, serverDir, spawnServer, tempDir } from "./helpers.js"
+import { logLines, runProcess, serverDir, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
@@ -41,12 +41,6 @@ const inFlight = async (port: number): Promise<{ finish: () => void; answer: Pro
   })
   return { finish: () => socket.end(body.slice(5)), answer }
 }
-
-const logLines = (stdout: string): Array<{ msg?: string; signal?: string }> =>
-  stdout
-    .split("\n")
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { msg?: string; signal?: string })
 
 describe("the compiled server under plain node", () => {
   it("dist/main.js and dist/cli.js are built", () => {

@@ -36,6 +36,35 @@ const baseEnv = (): NodeJS.ProcessEnv => {
   return env
 }
 
+/** A JSON log line of the server. */
+export interface LogLine {
+  readonly msg?: string
+  readonly port?: number
+  /** The node:cluster id of the worker that wrote it (LATCHKEY_WORKERS above 1). */
+  readonly worker?: number
+  readonly pid?: number
+  readonly reqId?: string
+  readonly signal?: string
+  readonly [field: string]: unknown
+}
+
+/** One line of output as a log line; undefined for anything else (a partial line included). */
+const parseLine = (line: string): LogLine | undefined => {
+  if (!line.startsWith("{")) return undefined
+  try {
+    return JSON.parse(line) as LogLine
+  } catch {
+    return undefined
+  }
+}
+
+/** The JSON log lines of a process's output. */
+export const logLines = (out: string): Array<LogLine> =>
+  out.split("\n").flatMap((l) => {
+    const line = parseLine(l)
+    return line === undefined ? [] : [line]
+  })
+
 /** A server process and what it printed. */
 export interface ServerProcess {
   readonly child: ChildProcess
@@ -43,17 +72,33 @@ export interface ServerProcess {
   readonly base: string
   readonly stdout: () => string
   readonly stderr: () => string
+  /** The JSON log lines printed so far. */
+  readonly lines: () => ReadonlyArray<LogLine>
+  /**
+   * The first log line, printed so far or later, that `match` accepts; fails after `timeoutMs`
+   * (10 s by default) or once the process has exited without printing it.
+   */
+  readonly waitForLine: (match: (line: LogLine) => boolean, timeoutMs?: number) => Promise<LogLine>
+  /** Call `listener` whenever the process prints or exits; returns the unsubscribe. */
+  readonly subscribe: (listener: () => void) => () => void
+  /** The exit code, once the process has exited and all its output is read. */
+  readonly exited: Promise<number | null>
   /** SIGTERM and wait for the exit code. */
   readonly stop: () => Promise<number | null>
 }
 
+const isListening = (line: LogLine): boolean =>
+  line.msg?.startsWith("listening") === true && typeof line.port === "number"
+
 /**
  * Spawn the server (by default `src/main.ts` with tsx, on the workspace packages' sources; or
- * the given node arguments, e.g. `["dist/main.js"]`) and wait for its "listening" log line (10 s at most).
+ * the given node arguments, e.g. `["dist/main.js"]`) and wait for its "listening" log line, and
+ * the line `ready` accepts (e.g. the cluster's "all 2 workers ready"), `timeoutMs` (10 s) at most.
  */
 export const spawnServer = async (
   env: Record<string, string>,
-  nodeArgs: ReadonlyArray<string> = ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"]
+  nodeArgs: ReadonlyArray<string> = ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"],
+  options: { readonly ready?: (line: LogLine) => boolean; readonly timeoutMs?: number } = {}
 ): Promise<ServerProcess> => {
   const child = spawn(process.execPath, [...nodeArgs], {
     cwd: serverDir,
@@ -62,47 +107,112 @@ export const spawnServer = async (
   })
   let out = ""
   let err = ""
+  let partial = ""
+  let exited = false
+  const parsed: Array<LogLine> = []
+  const listeners = new Set<() => void>()
   child.stdout?.setEncoding("utf8").on("data", (d: string) => {
     out += d
+    const parts = (partial + d).split("\n")
+    partial = parts.pop() ?? ""
+    for (const part of parts) {
+      const line = parseLine(part)
+      if (line !== undefined) parsed.push(line)
+    }
+    for (const l of listeners) l()
   })
   child.stderr?.setEncoding("utf8").on("data", (d: string) => {
     err += d
   })
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}\n${err}`)), 10_000)
-    const check = () => {
-      for (const line of out.split("\n")) {
-        if (!line.startsWith("{")) continue
-        const entry = JSON.parse(line) as { msg?: string; port?: number }
-        if (entry.msg?.startsWith("listening") === true && typeof entry.port === "number") {
-          clearTimeout(timer)
-          resolve(entry.port)
-          return
+  // "close": the process has exited and its output is all read (a cluster's workers share it)
+  const exit = new Promise<number | null>((resolve) =>
+    child.once("close", (code) => {
+      exited = true
+      resolve(code)
+      for (const l of listeners) l()
+    })
+  )
+  const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 10_000): Promise<LogLine> =>
+    new Promise((resolve, reject) => {
+      let scanned = 0
+      const done = () => {
+        clearTimeout(timer)
+        listeners.delete(check)
+      }
+      const check = () => {
+        for (; scanned < parsed.length; scanned++) {
+          const line = parsed[scanned] as LogLine
+          if (match(line)) {
+            done()
+            resolve(line)
+            return
+          }
+        }
+        if (exited) {
+          done()
+          reject(new Error(`server exited with ${child.exitCode ?? child.signalCode}:\n${out}\n${err}`))
         }
       }
-    }
-    child.stdout?.on("data", check)
-    exited.then((code) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited with ${code}:\n${out}\n${err}`))
+      const timer = setTimeout(() => {
+        done()
+        reject(new Error(`no such log line within ${timeoutMs} ms:\n${out}\n${err}`))
+      }, timeoutMs)
+      listeners.add(check)
+      check()
     })
-  })
+  if (options.ready !== undefined) await waitForLine(options.ready, options.timeoutMs)
+  const port = (await waitForLine(isListening, options.timeoutMs)).port as number
   return {
     child,
     port,
     base: env.LATCHKEY_ISSUER ?? `http://127.0.0.1:${port}`,
     stdout: () => out,
     stderr: () => err,
+    lines: () => parsed,
+    exited: exit,
+    waitForLine,
+    subscribe: (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
     stop: async () => {
-      if (child.exitCode === null) child.kill("SIGTERM")
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-      const code = await exited
+      const code = await exit
       clearTimeout(timer)
       return code
     }
   }
 }
+
+/**
+ * Wait until `condition` holds, checked now and whenever one of `servers` prints or exits;
+ * fails after `timeoutMs` (10 s by default).
+ */
+export const waitUntil = (
+  servers: ReadonlyArray<ServerProcess>,
+  condition: () => boolean,
+  what: string,
+  timeoutMs = 10_000
+): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const unsubscribe: Array<() => void> = []
+    const done = () => {
+      clearTimeout(timer)
+      for (const u of unsubscribe) u()
+    }
+    const check = () => {
+      if (!condition()) return
+      done()
+      resolve()
+    }
+    const timer = setTimeout(() => {
+      done()
+      reject(new Error(`not within ${timeoutMs} ms: ${what}`))
+    }, timeoutMs)
+    for (const s of servers) unsubscribe.push(s.subscribe(check))
+    check()
+  })
 
 /** Spawn a process to completion (bounded), collecting its output. */
 export const runProcess = (
@@ -181,19 +291,16 @@ export const createApp = async (
   return JSON.parse(r.stdout) as { app_key: string; app_secret: string; redirect_uris: Array<string> }
 }
 
-/** Create a user with the CLI. */
+/** Create a user with the CLI: in a process of its own, or `inProcess` (`cliInProcess`, no process start). */
 export const createUser = async (
   db: string,
   username: string,
   password: string,
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  inProcess = false
 ) => {
-  const r = await cli(
-    db,
-    ["user", "create", "--username", username, "--password", password, "--json"],
-    undefined,
-    env
-  )
+  const args = ["user", "create", "--username", username, "--password", password, "--json"]
+  const r = inProcess ? await cliInProcess(db, args, env) : await cli(db, args, undefined, env)
   if (r.code !== 0) throw new Error(`user create failed (${r.code}): ${r.stderr}`)
   return JSON.parse(r.stdout) as { user_id: string; username: string }
 }
@@ -204,9 +311,12 @@ export const basic = (key: string, secret: string): string =>
 /** A minimal cookie-keeping fetch for driving the pages. */
 export class Browser {
   readonly cookies = new Map<string, string>()
+  /** `headers` go with every request (e.g. `connection: close`, a new connection each time). */
+  constructor(readonly headers: Record<string, string> = {}) {}
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const headers: Record<string, string> = {
       accept: "text/html",
+      ...this.headers,
       ...(init.headers as Record<string, string>)
     }
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ")
