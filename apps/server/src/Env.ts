@@ -11,8 +11,12 @@ export interface ServerEnv {
   readonly host: string
   /** The issuer; null means `http://localhost:<the port listened on>`. */
   readonly issuer: string | null
-  /** Absolute path of the SQLite file. */
+  /** Absolute path of the SQLite file (used when `databaseUrl` is null). */
   readonly dbPath: string
+  /** PostgreSQL connection URI (`DATABASE_URL`); null: SQLite at `dbPath`. */
+  readonly databaseUrl: string | null
+  /** Most connections to PostgreSQL per server process (`LATCHKEY_PG_POOL_MAX`, default 10). */
+  readonly pgPoolMax: number
   /** The server key, when set explicitly. */
   readonly secret: string | null
   readonly scopeDescriptions: Readonly<Record<string, string>>
@@ -36,6 +40,8 @@ export interface ServerEnv {
    * older ones. 1 to 3650, default 90.
    */
   readonly auditRetentionDays: number
+  /** Worker processes serving the port (`node:cluster`); 1 runs the server in this process, as before. */
+  readonly workers: number
 }
 
 /** A configuration problem, reported to the operator before anything starts. */
@@ -60,14 +66,42 @@ const integer = (env: NodeJS.ProcessEnv, name: string, min: number, max: number)
  */
 export const baseDirectory = (env: NodeJS.ProcessEnv): string => env.INIT_CWD ?? process.cwd()
 
-/** Read and check the environment. */
-export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
-  if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== "") {
+/**
+ * `DATABASE_URL`, when set: a `postgres://` or `postgresql://` URI. The error never repeats the
+ * value, which may hold a password.
+ */
+const postgresUrl = (env: NodeJS.ProcessEnv): string | null => {
+  const raw = (env.DATABASE_URL ?? "").trim()
+  if (raw === "") return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
     throw new EnvError(
-      "DATABASE_URL is set, but PostgreSQL storage is not available yet in this version of Latchkey. " +
-        "Unset DATABASE_URL to use SQLite (LATCHKEY_DB, default ./data/latchkey.sqlite)."
+      "DATABASE_URL must be a PostgreSQL URI, e.g. postgres://user:password@host:5432/latchkey"
     )
   }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new EnvError(
+      `DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//…); unset it to use SQLite`
+    )
+  }
+  return raw
+}
+
+/** The store `env` selects, for logs: the SQLite path, or the PostgreSQL URI without its credentials. */
+export const describeStore = (env: ServerEnv): string => {
+  if (env.databaseUrl === null) return env.dbPath
+  const url = new URL(env.databaseUrl)
+  url.username = ""
+  url.password = ""
+  url.search = ""
+  return url.toString()
+}
+
+/** Read and check the environment. */
+export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
+  const databaseUrl = postgresUrl(env)
   const port = integer(env, "PORT", 0, 65535) ?? 8080
   const issuer = (env.LATCHKEY_ISSUER ?? "").trim() || null
   if (issuer !== null) {
@@ -108,7 +142,14 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new EnvError("LATCHKEY_HEADERS_TIMEOUT_MS must not exceed LATCHKEY_REQUEST_TIMEOUT_MS")
   }
+  const workers = integer(env, "LATCHKEY_WORKERS", 1, 64) ?? 1
+  if (workers > 1 && databaseUrl === null && db === ":memory:") {
+    throw new EnvError(
+      "LATCHKEY_WORKERS above 1 needs a database the workers share (LATCHKEY_DB is :memory:)"
+    )
+  }
   return {
+    workers,
     auditRetentionDays: integer(env, "LATCHKEY_AUDIT_RETENTION_DAYS", 1, 3650) ?? 90,
     throttle,
     headersTimeoutMs,
@@ -117,6 +158,8 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     host: (env.HOST ?? "").trim() || "127.0.0.1",
     issuer,
     dbPath: db === ":memory:" ? db : isAbsolute(db) ? db : resolve(baseDirectory(env), db),
+    databaseUrl,
+    pgPoolMax: integer(env, "LATCHKEY_PG_POOL_MAX", 1, 1000) ?? 10,
     secret: secret === "" ? null : secret,
     scopeDescriptions,
     codeTtl: integer(env, "LATCHKEY_CODE_TTL", 1, 600),

@@ -8,20 +8,38 @@ import { pino } from "pino"
 /** The pino logger type used throughout the server. */
 export type Log = pino.Logger
 
+/** Writes up to this size are atomic on a pipe (POSIX PIPE_BUF on Linux). */
+const pipeBuf = 4096
+
 /**
  * A JSON logger writing to stdout (server) or stderr (CLI). The server's lines are
  * written asynchronously (buffered, flushed by pino on exit and by `stop`), so no
  * request waits for a write to the terminal or pipe; the CLI's synchronously.
+ *
+ * A worker of LATCHKEY_WORKERS passes `worker` (its node:cluster id): every line carries it,
+ * and each write holds whole lines and at most PIPE_BUF bytes, so the lines of processes
+ * sharing one stdout pipe never interleave. `sync` writes each line at once (the cluster's primary).
  */
-export const make = (level: string, destination: 1 | 2 = 1): Log =>
+export const make = (
+  level: string,
+  destination: 1 | 2 = 1,
+  options: { readonly worker?: number; readonly sync?: boolean } = {}
+): Log =>
   pino(
     {
       level,
-      base: { service: "latchkey" },
+      base:
+        options.worker === undefined
+          ? { service: "latchkey" }
+          : { service: "latchkey", worker: options.worker },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) }
     },
-    pino.destination({ fd: destination, sync: destination === 2 })
+    pino.destination({
+      fd: destination,
+      sync: options.sync ?? destination === 2,
+      ...(options.worker === undefined ? {} : { maxWrite: pipeBuf })
+    })
   )
 
 const levels: Record<string, "fatal" | "error" | "warn" | "info" | "debug" | "trace"> = {

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import { AuditStore, CodeStore, SessionStore, Throttle, Time, TokenStore } from "@latchkey/core"
 import { Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
 import * as App from "./App.js"
-import type { ServerEnv } from "./Env.js"
+import { describeStore, type ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
 import * as Services from "./Services.js"
 
@@ -145,6 +145,6 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     })()
     return stopping
   }
-  log.info({ port, address: env.host, issuer, db: env.dbPath }, `listening on ${env.host}:${port}`)
+  log.info({ port, address: env.host, issuer, db: describeStore(env) }, `listening on ${env.host}:${port}`)
   return { server, port, issuer, stop }
 }

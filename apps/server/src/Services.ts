@@ -1,5 +1,5 @@
 /**
- * The layers the server and the CLI run on: SQLite storage, settings with the
+ * The layers the server and the CLI run on: SQLite or PostgreSQL storage, settings with the
  * server key, randomness, scrypt, the throttle policy (its counters are in the store),
  * and the audit trail as log lines.
  */
@@ -12,17 +12,53 @@ import {
   type PasswordHasher,
   SettingStore,
   type StorageError,
+  type Stores,
   Throttle
 } from "@latchkey/core"
 import { NodeCrypto } from "@latchkey/node"
+import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
 import * as ScryptHasher from "./ScryptHasher.js"
 
+/** Whether the store answers, whichever it is: for `/readyz`. */
+export class Readiness extends Context.Tag("@latchkey/server/Readiness")<
+  Readiness,
+  Effect.Effect<void, StorageError.StorageError>
+>() {}
+
 /** Every service of the server. */
-export type Services = Http.Requirements | SqliteStorage.Health | Audit.AuditLog | AuditStore.AuditStore
+export type Services = Http.Requirements | Readiness | Audit.AuditLog | AuditStore.AuditStore
+
+/** The store of `env` (PostgreSQL when `DATABASE_URL` is set, SQLite otherwise) and its readiness check. */
+export const storageLayer = (
+  env: ServerEnv
+): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Readiness, StorageError.StorageError> => {
+  if (env.databaseUrl !== null) {
+    const postgres = PostgresStorage.layer({
+      connectionString: env.databaseUrl,
+      poolMax: env.pgPoolMax,
+      auditRetentionDays: env.auditRetentionDays
+    })
+    return Layer.merge(
+      postgres,
+      Layer.effect(
+        Readiness,
+        Effect.map(PostgresStorage.Health, (h) => h.ping)
+      ).pipe(Layer.provide(postgres))
+    )
+  }
+  const sqlite = SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
+  return Layer.merge(
+    sqlite,
+    Layer.effect(
+      Readiness,
+      Effect.map(SqliteStorage.Health, (h) => h.ping)
+    ).pipe(Layer.provide(sqlite))
+  )
+}
 
 /** Replacements for tests (a cheaper password hash). */
 export interface Overrides {
@@ -33,7 +69,7 @@ export interface Overrides {
 export const serverKeySetting = "server_key"
 
 /**
- * All services over the SQLite file of `env`. The server key is LATCHKEY_SECRET
+ * All services over the store of `env` (`storageLayer`). The server key is LATCHKEY_SECRET
  * or, when unset, one generated on first start and kept in the database.
  */
 export const layer = (
@@ -42,7 +78,7 @@ export const layer = (
   log: Log.Log,
   overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
-  const storage = SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
+  const storage = storageLayer(env)
   const config = Layer.effect(
     Config.Config,
     Effect.gen(function* () {

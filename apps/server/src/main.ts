@@ -1,10 +1,31 @@
 /**
  * Entry point of `pnpm start`: read the environment, start, and stop on
- * SIGTERM/SIGINT.
+ * SIGTERM/SIGINT. With LATCHKEY_WORKERS above 1 this process is the primary of
+ * that many workers (`Cluster.ts`), each of which runs the same server.
  */
+import cluster from "node:cluster"
+import { PostgresStorage } from "@latchkey/storage-postgres"
+import { SqliteStorage } from "@latchkey/storage-sqlite"
+import { Effect } from "effect"
+import * as Cluster from "./Cluster.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
 import * as Server from "./Server.js"
+
+/**
+ * Migrate the store once, before the workers open it (they would also be safe racing: SQLite
+ * migrates in one BEGIN IMMEDIATE transaction, PostgreSQL under an advisory lock).
+ */
+const migrateOnce = async (env: Env.ServerEnv): Promise<void> => {
+  await Effect.runPromise(
+    env.databaseUrl !== null
+      ? PostgresStorage.migrate({
+          connectionString: env.databaseUrl,
+          auditRetentionDays: env.auditRetentionDays
+        })
+      : SqliteStorage.migrate({ filename: env.dbPath })
+  )
+}
 
 const main = async (): Promise<void> => {
   let env: Env.ServerEnv
@@ -17,7 +38,11 @@ const main = async (): Promise<void> => {
     }
     throw e
   }
-  const log = Log.make(env.logLevel)
+  if (env.workers > 1 && cluster.isPrimary) {
+    await Cluster.runPrimary(env.workers, Log.make(env.logLevel, 1, { sync: true }), () => migrateOnce(env))
+    return
+  }
+  const log = Log.make(env.logLevel, 1, cluster.isWorker ? { worker: cluster.worker?.id ?? 0 } : {})
   let running: Server.Running
   try {
     running = await Server.start(env, log)
@@ -25,6 +50,7 @@ const main = async (): Promise<void> => {
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
     process.exit(1)
   }
+  Cluster.reportReady()
   let first: { readonly signal: NodeJS.Signals; readonly at: number } | undefined
   const onSignal = (signal: NodeJS.Signals) => {
     const at = Date.now()

@@ -35,9 +35,10 @@ const runtimeWith = (healthy: boolean) =>
       Throttle.layer(),
       Layer.succeed(Audit.AuditLog, { record: () => Effect.void, recordWith: (_events, write) => write }),
       Memory.auditLayer,
-      Layer.succeed(SqliteStorage.Health, {
-        ping: healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))
-      })
+      Layer.succeed(
+        Services.Readiness,
+        healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))
+      )
     )
   )
 

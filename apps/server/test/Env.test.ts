@@ -55,9 +55,11 @@ describe("Env.read", () => {
     }
   })
 
-  it("refuses DATABASE_URL, bad numbers, bad issuers, short secrets and bad descriptions", () => {
+  it("refuses a DATABASE_URL that is not a PostgreSQL URI, bad numbers, bad issuers, short secrets and bad descriptions", () => {
     for (const bad of [
-      { DATABASE_URL: "postgres://x/y" },
+      { DATABASE_URL: "mysql://u:p@x/y" },
+      { DATABASE_URL: "not a url" },
+      { LATCHKEY_PG_POOL_MAX: "0" },
       { PORT: "http" },
       { PORT: "70000" },
       { LATCHKEY_ISSUER: "auth.example" },
@@ -70,6 +72,27 @@ describe("Env.read", () => {
       { LATCHKEY_HEADERS_TIMEOUT_MS: "40000" }
     ]) {
       assert.throws(() => Env.read(bad), Env.EnvError, undefined, JSON.stringify(bad))
+    }
+  })
+
+  it("DATABASE_URL selects PostgreSQL; its password is in no error and in no log description", () => {
+    const env = Env.read({
+      DATABASE_URL: "postgresql://latchkey:s3cret-pw@db.internal:5433/auth?sslmode=require"
+    })
+    assert.strictEqual(
+      env.databaseUrl,
+      "postgresql://latchkey:s3cret-pw@db.internal:5433/auth?sslmode=require"
+    )
+    assert.strictEqual(env.pgPoolMax, 10)
+    assert.strictEqual(Env.describeStore(env), "postgresql://db.internal:5433/auth")
+    assert.isNull(Env.read({}).databaseUrl)
+    try {
+      Env.read({ DATABASE_URL: "mysql://latchkey:s3cret-pw@db.internal/auth" })
+      assert.fail("accepted")
+    } catch (e) {
+      assert.instanceOf(e, Env.EnvError)
+      assert.include((e as Error).message, "DATABASE_URL")
+      assert.notInclude((e as Error).message, "s3cret-pw")
     }
   })
 })
