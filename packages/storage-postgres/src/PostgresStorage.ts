@@ -3,16 +3,7 @@
  * migrations applied once at layer build, single use decided by conditional writes, and every
  * transaction run again on serialization failures and deadlocks.
  */
-import {
-  type AuditStore,
-  CodeStore,
-  SessionStore,
-  StorageError,
-  type Stores,
-  Throttle,
-  Time,
-  TokenStore
-} from "@latchkey/core"
+import { type AuditStore, SessionStore, StorageError, type Stores, Sweep } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as PostgresAudit from "./internal/audit.js"
 import * as Database from "./internal/database.js"
@@ -255,49 +246,14 @@ export const migrate = (
     })
   )
 
-/** Bounds of one sweep. */
-export interface SweepOptions {
-  /** Most codes, most tokens, most sessions, most pending requests and most throttle counters deleted in one run (default 1000). */
-  readonly limit?: number
-  /** Throttle counters without a failure for this many seconds (and not locked) are deleted (default: the core's default policy window). */
-  readonly throttleWindow?: number
-}
-
-/** How many rows one sweep deleted. */
-export interface SweepResult {
-  readonly codes: number
-  readonly tokens: number
-  /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`). */
-  readonly sessions: number
-  /** Throttle counters past their window (`ThrottleStore.purgeExpired`). */
-  readonly throttle: number
-}
+/** Bounds of one sweep (`Sweep.Options` of the core). */
+export type SweepOptions = Sweep.Options
+/** How many rows one sweep deleted (`Sweep.Result` of the core). */
+export type SweepResult = Sweep.Result
 
 /**
  * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
- * expiry has passed, at most `limit` of each. Tombstones (used codes, rotated refresh tokens) stay
- * until their original expiry. Several instances may sweep at once: each skips the rows another
- * is deleting. Schedule it, e.g. `sweep().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
- *
- * Audit events are not swept here: purge them with `AuditStore.purgeBefore(now - retention,
- * limit)` on the same schedule (the server's `sweepAudit` does). This sweep counts time by the
- * Effect Clock, while the retention is enforced by the database's clock, so an audit purge in it
- * would fail the whole sweep whenever the two disagree.
+ * expiry has passed, at most `limit` of each: the core's `Sweep.expired`. Several instances may sweep
+ * at once: each skips the rows another is deleting.
  */
-export const sweep = (
-  options: SweepOptions = {}
-): Effect.Effect<
-  SweepResult,
-  StorageError.StorageError,
-  CodeStore.CodeStore | TokenStore.TokenStore | SessionStore.SessionStore | Throttle.ThrottleStore
-> =>
-  Effect.gen(function* () {
-    const limit = options.limit ?? 1000
-    const now = yield* Time.nowSeconds
-    const codes = yield* (yield* CodeStore.CodeStore).purgeExpired(now, limit)
-    const tokens = yield* (yield* TokenStore.TokenStore).purgeExpired(now, limit)
-    const sessions = yield* (yield* SessionStore.SessionStore).purgeExpired(now, limit)
-    const window = options.throttleWindow ?? Throttle.defaultPolicy.window
-    const throttle = yield* (yield* Throttle.ThrottleStore).purgeExpired(now, window, limit)
-    return { codes, tokens, sessions, throttle }
-  })
+export const sweep = Sweep.expired

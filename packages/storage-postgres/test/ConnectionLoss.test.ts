@@ -8,12 +8,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { AuditStore, CodeStore, SessionStore, type StorageError, Throttle, TokenStore } from "@latchkey/core"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Fixtures } from "@latchkey/storage-testkit"
+import * as TcpProxy from "@latchkey/storage-testkit/TcpProxy"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { lockKey } from "../src/internal/database.js"
 import { freshSchema } from "./support/pglite.js"
 import { databaseUrl, rawClient, useDatabase } from "./support/postgres.js"
-import * as TcpProxy from "@latchkey/storage-testkit/TcpProxy"
 
 const T = Fixtures.baseTime
 // Short timeouts: a connection attempt gives up after 1 s, a query without an answer after 3 s.
