@@ -32,33 +32,36 @@ export class Readiness extends Context.Tag("@latchkey/server/Readiness")<
 /** Every service of the server. */
 export type Services = Http.Requirements | Readiness | Audit.AuditLog | AuditStore.AuditStore
 
+/** `storage` with the readiness check `ping`, which needs what `storage` provides. */
+const withReadiness = <H>(
+  storage: Layer.Layer<Stores.Stores | AuditStore.AuditStore | H, StorageError.StorageError>,
+  ping: Effect.Effect<void, StorageError.StorageError, H>
+) =>
+  Layer.merge(
+    storage,
+    Layer.effect(
+      Readiness,
+      Effect.map(Effect.context<H>(), (services) => Effect.provide(ping, services))
+    ).pipe(Layer.provide(storage))
+  )
+
 /** The store of `env` (PostgreSQL when `DATABASE_URL` is set, SQLite otherwise) and its readiness check. */
 export const storageLayer = (
   env: ServerEnv
-): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Readiness, StorageError.StorageError> => {
-  if (env.databaseUrl !== null) {
-    const postgres = PostgresStorage.layer({
-      connectionString: env.databaseUrl,
-      poolMax: env.pgPoolMax,
-      auditRetentionDays: env.auditRetentionDays
-    })
-    return Layer.merge(
-      postgres,
-      Layer.effect(
-        Readiness,
-        Effect.map(PostgresStorage.Health, (h) => h.ping)
-      ).pipe(Layer.provide(postgres))
-    )
-  }
-  const sqlite = SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
-  return Layer.merge(
-    sqlite,
-    Layer.effect(
-      Readiness,
-      Effect.map(SqliteStorage.Health, (h) => h.ping)
-    ).pipe(Layer.provide(sqlite))
-  )
-}
+): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Readiness, StorageError.StorageError> =>
+  env.databaseUrl !== null
+    ? withReadiness(
+        PostgresStorage.layer({
+          connectionString: env.databaseUrl,
+          poolMax: env.pgPoolMax,
+          auditRetentionDays: env.auditRetentionDays
+        }),
+        PostgresStorage.ping
+      )
+    : withReadiness(
+        SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays }),
+        SqliteStorage.ping
+      )
 
 /** Replacements for tests (a cheaper password hash). */
 export interface Overrides {
