@@ -6,11 +6,26 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { workersStatus } from "./cluster.js"
 import type { Knobs } from "./knobs.js"
 import * as Latchkey from "./latchkey.js"
 import * as Load from "./load.js"
 import { benchRoot } from "./paths.js"
-import { canPin, cpuSeconds, freePort, listeningPid, sampleRss, spawnGroup, stopGroup } from "./proc.js"
+import * as Postgres from "./postgres.js"
+import {
+  allowedCpus,
+  canPin,
+  cpuBetween,
+  cpuByPid,
+  freePort,
+  groupRssMiB,
+  listeningPid,
+  pidsInGroup,
+  sampleMiB,
+  sampleRss,
+  spawnGroup,
+  stopGroup
+} from "./proc.js"
 
 /** The servers under test. */
 export const configurations = [
@@ -20,12 +35,17 @@ export const configurations = [
   "durable-floor",
   "latchkey",
   "latchkey-express",
-  "latchkey-big"
+  "latchkey-big",
+  "latchkey-workers",
+  "latchkey-postgres"
 ] as const
 export type Configuration = (typeof configurations)[number]
 
-/** What a configuration's store holds (Latchkey and durable-floor, which reads Latchkey's store). */
-type Store = "none" | "base" | "code" | "refresh" | "big"
+/**
+ * What a configuration's store holds (Latchkey and durable-floor, which reads Latchkey's store);
+ * `postgres`: a copy of the seeded PostgreSQL database instead of a SQLite file.
+ */
+type Store = "none" | "base" | "code" | "refresh" | "big" | "postgres"
 
 /** One (scenario, configuration) measured in every round. */
 export interface Step {
@@ -50,9 +70,11 @@ const step = (
     options.store ??
     (config === "latchkey-big"
       ? "big"
-      : config.startsWith("latchkey") || config === "durable-floor"
-        ? "base"
-        : "none"),
+      : config === "latchkey-postgres"
+        ? "postgres"
+        : config.startsWith("latchkey") || config === "durable-floor"
+          ? "base"
+          : "none"),
   hammer: options.hammer ?? false
 })
 
@@ -67,7 +89,9 @@ export const scenarioSteps = (scenario: string): Array<Step> => {
           "oidc-provider",
           "durable-floor",
           "latchkey",
-          "latchkey-express"
+          "latchkey-express",
+          "latchkey-workers",
+          "latchkey-postgres"
         ] as const
       ).map((c) => step(scenario, c, "client_credentials"))
     case "authorization_code":
@@ -90,11 +114,21 @@ export const scenarioSteps = (scenario: string): Array<Step> => {
   }
 }
 
-/** The steps of one round, filtered by CONFIGS. */
+/** The steps of one round, filtered by CONFIGS (latchkey-postgres only with DATABASE_URL). */
 export const plan = (knobs: Knobs): Array<Step> =>
+  planned(knobs).filter((s) => s.config !== "latchkey-postgres" || knobs.databaseUrl !== null)
+
+/** The steps CONFIGS and SCENARIOS select, before the ones this machine cannot run are left out. */
+const planned = (knobs: Knobs): Array<Step> =>
   knobs.scenarios
     .flatMap(scenarioSteps)
     .filter((s) => knobs.configs === null || knobs.configs.includes(s.config))
+
+/** Why selected steps do not run (latchkey-postgres without DATABASE_URL), for the report. */
+export const skipped = (knobs: Knobs): Array<string> =>
+  knobs.databaseUrl === null && planned(knobs).some((s) => s.config === "latchkey-postgres")
+    ? ["latchkey-postgres skipped: DATABASE_URL is not set (set it to a PostgreSQL server to run that row)"]
+    : []
 
 /** One measured run. */
 export interface RunRecord {
@@ -114,12 +148,24 @@ export interface RunRecord {
   readonly invalid: number
   /** Socket errors and timeouts. */
   readonly errors: number
-  /** Max VmRSS of the server process during the measured run, MiB. */
+  /**
+   * Max VmRSS of the server process during the measured run, MiB (latchkey-workers: of the
+   * sum over its process group, the primary and every worker, sampled together).
+   */
   readonly rssMaxMiB: number | null
-  /** Server CPU seconds during the measured run, and as a share of one CPU. */
+  /** Server CPU seconds during the measured run (latchkey-workers: its whole group), and as a share of one CPU. */
   readonly cpuSeconds: number | null
   readonly cpuShare: number | null
   readonly serverPid: number | null
+  /** Processes whose RSS and CPU were summed (latchkey-workers: primary + workers), when more than the server's own. */
+  readonly processes?: ReadonlyArray<{ readonly pid: number; readonly cpus: string | null }>
+  /** latchkey-postgres: the PostgreSQL backends serving the run's database (unpinned, not in the server CPU). */
+  readonly postgres?: {
+    readonly database: string
+    readonly backends: number
+    readonly cpuSeconds: number | null
+    readonly cpuShare: number | null
+  }
   /** Whether every answer was valid and nothing ran out. */
   readonly ok: boolean
   readonly problems: ReadonlyArray<string>
@@ -150,6 +196,10 @@ export interface Context {
   readonly code: Latchkey.SingleUseSeed | null
   readonly refresh: Latchkey.SingleUseSeed | null
   readonly big: string | null
+  /** latchkey-postgres' seeded database, when DATABASE_URL is set and the row runs. */
+  readonly postgres: Latchkey.PostgresSeed | null
+  /** Why `postgres` could not be prepared (its runs are then invalid), or null. */
+  readonly postgresError?: string | null
   readonly log: (line: string) => void
 }
 
@@ -167,8 +217,10 @@ interface Target {
   readonly auth: string
 }
 
+/** How a configuration is started; `db` is its SQLite file, or the PostgreSQL URI of latchkey-postgres. */
 const target = (ctx: Context, config: Configuration, port: number, db: string | null): Target => {
-  const env = { ...process.env, HOST: "127.0.0.1", PORT: String(port) }
+  // No server inherits DATABASE_URL or LATCHKEY_WORKERS from the bench (see latchkeyEnv)
+  const env = Latchkey.latchkeyEnv({ HOST: "127.0.0.1", PORT: String(port) })
   const paths = { tokenPath: "/oauth2/oauth2/token", introspectPath: "/oauth2/oauth2/introspect" }
   const node = (file: string, args: ReadonlyArray<string> = []) => ({
     command: [process.execPath, ...args, join(benchRoot, "servers", file)],
@@ -186,9 +238,23 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
         introspectPath: "/token/introspection",
         auth: basic(oidcClient.id, oidcClient.secret)
       }
+    case "latchkey-postgres": {
+      if (ctx.commands === null || ctx.postgres === null || db === null)
+        throw new Error("latchkey-postgres is not seeded")
+      const penv: NodeJS.ProcessEnv = { ...env }
+      delete penv.LATCHKEY_DB
+      return {
+        command: ctx.commands.server.argv,
+        cwd: ctx.commands.server.cwd,
+        env: { ...penv, DATABASE_URL: db, LOG_LEVEL: "info" },
+        ...paths,
+        auth: basic(ctx.postgres.appKey, ctx.postgres.appSecret)
+      }
+    }
     case "durable-floor":
     case "latchkey":
     case "latchkey-big":
+    case "latchkey-workers":
     case "latchkey-express": {
       if (ctx.commands === null || ctx.base === null || db === null) throw new Error("latchkey is not seeded")
       const auth = basic(ctx.base.appKey, ctx.base.appSecret)
@@ -198,6 +264,10 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
       if (config === "durable-floor") return { ...node("durable-floor.mjs"), env: lenv, ...paths, auth }
       if (config === "latchkey-express")
         return { ...node("latchkey-express.mjs", ctx.commands.embeddedNodeArgs), env: lenv, ...paths, auth }
+      if (config === "latchkey-workers") {
+        const wenv = { ...lenv, LATCHKEY_WORKERS: String(ctx.knobs.workers) }
+        return { command: ctx.commands.server.argv, cwd: ctx.commands.server.cwd, env: wenv, ...paths, auth }
+      }
       return { command: ctx.commands.server.argv, cwd: ctx.commands.server.cwd, env: lenv, ...paths, auth }
     }
   }
@@ -251,6 +321,63 @@ const logTail = (file: string): string => {
   }
 }
 
+/**
+ * Wait (bounded) for a cluster's primary to log `all <workers> workers ready` in `logFile`;
+ * null when it did, else why not.
+ */
+export const waitWorkersReady = async (
+  logFile: string,
+  workers: number,
+  timeoutS: number,
+  exited: () => boolean
+): Promise<string | null> => {
+  const deadline = Date.now() + timeoutS * 1000
+  for (;;) {
+    let text = ""
+    try {
+      text = readFileSync(logFile, "utf8")
+    } catch {}
+    const status = workersStatus(text, workers)
+    if (status.ready) return null
+    if (status.fatal !== null) return `the server could not start (${status.fatal})`
+    if (exited()) return "the server exited while starting"
+    if (Date.now() >= deadline)
+      return `no "all ${workers} workers ready" line after ${timeoutS} s (${status.listening} of ${workers} workers listening)`
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** The record of a run that could not start (its store could not be prepared): invalid. */
+const notRun = (s: Step, round: number, conns: number, durationS: number, problem: string): RunRecord => ({
+  round,
+  scenario: s.scenario,
+  config: s.config,
+  kind: s.kind,
+  conns,
+  durationS,
+  rps: 0,
+  p50Ms: Number.NaN,
+  p99Ms: Number.NaN,
+  maxMs: Number.NaN,
+  requests: 0,
+  valid: 0,
+  invalid: 0,
+  errors: 0,
+  rssMaxMiB: null,
+  cpuSeconds: null,
+  cpuShare: null,
+  serverPid: null,
+  ok: false,
+  problems: [problem],
+  notes: [],
+  load: null,
+  warmup: null
+})
+
+/** The CPU list a step's server runs on, or null (unpinned). */
+const serverCpu = (ctx: Context, s: Step): string | null =>
+  !ctx.pinned ? null : s.config === "latchkey-workers" ? ctx.knobs.workersCpu : ctx.knobs.serverCpu
+
 /** Run one step: a fresh server, warm-up, measured run (or a soak), stop. */
 export const runStep = async (
   ctx: Context,
@@ -269,8 +396,21 @@ export const runStep = async (
   // Each run starts from a fresh copy of its store (the big store is used in place)
   let db: string | null = null
   let single: Latchkey.SingleUseSeed | null = null
+  // latchkey-postgres: a copy of the seeded database, dropped after the run
+  let pgDatabase: string | null = null
   if (s.store === "big") db = ctx.big
-  else if (s.store !== "none") {
+  else if (s.store === "postgres") {
+    // PostgreSQL trouble makes this row invalid, not the whole benchmark
+    const unusable = (why: string) => notRun(s, round, conns, durationS, `PostgreSQL: ${why}`)
+    if (ctx.postgres === null) return unusable(ctx.postgresError ?? "not prepared")
+    pgDatabase = `${ctx.postgres.database}_r${round}`
+    try {
+      await Postgres.createDatabase(ctx.postgres.adminUrl, pgDatabase, ctx.postgres.database)
+    } catch (e) {
+      return unusable(`could not copy the seeded database: ${e instanceof Error ? e.message : String(e)}`)
+    }
+    db = Postgres.databaseUrl(ctx.postgres.adminUrl, pgDatabase)
+  } else if (s.store !== "none") {
     const from = s.store === "base" ? ctx.base : s.store === "code" ? ctx.code : ctx.refresh
     if (from === null) throw new Error(`store ${s.store} is not seeded`)
     single = s.store === "code" ? ctx.code : s.store === "refresh" ? ctx.refresh : null
@@ -284,11 +424,12 @@ export const runStep = async (
     command: t.command,
     cwd: t.cwd,
     env: t.env,
-    cpu: ctx.pinned ? knobs.serverCpu : null,
+    cpu: serverCpu(ctx, s),
     stdout: logFd,
     stderr: logFd
   })
   closeSync(logFd)
+  const group = s.config === "latchkey-workers"
   const base = `http://127.0.0.1:${port}`
   const url = `${base}${s.kind === "introspection" ? t.introspectPath : t.tokenPath}`
   let warmup: Load.LoadSummary | null = null
@@ -299,13 +440,18 @@ export const runStep = async (
   let pid: number | null = null
   let wall: number | null = null
   let sampler: ReturnType<typeof sampleRss> | null = null
+  let processes: RunRecord["processes"]
+  let postgres: RunRecord["postgres"]
   try {
-    const notReady = await waitReady(
-      `${base}${t.tokenPath}`,
-      t.auth,
-      knobs.startTimeout,
-      () => server.exitCode !== null || server.signalCode !== null
-    )
+    const exited = () => server.exitCode !== null || server.signalCode !== null
+    const started = Date.now()
+    if (group) {
+      // The primary forwards connections to whichever workers are up: wait for all of them
+      const notAll = await waitWorkersReady(logFile, knobs.workers, knobs.startTimeout, exited)
+      if (notAll !== null) throw new Error(`${s.config}: ${notAll}; its output ends: ${logTail(logFile)}`)
+    }
+    const left = Math.max(1, knobs.startTimeout - (Date.now() - started) / 1000)
+    const notReady = await waitReady(`${base}${t.tokenPath}`, t.auth, left, exited)
     if (notReady !== null) throw new Error(`${s.config}: ${notReady}; its output ends: ${logTail(logFile)}`)
     pid = listeningPid(server, port)
     const vars: Record<string, string> = { BENCH_AUTH: t.auth, BENCH_SCOPE: "api:read" }
@@ -336,9 +482,17 @@ export const runStep = async (
       if (warmup.exhausted > 0)
         problems.push("the seeded single-use values ran out during the warm-up (raise CODES)")
     }
-    const cpuBefore = cpuSeconds(pid)
-    const started = Date.now()
-    sampler = sampleRss(pid)
+    const serverPid = pid
+    const pgid = server.pid as number
+    // latchkey-workers: every process of its group (primary and workers), read together
+    const pidsNow = () => (group ? pidsInGroup(pgid) : [serverPid])
+    const cpuBefore = cpuByPid(pidsNow())
+    const pgBefore =
+      pgDatabase !== null && ctx.postgres !== null
+        ? cpuByPid(await Postgres.backendPids(ctx.postgres.adminUrl, pgDatabase))
+        : null
+    const measuring = Date.now()
+    sampler = group ? sampleMiB(() => groupRssMiB(pgid)) : sampleRss(serverPid)
     if (s.hammer) {
       // The hammer starts first and ends last, so it covers the whole measured run
       const hammering = Load.run(spec("password", durationS + 1, knobs.hammerConns))
@@ -348,18 +502,43 @@ export const runStep = async (
     } else load = await Load.run(spec(s.kind, durationS, conns))
     rss = sampler.stop()
     sampler = null
-    const cpuAfter = cpuSeconds(pid)
-    wall = (Date.now() - started) / 1000
-    cpu =
-      cpuBefore !== null && cpuAfter !== null && wall > 0
-        ? Math.round((cpuAfter - cpuBefore) * 100) / 100
-        : null
+    const groupAfter = pidsNow()
+    const cpuAfter = cpuByPid(groupAfter)
+    wall = (Date.now() - measuring) / 1000
+    cpu = cpuAfter.has(serverPid) && wall > 0 ? Math.round(cpuBetween(cpuBefore, cpuAfter) * 100) / 100 : null
+    if (group) {
+      processes = groupAfter.map((p) => ({ pid: p, cpus: allowedCpus(p) }))
+      const restarted = [...cpuAfter.keys()].filter((p) => !cpuBefore.has(p)).length
+      if (restarted > 0)
+        notes.push(
+          `${restarted} process(es) of the group appeared during the measured run (a worker restarted?)`
+        )
+      if (groupAfter.length !== knobs.workers + 1)
+        notes.push(`${groupAfter.length} processes in the group, not the primary + ${knobs.workers} workers`)
+    }
+    if (pgBefore !== null && pgDatabase !== null && ctx.postgres !== null) {
+      const backends = await Postgres.backendPids(ctx.postgres.adminUrl, pgDatabase)
+      const used = cpuBetween(pgBefore, cpuByPid(backends))
+      postgres = {
+        database: pgDatabase,
+        backends: backends.length,
+        cpuSeconds: Math.round(used * 100) / 100,
+        cpuShare: wall > 0 ? used / wall : null
+      }
+    }
   } catch (e) {
     problems.push(e instanceof Error ? e.message : String(e))
   } finally {
     sampler?.stop()
     await stopGroup(server)
-    if (db !== null && s.store !== "big") Latchkey.removeStore(db)
+    if (pgDatabase !== null && ctx.postgres !== null) {
+      try {
+        await Postgres.dropDatabase(ctx.postgres.adminUrl, pgDatabase)
+      } catch (e) {
+        // Postgres.dropAll tries again at the end of the benchmark
+        notes.push(`could not drop ${pgDatabase} yet: ${e instanceof Error ? e.message : String(e)}`)
+      }
+    } else if (db !== null && s.store !== "big") Latchkey.removeStore(db)
   }
   if (load !== null) {
     if (load.invalid > 0) problems.push(`${load.invalid} invalid answers (e.g. ${load.samples[0] ?? "?"})`)
@@ -402,6 +581,8 @@ export const runStep = async (
     cpuSeconds: cpu,
     cpuShare: cpu === null || wall === null ? null : cpu / wall,
     serverPid: pid,
+    ...(processes !== undefined ? { processes } : {}),
+    ...(postgres !== undefined ? { postgres } : {}),
     ok: problems.length === 0,
     problems,
     notes,
@@ -459,6 +640,26 @@ export const runBench = async (knobs: Knobs, options: BenchOptions = {}): Promis
     )
   }
   if (!pinned) notes.push("taskset or a second CPU is missing: servers and load generators are not pinned")
+  for (const n of skipped(knobs)) {
+    notes.push(n)
+    log(`note: ${n}`)
+  }
+  if (steps.some((s) => s.config === "latchkey-workers")) {
+    notes.push(
+      `latchkey-workers: LATCHKEY_WORKERS=${knobs.workers}; ` +
+        (pinned && knobs.workersCpu !== null
+          ? `its whole process group (primary and workers) is pinned to CPU ${knobs.workersCpu} like the other servers, so the workers share ${knobs.workersCpu === knobs.serverCpu ? "that one core: the row shows what workers cost or gain on one core, not on more" : "those CPUs"}`
+          : "unpinned (WORKERS_CPU=none or no pinning): primary and workers share every CPU with the load generator") +
+        "; its RSS and CPU are the sums over the primary and the workers"
+    )
+  }
+  if (steps.some((s) => s.config === "latchkey-postgres")) {
+    notes.push(
+      "latchkey-postgres: the server is pinned like the others, but PostgreSQL itself runs outside the pinning " +
+        "(its backends share the machine's CPUs, the load generator's too); the server CPU column is the Node process " +
+        "alone, the PostgreSQL backends' CPU is in the row's notes, and the RSS is the Node process alone"
+    )
+  }
   mkdirSync(tmpdir(), { recursive: true })
   const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-"))
   const runs: Array<RunRecord> = []
@@ -469,6 +670,8 @@ export const runBench = async (knobs: Knobs, options: BenchOptions = {}): Promis
     let code: Latchkey.SingleUseSeed | null = null
     let refresh: Latchkey.SingleUseSeed | null = null
     let big: string | null = null
+    let postgres: Latchkey.PostgresSeed | null = null
+    let postgresError: string | null = null
     if (steps.some((s) => s.store !== "none")) {
       commands = await Latchkey.resolveCommands(dir)
       notes.push(...commands.notes)
@@ -494,8 +697,39 @@ export const runBench = async (knobs: Knobs, options: BenchOptions = {}): Promis
             log(`  ${done} (${Math.round((Date.now() - t0) / 1000)} s)`)
         })
       }
+      if (needs("postgres") && knobs.databaseUrl !== null) {
+        log("seeding: a fresh PostgreSQL database, application and user with the CLI")
+        try {
+          postgres = await Latchkey.seedPostgres(commands, knobs.databaseUrl, (line) => {
+            notes.push(line)
+            log(`note: ${line}`)
+          })
+          const line =
+            `latchkey-postgres: ${postgres.server}; seeded database ${postgres.database}, each run on a copy of it ` +
+            `(CREATE DATABASE … TEMPLATE), all dropped at the end; LATCHKEY_PG_POOL_MAX ${process.env.LATCHKEY_PG_POOL_MAX?.trim() || "10 (default)"}`
+          notes.push(line)
+          log(`note: ${line}`)
+        } catch (e) {
+          postgresError = `could not prepare a database: ${e instanceof Error ? e.message : String(e)}`
+          notes.push(`latchkey-postgres: ${postgresError}`)
+          log(`note: latchkey-postgres: ${postgresError}`)
+        }
+      }
     }
-    const ctx: Context = { knobs, tool, pinned, dir, commands, base, code, refresh, big, log }
+    const ctx: Context = {
+      knobs,
+      tool,
+      pinned,
+      dir,
+      commands,
+      base,
+      code,
+      refresh,
+      big,
+      postgres,
+      postgresError,
+      log
+    }
     for (let round = 1; round <= knobs.rounds; round++) {
       for (const s of steps) {
         const r = await runStep(ctx, s, round)
@@ -524,13 +758,24 @@ export const runBench = async (knobs: Knobs, options: BenchOptions = {}): Promis
       )
     }
   } finally {
+    // The PostgreSQL databases of this run (seed and any run copy left), also on failure
+    const left = await Postgres.dropAll()
+    if (left.length > 0) {
+      const n = `could not drop the PostgreSQL database(s) ${left.join(", ")}: drop them by hand`
+      notes.push(n)
+      log(`note: ${n}`)
+    }
     if (options.keep !== true) rmSync(dir, { recursive: true, force: true })
     else log(`kept ${dir}`)
   }
   return {
     startedAt,
     finishedAt: new Date().toISOString(),
-    knobs,
+    // The JSON of the run is written to disk: never DATABASE_URL's password
+    knobs: {
+      ...knobs,
+      databaseUrl: knobs.databaseUrl === null ? null : Postgres.redactUrl(knobs.databaseUrl)
+    },
     tool,
     toolVersion: Load.toolVersion(tool),
     pinned,

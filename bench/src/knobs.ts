@@ -49,6 +49,12 @@ export interface Knobs {
   readonly loadCpu: string
   /** Seconds a server may take to answer its first request. */
   readonly startTimeout: number
+  /** Worker processes of latchkey-workers (LATCHKEY_WORKERS of that row). */
+  readonly workers: number
+  /** taskset CPU list of latchkey-workers' process group, or null to leave it unpinned. */
+  readonly workersCpu: string | null
+  /** PostgreSQL URI (DATABASE_URL) under which latchkey-postgres creates its database; null: the row is skipped. */
+  readonly databaseUrl: string | null
   /** Exit 1 when a target is missed (not only on invalid runs). */
   readonly strict: boolean
   /** Where the JSON of raw results goes. */
@@ -71,6 +77,29 @@ const list = (raw: string | undefined): Array<string> | null => {
     .filter((s) => s.length > 0)
 }
 
+/** WORKERS: 2 to 64 (1 would be the single-process server, which `latchkey` already is). */
+const workerCount = (env: NodeJS.ProcessEnv): number => {
+  const n = number(env, "WORKERS", 2, 2)
+  if (!Number.isInteger(n) || n > 64)
+    throw new Error(`WORKERS must be a whole number from 2 to 64 (got ${env.WORKERS})`)
+  return n
+}
+
+/** DATABASE_URL, when set: a postgres:// or postgresql:// URI (never repeated in errors: it may hold a password). */
+const databaseUrl = (env: NodeJS.ProcessEnv): string | null => {
+  const raw = (env.DATABASE_URL ?? "").trim()
+  if (raw === "") return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error("DATABASE_URL must be a PostgreSQL URI, e.g. postgres://postgres@127.0.0.1:5432/test")
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
+    throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//…)`)
+  return raw
+}
+
 /** Read the knobs. */
 export const read = (env: NodeJS.ProcessEnv = process.env): Knobs => {
   const duration = number(env, "DURATION", 10, 1)
@@ -84,6 +113,8 @@ export const read = (env: NodeJS.ProcessEnv = process.env): Knobs => {
       )
     }
   }
+  const serverCpu = (env.SERVER_CPU ?? "").trim() || "0"
+  const workersCpu = (env.WORKERS_CPU ?? "").trim() || serverCpu
   const loadgen = (env.LOADGEN ?? "auto").trim() || "auto"
   if (loadgen !== "auto" && loadgen !== "wrk" && loadgen !== "autocannon") {
     throw new Error("LOADGEN must be auto, wrk or autocannon")
@@ -104,9 +135,12 @@ export const read = (env: NodeJS.ProcessEnv = process.env): Knobs => {
     wrkThreads: Math.floor(number(env, "WRK_THREADS", 1, 1)),
     hammerConns: Math.floor(number(env, "HAMMER_CONNS", 50, 1)),
     probeConns: Math.floor(number(env, "PROBE_CONNS", 10, 1)),
-    serverCpu: (env.SERVER_CPU ?? "").trim() || "0",
+    serverCpu,
     loadCpu: (env.LOAD_CPU ?? "").trim() || "1",
     startTimeout: number(env, "START_TIMEOUT", 60, 1),
+    workers: workerCount(env),
+    workersCpu: workersCpu === "none" ? null : workersCpu,
+    databaseUrl: databaseUrl(env),
     strict: env.STRICT === "1",
     resultsDir: env.RESULTS_DIR === "" ? null : (env.RESULTS_DIR ?? null)
   }

@@ -2,14 +2,31 @@
  * How Latchkey is run and seeded: the server and CLI commands (configurable), and the
  * stores the scenarios need: one application and one user made with the CLI, then
  * single-use codes and refresh tokens, or millions of live access tokens, written
- * straight into the SQLite file in big transactions before the server starts.
+ * straight into the SQLite file in big transactions before the server starts; and the
+ * same application and user made with the CLI in a PostgreSQL database (latchkey-postgres).
  */
 import { createHash, randomBytes } from "node:crypto"
 import { closeSync, copyFileSync, existsSync, openSync, rmSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import BetterSqlite3 from "better-sqlite3"
 import { benchRoot, repoRoot } from "./paths.js"
+import * as Postgres from "./postgres.js"
 import { collect, spawnGroup, stopGroup, waitExit } from "./proc.js"
+
+/**
+ * Variables of the bench's own environment no Latchkey process inherits: DATABASE_URL names
+ * the PostgreSQL server latchkey-postgres makes its databases on (every other row and every
+ * CLI run stays on its SQLite file), and LATCHKEY_WORKERS belongs to latchkey-workers alone
+ * (the WORKERS knob). Each row sets what it needs itself.
+ */
+const notInherited = ["DATABASE_URL", "LATCHKEY_WORKERS"] as const
+
+/** The environment of a Latchkey process: the bench's, without `notInherited`, plus `extra`. */
+export const latchkeyEnv = (extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of notInherited) delete env[name]
+  return { ...env, ...extra }
+}
 
 /** A command line and where it runs. */
 export interface Command {
@@ -57,7 +74,7 @@ export const runCommand = async (
   const child = spawnGroup({
     command: [...command.argv, ...args],
     cwd: command.cwd,
-    env: { ...process.env, ...env },
+    env: { ...latchkeyEnv(), ...env },
     cpu: null,
     stdout: "pipe",
     stderr: "pipe"
@@ -142,13 +159,16 @@ const parseJson = (text: string): Record<string, unknown> | undefined => {
   }
 }
 
+/** Which store a CLI run acts on: `{ LATCHKEY_DB }` or `{ DATABASE_URL }`. */
+type StoreEnv = { readonly LATCHKEY_DB: string } | { readonly DATABASE_URL: string }
+
 /**
  * Run a CLI command with --json and return its output. A CLI that printed its JSON but
  * does not exit within 5 s is stopped and reported through `warn` (the run goes on).
  */
 const cliJson = async (
   commands: Commands,
-  db: string,
+  store: StoreEnv,
   args: ReadonlyArray<string>,
   warn: (line: string) => void
 ): Promise<Record<string, unknown>> => {
@@ -156,7 +176,7 @@ const cliJson = async (
   const child = spawnGroup({
     command: [...commands.cli.argv, ...args, "--json"],
     cwd: commands.cli.cwd,
-    env: { ...process.env, LATCHKEY_DB: db },
+    env: latchkeyEnv(store),
     cpu: null,
     stdout: "pipe",
     stderr: "pipe"
@@ -193,19 +213,15 @@ const cliJson = async (
   return out
 }
 
-/** Create the base store with the CLI (app create, user create), as an operator would. */
-export const seedBase = async (
-  commands: Commands,
-  dir: string,
-  warn: (line: string) => void
-): Promise<BaseSeed> => {
-  const db = join(dir, "base.sqlite")
-  const redirectUri = "http://127.0.0.1:9/cb"
-  const scope = "api:read"
+const redirectUri = "http://127.0.0.1:9/cb"
+const scope = "api:read"
+
+/** The application and user every store holds, made with the CLI (app create, user create). */
+const createAppAndUser = async (commands: Commands, store: StoreEnv, warn: (line: string) => void) => {
   const password = randomBytes(12).toString("base64url")
   const app = await cliJson(
     commands,
-    db,
+    store,
     [
       "app",
       "create",
@@ -222,10 +238,21 @@ export const seedBase = async (
   )
   const user = await cliJson(
     commands,
-    db,
+    store,
     ["user", "create", "--username", "bench", "--password", password],
     warn
   )
+  return { app, user, password }
+}
+
+/** Create the base store with the CLI (app create, user create), as an operator would. */
+export const seedBase = async (
+  commands: Commands,
+  dir: string,
+  warn: (line: string) => void
+): Promise<BaseSeed> => {
+  const db = join(dir, "base.sqlite")
+  const { app, user, password } = await createAppAndUser(commands, { LATCHKEY_DB: db }, warn)
   const appKey = String(app.app_key)
   const userId = String(user.user_id)
   const introspectToken = randomBytes(32).toString("base64url")
@@ -267,6 +294,39 @@ export const seedBase = async (
     scope,
     introspectToken
   }
+}
+
+/** latchkey-postgres' seeded database, which every run copies (CREATE DATABASE … TEMPLATE). */
+export interface PostgresSeed {
+  /** The administrative URI (DATABASE_URL of the bench), on whose server the databases are made. */
+  readonly adminUrl: string
+  /** The seeded database: the application and user, made with the CLI. */
+  readonly database: string
+  readonly appKey: string
+  readonly appSecret: string
+  /** `PostgreSQL 15.x (fsync=…, synchronous_commit=…)`, for the report. */
+  readonly server: string
+}
+
+/**
+ * Create a fresh database `latchkey_bench_<random>` on the server of `adminUrl` and seed it with
+ * the CLI under DATABASE_URL of that database (which migrates it), as an operator would. The
+ * database is dropped by `Postgres.dropAll` (the harness calls it at the end, also on failure).
+ */
+export const seedPostgres = async (
+  commands: Commands,
+  adminUrl: string,
+  warn: (line: string) => void
+): Promise<PostgresSeed> => {
+  const server = await Postgres.describeServer(adminUrl)
+  const database = Postgres.databaseName()
+  await Postgres.createDatabase(adminUrl, database)
+  const { app } = await createAppAndUser(
+    commands,
+    { DATABASE_URL: Postgres.databaseUrl(adminUrl, database) },
+    warn
+  )
+  return { adminUrl, database, appKey: String(app.app_key), appSecret: String(app.app_secret), server }
 }
 
 /** Copy a closed store (its WAL was checkpointed at close). */

@@ -8,18 +8,31 @@ import { join } from "node:path"
 import { runBench } from "./harness.js"
 import * as Knobs from "./knobs.js"
 import { benchRoot } from "./paths.js"
+import * as Postgres from "./postgres.js"
 import { killAll } from "./proc.js"
 import * as Report from "./report.js"
 
+let interrupted = false
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
+    interrupted = true
     killAll()
-    process.exit(130)
+    // The servers are gone: drop latchkey-postgres' databases (bounded), then leave
+    void Postgres.dropAll(10_000, true).then(
+      (left) => {
+        if (left.length > 0)
+          process.stderr.write(`could not drop PostgreSQL database(s) ${left.join(", ")}\n`)
+        process.exit(130)
+      },
+      () => process.exit(130)
+    )
   })
 }
 
 const knobs = Knobs.read()
 const result = await runBench(knobs, { keep: process.env.KEEP === "1" })
+// Interrupted: the runs ended by the signal are no results (the handler exits once the databases are dropped)
+if (interrupted) await new Promise(() => {})
 const table = Report.rows(result)
 const ratios = Report.ratios(result, table)
 const informational = Report.informational(table)

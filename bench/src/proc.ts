@@ -123,7 +123,8 @@ export const collect = async (
   return { code, stdout, stderr, timedOut: !done }
 }
 
-const pidsInGroup = (pgid: number): Array<number> => {
+/** Every live process of a process group (read from /proc/<pid>/stat), ascending. */
+export const pidsInGroup = (pgid: number): Array<number> => {
   const pids: Array<number> = []
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue
@@ -215,13 +216,59 @@ export const cpuSeconds = (pid: number): number | null => {
   }
 }
 
+/** The sum of the values measured, or null when there is none (every process gone). */
+export const sumMeasured = (values: ReadonlyArray<number | null>): number | null => {
+  const known = values.filter((v): v is number => v !== null)
+  return known.length === 0 ? null : known.reduce((a, b) => a + b, 0)
+}
+
+/** VmRSS summed over every process of a group (a cluster's primary and its workers), MiB. */
+export const groupRssMiB = (pgid: number): number | null => sumMeasured(pidsInGroup(pgid).map(rssMiB))
+
+/** CPU seconds of each process still there, by pid (the ones gone are left out). */
+export const cpuByPid = (pids: ReadonlyArray<number>): Map<number, number> => {
+  const out = new Map<number, number>()
+  for (const pid of pids) {
+    const s = cpuSeconds(pid)
+    if (s !== null) out.set(pid, s)
+  }
+  return out
+}
+
+/**
+ * CPU seconds used between two readings of `cpuByPid`: a process present at both counts its
+ * difference, one that appeared in between counts all of its time (it started during the run),
+ * one that disappeared counts nothing after the first reading (its time is lost).
+ */
+export const cpuBetween = (
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>
+): number => {
+  let total = 0
+  for (const [pid, s] of after) total += s - (before.get(pid) ?? 0)
+  return total
+}
+
+/** The CPUs a process may run on (`Cpus_allowed_list` of /proc/<pid>/status), or null. */
+export const allowedCpus = (pid: number): string | null => {
+  try {
+    const m = /^Cpus_allowed_list:\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return m === null ? null : (m[1] as string)
+  } catch {
+    return null
+  }
+}
+
 /** Sample a process's RSS every `everyMs` until stopped; keeps the maximum and the series. */
-export const sampleRss = (pid: number, everyMs = 200) => {
+export const sampleRss = (pid: number, everyMs = 200) => sampleMiB(() => rssMiB(pid), everyMs)
+
+/** Sample a measure in MiB (an RSS, a group's summed RSS) every `everyMs` until stopped. */
+export const sampleMiB = (measure: () => number | null, everyMs = 200) => {
   const started = Date.now()
   const series: Array<[number, number]> = []
   let max: number | null = null
   const take = () => {
-    const v = rssMiB(pid)
+    const v = measure()
     if (v === null) return
     series.push([(Date.now() - started) / 1000, Math.round(v * 10) / 10])
     if (max === null || v > max) max = v

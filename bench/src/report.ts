@@ -1,7 +1,7 @@
 /**
  * The report: one row per (scenario, configuration) with the median of the rounds, the
- * target ratios with ✓/✗, and informational ratios against the durable-floor baseline
- * (no target), as markdown.
+ * target ratios with ✓/✗, and informational ratios (no target: against the durable-floor
+ * baseline, and latchkey-postgres and latchkey-workers against latchkey), as markdown.
  */
 import type { BenchResult, Configuration, RunRecord } from "./harness.js"
 
@@ -15,6 +15,8 @@ export interface Row {
   readonly p99Ms: number
   readonly rssMaxMiB: number | null
   readonly cpuShare: number | null
+  /** latchkey-postgres: median share of one CPU the PostgreSQL backends used (unpinned, not in cpuShare). */
+  readonly postgresCpuShare?: number | null
   readonly invalid: number
   readonly ok: boolean
   readonly notes: string
@@ -53,6 +55,30 @@ const hammerNote = (runs: ReadonlyArray<RunRecord>): string => {
   )
 }
 
+/** latchkey-workers: what its RSS and CPU sum, and where its processes ran. */
+const groupNote = (runs: ReadonlyArray<RunRecord>): string => {
+  const groups = runs.flatMap((r) => (r.processes === undefined ? [] : [r.processes]))
+  if (groups.length === 0) return ""
+  const counts = [...new Set(groups.map((g) => g.length))].join("/")
+  const cpus = [...new Set(groups.flatMap((g) => g.map((p) => p.cpus ?? "?")))].join(", ")
+  return `RSS and CPU summed over ${counts} processes (primary + workers), allowed CPUs ${cpus}`
+}
+
+/** latchkey-postgres: the PostgreSQL backends' CPU (median over the rounds). */
+const postgresShare = (runs: ReadonlyArray<RunRecord>): number | null => {
+  const shares = runs.flatMap((r) =>
+    r.postgres?.cpuShare === null || r.postgres?.cpuShare === undefined ? [] : [r.postgres.cpuShare]
+  )
+  return shares.length === 0 ? null : median(shares)
+}
+
+const postgresNote = (runs: ReadonlyArray<RunRecord>): string => {
+  const share = postgresShare(runs)
+  const backends = [...new Set(runs.flatMap((r) => (r.postgres === undefined ? [] : [r.postgres.backends])))]
+  if (share === null) return ""
+  return `PostgreSQL backends (${backends.join("/")}, unpinned, not in server CPU or RSS): ${Math.round(share * 100)} % of a CPU`
+}
+
 /** Rows in plan order. */
 export const rows = (result: BenchResult): Array<Row> => {
   const groups = new Map<string, Array<RunRecord>>()
@@ -71,6 +97,8 @@ export const rows = (result: BenchResult): Array<Row> => {
       first.soak
         ? `RSS ${first.soak.rssStartMiB} → ${first.soak.rssEndMiB} MiB (${first.soak.growthPct.toFixed(1)} %)`
         : "",
+      groupNote(runs),
+      postgresNote(runs),
       ...new Set(runs.flatMap((r) => [...r.problems, ...r.notes]))
     ].filter((n) => n !== "")
     return {
@@ -82,6 +110,7 @@ export const rows = (result: BenchResult): Array<Row> => {
       p99Ms: median(runs.map((r) => r.p99Ms)),
       rssMaxMiB: rss.length === 0 ? null : Math.max(...rss),
       cpuShare: cpu.length === 0 ? null : median(cpu),
+      ...(first.config === "latchkey-postgres" ? { postgresCpuShare: postgresShare(runs) } : {}),
       invalid: runs.reduce((n, r) => n + r.invalid + r.errors + (r.hammer?.invalid ?? 0), 0),
       ok: runs.every((r) => r.ok),
       notes: notes.join("; ")
@@ -200,7 +229,9 @@ export interface Info {
 
 /**
  * Ratios against durable-floor (the hand-written server doing only Latchkey's durable work):
- * how much of the floor's rate latchkey reaches, and how far above oidc-provider the floor is.
+ * how much of the floor's rate latchkey reaches, and how far above oidc-provider the floor is;
+ * and the reference server on PostgreSQL, and with LATCHKEY_WORKERS, against latchkey (one
+ * process on SQLite).
  */
 export const informational = (table: ReadonlyArray<Row>): Array<Info> => {
   const find = (config: Configuration) =>
@@ -217,9 +248,12 @@ export const informational = (table: ReadonlyArray<Row>): Array<Info> => {
     }
   }
   const floor = find("durable-floor")
+  const latchkey = find("latchkey")
   return [
-    info("latchkey client_credentials vs durable-floor", find("latchkey"), floor),
-    info("durable-floor vs oidc-provider", floor, find("oidc-provider"))
+    info("latchkey client_credentials vs durable-floor", latchkey, floor),
+    info("durable-floor vs oidc-provider", floor, find("oidc-provider")),
+    info("latchkey-postgres vs latchkey (SQLite) client_credentials", find("latchkey-postgres"), latchkey),
+    info("latchkey-workers vs latchkey client_credentials", find("latchkey-workers"), latchkey)
   ]
 }
 
@@ -263,7 +297,8 @@ export const markdown = (result: BenchResult): string => {
   if (info.some((i) => i.measured !== null)) {
     lines.push("")
     lines.push(
-      "Informational, no target (durable-floor: a hand-written baseline doing only Latchkey's durable work):"
+      "Informational, no target (durable-floor: a hand-written baseline doing only Latchkey's durable work; " +
+        "latchkey-postgres: PostgreSQL unpinned; latchkey-workers: see its pinning above):"
     )
     lines.push("")
     for (const i of info) lines.push(`- ${i.name}: ${i.measured ?? "–"} (${i.note})`)

@@ -69,9 +69,11 @@ describe("harness on bare-http", () => {
       "oidc-provider",
       "durable-floor",
       "latchkey",
-      "latchkey-express"
+      "latchkey-express",
+      "latchkey-workers"
     ])
     expect(steps.find((s) => s.config === "durable-floor")?.store).toBe("base")
+    expect(steps.find((s) => s.config === "latchkey-workers")?.store).toBe("base")
   })
 })
 
