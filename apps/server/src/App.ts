@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, RequestListener } from "node:http"
+import { OpenApi } from "@latchkey/core"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
 import { NodeHttp } from "@latchkey/node"
 import { Effect, Exit, type ManagedRuntime } from "effect"
@@ -64,6 +65,14 @@ export const make = (options: AppOptions): RequestListener => {
           Exit.isSuccess(exit) ? json(res, 200, { status: "ok" }) : json(res, 503, { status: "unavailable" }),
         next
       )
+  })
+
+  // The OpenAPI document of this server, built once: it depends only on the issuer
+  const openApi = JSON.stringify(OpenApi.document({ issuer: options.issuer }))
+  app.get(`${prefix}/openapi.json`, (_req, res) => {
+    res.setHeader("content-type", "application/json; charset=utf-8")
+    res.setHeader("cache-control", "public, max-age=3600")
+    res.end(openApi)
   })
 
   app.use(

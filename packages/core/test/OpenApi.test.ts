@@ -1,0 +1,306 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either, Option, type Schema } from "effect"
+import type * as Grants from "../src/grants/index.js"
+import * as Http from "../src/Http.js"
+import * as Interaction from "../src/Interaction.js"
+import type * as Introspection from "../src/Introspection.js"
+import * as Metadata from "../src/Metadata.js"
+import * as OAuthError from "../src/OAuthError.js"
+import * as OpenApi from "../src/OpenApi.js"
+import * as BasicAuth from "../src/requests/BasicAuth.js"
+import type { Params } from "../src/requests/Form.js"
+import * as TokenRequest from "../src/requests/TokenRequest.js"
+import { StorageError } from "../src/storage/StorageError.js"
+import { TokenStore } from "../src/storage/TokenStore.js"
+import { issuer, newApp, post, TestLayer, token } from "./fixtures.js"
+
+type Json = Record<string, unknown>
+type Equals<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+
+// The response Schemas describe exactly the types the core answers with
+const tokenResponseMatches: Equals<
+  Schema.Schema.Type<typeof OpenApi.TokenResponse>,
+  Grants.TokenResponse
+> = true
+const introspectionMatches: Equals<
+  Schema.Schema.Type<typeof OpenApi.IntrospectionResponse>,
+  Introspection.IntrospectionResponse
+> = true
+
+const doc = OpenApi.document({ issuer }) as Json & { paths: Record<string, Record<string, Json>> }
+
+/** The value a local `$ref` points at. */
+const resolve = (ref: string): unknown =>
+  ref
+    .replace(/^#\//, "")
+    .split("/")
+    .reduce<unknown>(
+      (node, key) => (node as Json | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")],
+      doc
+    )
+
+const deref = (node: Json): Json => (typeof node.$ref === "string" ? deref(resolve(node.$ref) as Json) : node)
+
+/** Every value of the document, depth first. */
+const walk = (node: unknown, visit: (n: Json) => void): void => {
+  if (Array.isArray(node)) for (const n of node) walk(n, visit)
+  else if (node !== null && typeof node === "object") {
+    visit(node as Json)
+    for (const v of Object.values(node)) walk(v, visit)
+  }
+}
+
+const responsesOf = (path: string, method: string) =>
+  doc.paths[path]?.[method]?.responses as Record<string, Json>
+
+/** Documented grant parameters, from the token request body's `oneOf`. */
+const documentedGrants = (): Map<string, Json> => {
+  const body = doc.paths[Metadata.paths.token]?.post?.requestBody as Json
+  const schema = ((body.content as Json)["application/x-www-form-urlencoded"] as Json).schema as {
+    oneOf: Array<Json>
+  }
+  return new Map(
+    schema.oneOf.map((ref) => {
+      const s = deref(ref) as { properties: Record<string, { enum: Array<string> }> }
+      return [s.properties.grant_type?.enum[0] as string, s]
+    })
+  )
+}
+
+/** Valid sample values for the parameters the decoders read. */
+const samples: Params = {
+  code: "abc",
+  redirect_uri: "https://app.example/cb",
+  code_verifier: "v".repeat(43),
+  username: "alice",
+  password: "secret",
+  open_id: "device-42",
+  refresh_token: "abc",
+  scope: "read"
+}
+
+/** The names a decoder reads, recorded through a proxy that answers the samples. */
+const namesRead = (decode: (p: Params) => Either.Either<unknown, unknown>, present: Params = samples) => {
+  const read = new Set<string>()
+  const params = new Proxy(present, {
+    get: (target, name) => {
+      if (typeof name === "string") read.add(name)
+      return Reflect.get(target, name)
+    }
+  })
+  return { read, result: decode(params) }
+}
+
+const decoders: Record<string, (p: Params) => Either.Either<unknown, unknown>> = {
+  authorization_code: TokenRequest.authorizationCode,
+  password: TokenRequest.password,
+  client_credentials: TokenRequest.clientCredentials,
+  refresh_token: TokenRequest.refreshToken
+}
+
+describe("OpenApi.document", () => {
+  it("is structurally valid OpenAPI 3.1", () => {
+    assert.isTrue(tokenResponseMatches && introspectionMatches)
+    assert.strictEqual(doc.openapi, "3.1.0")
+    assert.isString((doc.info as Json).title)
+    assert.isString((doc.info as Json).version)
+    assert.deepStrictEqual(doc.servers, [{ url: issuer }])
+    const refs: Array<string> = []
+    walk(doc, (n) => {
+      if (typeof n.$ref === "string") refs.push(n.$ref)
+    })
+    assert.isAbove(refs.length, 5)
+    for (const ref of refs) assert.isDefined(resolve(ref), ref)
+    const ids = new Set<string>()
+    for (const [path, item] of Object.entries(doc.paths)) {
+      assert.match(path, /^\//)
+      for (const [method, op] of Object.entries(item)) {
+        if (method === "servers") continue
+        assert.include(["get", "post", "put", "delete", "head", "patch", "options"], method)
+        assert.isAbove(Object.keys(op.responses as Json).length, 0, `${method} ${path}`)
+        assert.isFalse(ids.has(op.operationId as string))
+        ids.add(op.operationId as string)
+      }
+    }
+    for (const [name, scheme] of Object.entries(
+      (doc.components as { securitySchemes: Json }).securitySchemes
+    ))
+      assert.isDefined(scheme, name)
+  })
+
+  it("puts the issuer's path in servers and keeps the probes at the origin", () => {
+    const d = OpenApi.document({ issuer: "https://auth.example/base/" }) as {
+      servers: Array<Json>
+      paths: Record<string, Json>
+    }
+    assert.deepStrictEqual(d.servers, [{ url: "https://auth.example/base" }])
+    assert.deepStrictEqual(d.paths["/healthz"]?.servers, [{ url: "https://auth.example" }])
+  })
+
+  it("documents every path the core routes", () => {
+    for (const path of [...Http.jsonPaths, ...Object.values(Metadata.paths)]) assert.property(doc.paths, path)
+  })
+
+  it("documents exactly the parameters each grant's decoder reads", () => {
+    const grants = documentedGrants()
+    assert.sameMembers([...grants.keys()], Object.keys(decoders))
+    for (const [grantType, decode] of Object.entries(decoders)) {
+      const s = grants.get(grantType) as { properties: Json; required?: Array<string> }
+      const { read, result } = namesRead(decode)
+      assert.isTrue(Either.isRight(result), grantType)
+      // grant_type is read by the grant table before the decoder
+      assert.sameMembers(Object.keys(s.properties), ["grant_type", ...read], grantType)
+      for (const name of read) {
+        const { [name]: _, ...without } = samples
+        const missing = Either.isLeft(namesRead(decode, without).result)
+        assert.strictEqual(s.required?.includes(name) ?? false, missing, `${grantType} ${name} required`)
+      }
+    }
+  })
+
+  it("documents only authorize parameters the core keeps", () => {
+    const params = doc.paths[Metadata.paths.authorize]?.get?.parameters as Array<{ name: string }>
+    const query = [...params.map((p) => `${p.name}=x`), "undocumented=x"].join("&")
+    const kept = Interaction.storedQuery(query).split("&")
+    assert.sameMembers(
+      kept.map((p) => p.split("=")[0]),
+      params.map((p) => p.name)
+    )
+  })
+
+  it("documents every error code the core answers", () => {
+    const codes = new Set<string>()
+    walk(doc, (n) => {
+      const error = (n.properties as Json | undefined)?.error as { enum?: Array<string> } | undefined
+      for (const c of error?.enum ?? []) codes.add(c)
+    })
+    const classes = Object.values(OAuthError).filter((v) => typeof v === "function") as Array<
+      new (
+        args: never
+      ) => { readonly error: string }
+    >
+    assert.isAbove(classes.length, 8)
+    for (const C of classes) {
+      const e = new C({ description: "", retryAfter: 1, scope: "" } as never)
+      assert.include([...codes], e.error, C.name)
+    }
+  })
+
+  const wrongSecret = (appKey: string) => BasicAuth.encode({ appKey, appSecret: "wrong" })
+  const req = (over: Partial<Http.HttpRequest>): Http.HttpRequest => ({
+    method: "POST",
+    path: Metadata.paths.token,
+    query: "",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "",
+    remoteAddress: "127.0.0.1",
+    ...over
+  })
+  const route = (r: Http.HttpRequest) => Option.getOrThrow(Http.route(r))
+
+  /** The response is documented: its status, every documented header (with its value when fixed), its error code. */
+  const assertDocumented = (path: string, method: string, res: Http.HttpResponse, label: string) => {
+    const documented = responsesOf(path, method)?.[String(res.status)]
+    assert.isDefined(documented, `${label}: ${res.status} documented for ${method} ${path}`)
+    for (const [name, h] of Object.entries((documented?.headers ?? {}) as Record<string, Json>)) {
+      const value = res.headers[name]
+      assert.isDefined(value, `${label}: header ${name}`)
+      const schema = h.schema as { const?: string; pattern?: string }
+      if (schema.const !== undefined) assert.strictEqual(value, schema.const, `${label}: ${name}`)
+      if (schema.pattern !== undefined) assert.match(value as string, new RegExp(schema.pattern))
+    }
+    const content = documented?.content as Record<string, { schema: Json }> | undefined
+    if (res.body !== "" && content !== undefined) {
+      assert.property(content, "application/json", label)
+      assert.match(res.headers["content-type"] ?? "", /^application\/json/)
+      const body = JSON.parse(res.body) as Json
+      const error = (deref(content["application/json"]?.schema ?? {}).properties as Json | undefined)
+        ?.error as { enum: Array<string> } | undefined
+      if (typeof body.error === "string") assert.include(error?.enum ?? [], body.error, label)
+    }
+  }
+
+  it.effect("every answer of the token endpoint is documented with its headers", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const cc = { grant_type: "client_credentials" }
+      const cases: Array<[string, Http.HttpRequest]> = [
+        [
+          "valid",
+          req({
+            body: "grant_type=client_credentials",
+            headers: { ...req({}).headers, authorization: basic }
+          })
+        ],
+        [
+          "unsupported grant",
+          req({ body: "grant_type=magic", headers: { ...req({}).headers, authorization: basic } })
+        ],
+        [
+          "wrong secret",
+          req({
+            body: "grant_type=client_credentials",
+            headers: { ...req({}).headers, authorization: wrongSecret(app.appKey) }
+          })
+        ],
+        ["GET", req({ method: "GET" })],
+        [
+          "oversized",
+          req({
+            body: "a=".padEnd(Http.maxBodyBytes + 10, "b"),
+            headers: { ...req({}).headers, authorization: basic }
+          })
+        ],
+        [
+          "gzip",
+          req({
+            body: "x",
+            headers: { ...req({}).headers, "content-encoding": "gzip", authorization: basic }
+          })
+        ]
+      ]
+      const statuses = new Set<number>()
+      for (const [label, r] of cases) {
+        const res = yield* route(r)
+        statuses.add(res.status)
+        assertDocumented(Metadata.paths.token, "post", res, label)
+      }
+      for (let i = 0; i < 6; i++) yield* token(cc, wrongSecret(app.appKey))
+      const throttled = yield* token(cc, basic)
+      assertDocumented(Metadata.paths.token, "post", throttled, "throttled")
+      statuses.add(throttled.status)
+      const { basic: other } = yield* newApp()
+      const tokens = yield* TokenStore
+      const down = yield* token(cc, other).pipe(
+        Effect.provideService(TokenStore, {
+          ...tokens,
+          insert: () => Effect.fail(new StorageError({ message: "x" }))
+        })
+      )
+      assertDocumented(Metadata.paths.token, "post", down, "storage down")
+      statuses.add(down.status)
+      assert.sameMembers([...statuses], [200, 400, 401, 405, 413, 415, 429, 503])
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("every answer of introspection, revocation and metadata is documented with its headers", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const issued = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
+      for (const path of [Metadata.paths.introspect, Metadata.paths.revoke]) {
+        assertDocumented(path, "post", yield* post(path, { token: issued }, basic), `${path} valid`)
+        assertDocumented(
+          path,
+          "post",
+          yield* post(path, { token: issued }, wrongSecret(app.appKey)),
+          `${path} 401`
+        )
+        assertDocumented(path, "post", yield* post(path, {}, basic), `${path} 400`)
+        assertDocumented(path, "post", yield* route(req({ path, method: "GET" })), `${path} GET`)
+      }
+      const meta = yield* route(req({ path: Metadata.paths.metadata, method: "GET" }))
+      assert.strictEqual(meta.status, 200)
+      assertDocumented(Metadata.paths.metadata, "get", meta, "metadata")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+})
