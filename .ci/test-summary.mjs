@@ -5,16 +5,22 @@ import { join } from "node:path"
 let passed = 0
 let failed = 0
 let skipped = 0
-for (const group of ["packages", "apps"]) {
+for (const group of ["packages", "apps", "examples"]) {
   if (!existsSync(group)) continue
   for (const name of readdirSync(group)) {
-    const report = join(group, name, "build", "vitest-report.json")
-    if (!existsSync(report)) continue
-    const r = JSON.parse(readFileSync(report, "utf8"))
-    passed += r.numPassedTests ?? 0
-    failed += r.numFailedTests ?? 0
-    skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
-    console.log(`${group}/${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed`)
+    // the package's run, and the same tests in another runtime where it has one (edge)
+    for (const [file, label] of [
+      ["vitest-report.json", ""],
+      ["vitest-edge-report.json", " (edge runtime)"]
+    ]) {
+      const report = join(group, name, "build", file)
+      if (!existsSync(report)) continue
+      const r = JSON.parse(readFileSync(report, "utf8"))
+      passed += r.numPassedTests ?? 0
+      failed += r.numFailedTests ?? 0
+      skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
+      console.log(`${group}/${name}${label}: ${r.numPassedTests} passed, ${r.numFailedTests} failed`)
+    }
   }
 }
 console.log(`tests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`)

@@ -1,0 +1,153 @@
+/**
+ * The JSON endpoints (token, introspection, revocation, metadata) as a fetch-style
+ * handler, `(request: Request) => Promise<Response>`, for Deno.serve, Bun.serve,
+ * edge workers and Node's global Request/Response: read the body with a cap, hand a
+ * plain request to the core's `Http.route`, answer its plain response. Every rule
+ * lives in the core; nothing here needs Node.
+ */
+import { Http } from "@latchkey/core"
+import { Effect, type ManagedRuntime, Option } from "effect"
+
+/** Options of `handler`. */
+export interface Options {
+  /** Path the endpoints are mounted under (the issuer URL's path), e.g. `/auth`; default none. */
+  readonly prefix?: string
+  /** The client's address: fetch has no socket, so take it from the platform or a trusted proxy. */
+  readonly address?: (request: Request) => string | undefined
+  /** The id of a request (e.g. set by a logger), copied into the core's audit events. */
+  readonly requestId?: (request: Request) => string | undefined
+  /** Called with unexpected failures; never sent to the client. */
+  readonly onError?: (error: unknown) => void
+  /** Headers sent with every response under the core's own (default: `hardeningHeaders`). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** What to answer for a path that is not a JSON endpoint (default: a bare 404). */
+  readonly fallback?: (request: Request) => Response | Promise<Response>
+}
+
+/**
+ * The hardening headers `@latchkey/node` sends (helmet's, with the same settings),
+ * written out since helmet needs Node's request and response objects.
+ */
+export const hardeningHeaders: Readonly<Record<string, string>> = {
+  "content-security-policy": "default-src 'none';frame-ancestors 'none';form-action 'none';base-uri 'none'",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "origin-agent-cluster": "?1",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-dns-prefetch-control": "off",
+  "x-download-options": "noopen",
+  "x-frame-options": "DENY",
+  "x-permitted-cross-domain-policies": "none",
+  "x-xss-protection": "0"
+}
+
+/** A body read up to a cap: `truncated` when the request carried more than `limit` bytes. */
+export interface RawBody {
+  readonly text: string
+  readonly truncated: boolean
+}
+
+/**
+ * Read at most `limit + 1` bytes of a request's body as UTF-8 from its stream, then
+ * cancel the stream: a large body is never buffered whole. A declared length over
+ * the cap is refused without reading at all.
+ */
+export const readBody = async (request: Request, limit: number): Promise<RawBody> => {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN)
+  const tooLarge = { text: "\u0000".repeat(limit + 1), truncated: true }
+  if (Number.isFinite(declared) && declared > limit) {
+    await request.body?.cancel().catch(() => {})
+    return tooLarge
+  }
+  if (request.body === null) return { text: "", truncated: false }
+  const reader = request.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    chunks.push(value)
+    size += value.length
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      return tooLarge
+    }
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.length
+  }
+  return { text: new TextDecoder().decode(bytes), truncated: false }
+}
+
+/** The headers of a request, lower-case (as fetch's `Headers` are); a repeated one is joined by `, `. */
+const headersOf = (request: Request): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  request.headers.forEach((value, name) => {
+    headers[name] = value
+  })
+  return headers
+}
+
+/** A core response as a fetch `Response`, with `headers` under the core's own. */
+export const toResponse = (
+  response: Http.HttpResponse,
+  headers: Readonly<Record<string, string>> = {},
+  method = "GET"
+): Response =>
+  new Response(method === "HEAD" || response.body === "" ? null : response.body, {
+    status: response.status,
+    headers: { ...headers, ...response.headers }
+  })
+
+const serverError = Http.errorResponse(Http.serverError)
+
+/**
+ * A fetch handler for the JSON endpoints. It answers a JSON endpoint path through
+ * the core and every other path with `fallback` (a bare 404 by default), so it can be
+ * served as it is or in front of another handler.
+ */
+export const handler = (
+  runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>,
+  options: Options = {}
+): ((request: Request) => Promise<Response>) => {
+  const prefix = (options.prefix ?? "").replace(/\/+$/, "")
+  const headers = options.headers ?? hardeningHeaders
+  const onError = options.onError ?? (() => {})
+  const fallback = options.fallback ?? (() => new Response(null, { status: 404 }))
+  const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
+
+  const serve = async (request: Request, path: string, query: string): Promise<Response> => {
+    // Bounded and never inflated: the core refuses compressed (415) and oversized (413) bodies.
+    const body = request.method === "POST" ? (await readBody(request, Http.maxBodyBytes)).text : ""
+    const route = Http.route({
+      method: request.method,
+      path,
+      query,
+      // fetch joins a repeated header: the core refuses the joined Authorization as malformed.
+      headers: headersOf(request),
+      body,
+      remoteAddress: options.address?.(request),
+      requestId: options.requestId?.(request)
+    })
+    // The path was checked above, so the core has a route for it.
+    const effect = Option.getOrElse(route, () => Effect.succeed(serverError))
+    const response = await runtime.runPromise(effect)
+    // The server closes or drains a connection whose body was left unread, not the handler.
+    return toResponse(response, headers, request.method)
+  }
+
+  return async (request) => {
+    const url = new URL(request.url)
+    if (!endpoints.has(url.pathname)) return fallback(request)
+    try {
+      return await serve(request, url.pathname.slice(prefix.length), url.search.slice(1))
+    } catch (e) {
+      onError(e)
+      return toResponse(serverError, headers)
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export * as Fetch from "./Fetch.js"
