@@ -5,7 +5,7 @@ import { join } from "node:path"
 let passed = 0
 let failed = 0
 let skipped = 0
-for (const group of ["packages", "apps", "examples"]) {
+for (const group of ["packages", "apps", "examples", "tests"]) {
   if (!existsSync(group)) continue
   for (const name of readdirSync(group)) {
     // the package's run, and the same tests in another runtime where it has one (edge)

@@ -1,0 +1,260 @@
+// Packs every published package the way `pnpm publish` does, lints the tarballs (publint, attw),
+// installs them with plain npm into a project outside the workspace, issues a token with them and
+// type-checks a consumer file against them.
+import { execFile } from "node:child_process"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = resolve(here, "../../..")
+const fixtures = resolve(here, "../fixture")
+const require = createRequire(import.meta.url)
+const bin = (name: string) => resolve(here, "../node_modules/.bin", name)
+
+const published = [
+  "core",
+  "express",
+  "fetch",
+  "node",
+  "storage-postgres",
+  "storage-sqlite",
+  "storage-testkit"
+] as const
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+// Children see neither this vitest's worker state nor colours (their output is matched).
+const env = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("VITEST") && k !== "FORCE_COLOR")
+  ),
+  NO_COLOR: "1",
+  CI: "true"
+}
+
+/** Runs a command with a time bound (killed past it) and never rejects: the exit code is the result. */
+const run = (command: string, args: ReadonlyArray<string>, cwd: string, timeout = 120_000) =>
+  new Promise<Run>((done) => {
+    execFile(
+      command,
+      args,
+      {
+        cwd,
+        timeout,
+        killSignal: "SIGKILL",
+        maxBuffer: 64 * 1024 * 1024,
+        env
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        done({
+          code,
+          stdout,
+          stderr: error?.killed ? `${stderr}\n(killed after ${timeout} ms)` : stderr
+        })
+      }
+    )
+  })
+
+const explain = (r: Run) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`
+
+let work = ""
+let tarballs = ""
+let consumer = ""
+const tarball = (pkg: string) => join(tarballs, `latchkey-${pkg}-0.1.0.tgz`)
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "latchkey-packaging-"))
+  tarballs = join(work, "tarballs")
+  consumer = join(work, "consumer")
+  mkdirSync(tarballs)
+  mkdirSync(consumer)
+  // pnpm pack: runs each prepack (the build), swaps publishConfig.exports in, rewrites workspace: ranges.
+  const pack = await run(
+    "pnpm",
+    ["-r", "--filter", "./packages/*", "pack", "--pack-destination", tarballs],
+    root,
+    240_000
+  )
+  expect(pack.code, explain(pack)).toBe(0)
+  expect(readdirSync(tarballs).sort()).toEqual(published.map((p) => `latchkey-${p}-0.1.0.tgz`).sort())
+}, 300_000)
+
+afterAll(() => {
+  if (work !== "") rmSync(work, { recursive: true, force: true })
+})
+
+describe("the packed tarballs", () => {
+  it.each(published)("publint passes on @latchkey/%s", async (pkg) => {
+    const r = await run(bin("publint"), ["run", tarball(pkg), "--strict", "--level", "suggestion"], work)
+    expect(r.code, explain(r)).toBe(0)
+    expect(r.stdout, explain(r)).toContain("All good!")
+  })
+
+  it.each(published)("attw (esm-only) passes on @latchkey/%s", async (pkg) => {
+    // Every public module behind the "./*" pattern, which attw does not expand by itself.
+    const modules = readdirSync(join(root, "packages", pkg, "src"))
+      .filter((f) => f.endsWith(".ts") && f !== "index.ts")
+      .map((f) => `./${f.slice(0, -".ts".length)}`)
+    const r = await run(
+      bin("attw"),
+      [
+        tarball(pkg),
+        "--profile",
+        "esm-only",
+        "--format",
+        "ascii",
+        "--no-color",
+        "--include-entrypoints",
+        ...modules
+      ],
+      work
+    )
+    expect(r.code, explain(r)).toBe(0)
+  })
+
+  it.each(published)("@latchkey/%s contains LICENSE, README.md and what its exports name", async (pkg) => {
+    const r = await run("tar", ["-tzf", tarball(pkg)], work)
+    expect(r.code, explain(r)).toBe(0)
+    const files = r.stdout.split("\n")
+    for (const f of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts"]) {
+      expect(files).toContain(`package/${f}`)
+    }
+    const manifest = await run("tar", ["-xzOf", tarball(pkg), "package/package.json"], work)
+    const json = JSON.parse(manifest.stdout)
+    expect(JSON.stringify(json)).not.toContain("workspace:")
+    expect(JSON.stringify(json.exports)).not.toContain("@latchkey/source")
+  })
+})
+
+describe("installed with npm outside the workspace", () => {
+  beforeAll(async () => {
+    // better-sqlite3 compiles from source (minutes): reuse the workspace's built copy, vendored
+    // without its install script, instead of building it a second time.
+    const sqlite = dirname(
+      createRequire(join(root, "packages/storage-sqlite/package.json")).resolve("better-sqlite3/package.json")
+    )
+    const vendored = join(consumer, "vendor", "better-sqlite3")
+    for (const part of ["lib", "LICENSE", "build/Release/better_sqlite3.node"]) {
+      cpSync(join(sqlite, part), join(vendored, part), { recursive: true })
+    }
+    const sqliteManifest = JSON.parse(readFileSync(join(sqlite, "package.json"), "utf8"))
+    sqliteManifest.scripts = {}
+    sqliteManifest.dependencies = { bindings: sqliteManifest.dependencies.bindings }
+    writeFileSync(join(vendored, "package.json"), JSON.stringify(sqliteManifest, null, 2))
+
+    const version = (name: string, from = "packages/express/package.json") =>
+      JSON.parse(readFileSync(createRequire(join(root, from)).resolve(`${name}/package.json`), "utf8"))
+        .version
+    const ours = Object.fromEntries(published.map((p) => [`@latchkey/${p}`, `file:${tarball(p)}`]))
+    writeFileSync(
+      join(consumer, "package.json"),
+      JSON.stringify(
+        {
+          name: "latchkey-packaging-consumer",
+          private: true,
+          type: "module",
+          dependencies: {
+            ...ours,
+            "better-sqlite3": "file:./vendor/better-sqlite3",
+            effect: version("effect"),
+            express: version("express"),
+            pg: version("pg", "packages/storage-postgres/package.json")
+          },
+          devDependencies: {
+            "@types/express": version("@types/express"),
+            "@types/node": require("@types/node/package.json").version
+          },
+          // the dependencies between our packages (^0.1.0) resolve to the tarballs, never to the registry
+          overrides: Object.fromEntries(
+            [...Object.keys(ours), "better-sqlite3"].map((name) => [name, `$${name}`])
+          )
+        },
+        null,
+        2
+      )
+    )
+    const install = await run(
+      "npm",
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+      consumer,
+      240_000
+    )
+    expect(install.code, explain(install)).toBe(0)
+  }, 300_000)
+
+  it("issues a client_credentials token through core, storage-sqlite and express", async () => {
+    cpSync(join(fixtures, "issue-token.mjs"), join(consumer, "issue-token.mjs"))
+    const r = await run(process.execPath, ["issue-token.mjs"], consumer, 60_000)
+    expect(r.code, explain(r)).toBe(0)
+    const last = r.stdout.trim().split("\n").at(-1) ?? ""
+    const { status, body } = JSON.parse(last)
+    expect(status).toBe(200)
+    expect(body).toMatchObject({ token_type: "Bearer", expires_in: expect.any(Number), scope: "profile" })
+    expect(body.access_token).toMatch(/^[A-Za-z0-9_-]{20,}$/)
+  })
+
+  // storage-testkit's entry point needs a running vitest (next test); its Fixtures do not.
+  it.each(published.map((p) => (p === "storage-testkit" ? `${p}/Fixtures` : p)))(
+    "plain node imports @latchkey/%s",
+    async (pkg) => {
+      const r = await run(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const m = await import("@latchkey/${pkg}"); if (Object.keys(m).length === 0) process.exit(3)`
+        ],
+        consumer,
+        60_000
+      )
+      expect(r.code, explain(r)).toBe(0)
+    }
+  )
+
+  it("storage-testkit's contract passes on storage-sqlite under the consumer's own vitest", async () => {
+    cpSync(join(fixtures, "contract.test.mjs"), join(consumer, "contract.test.mjs"))
+    const r = await run(
+      join(consumer, "node_modules/.bin/vitest"),
+      ["run", "contract.test.mjs", "--reporter=dot"],
+      consumer,
+      150_000
+    )
+    expect(r.code, explain(r)).toBe(0)
+    expect(r.stdout, explain(r)).toMatch(/Tests\s+\d+ passed/)
+  })
+
+  it("a consumer file type-checks with tsc --noEmit", async () => {
+    cpSync(join(fixtures, "consumer.ts"), join(consumer, "consumer.ts"))
+    writeFileSync(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ["node"]
+        },
+        files: ["consumer.ts"]
+      })
+    )
+    const r = await run(
+      process.execPath,
+      [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.json"],
+      consumer
+    )
+    expect(r.code, explain(r)).toBe(0)
+  })
+})
