@@ -8,10 +8,13 @@ let skipped = 0
 for (const group of ["packages", "apps", "examples", "tests"]) {
   if (!existsSync(group)) continue
   for (const name of readdirSync(group)) {
-    // the package's run, and the same tests in another runtime where it has one (edge)
+    // the package's run, and the same tests in another runtime where it has one (edge; Bun and
+    // Deno in tests/runtimes)
     for (const [file, label] of [
       ["vitest-report.json", ""],
-      ["vitest-edge-report.json", " (edge runtime)"]
+      ["vitest-edge-report.json", " (edge runtime)"],
+      ["vitest-bun-report.json", " (Bun)"],
+      ["vitest-deno-report.json", " (Deno)"]
     ]) {
       const report = join(group, name, "build", file)
       if (!existsSync(report)) continue
