@@ -4,8 +4,8 @@ import { defineConfig } from "vitest/config"
  * Every core test again inside an edge runtime VM (`@edge-runtime/vm`: Web APIs and no
  * Node globals), to prove the core needs nothing of Node: the grants, `Http.route`'s
  * endpoints (Http, Introspection, Fuzz, ReadmeExample), the interaction and the memory
- * store they all run on. The storage contract itself lives in @latchkey/storage-testkit,
- * which depends on the core, so it is not run from here.
+ * store they all run on. The storage contract on that store runs in the edge VM from
+ * @latchkey/storage-testkit (which depends on the core), with this package's edge check.
  */
 export default defineConfig({
   ssr: { resolve: { conditions: ["@latchkey/source"] } },
