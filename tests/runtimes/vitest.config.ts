@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 
 /**
- * The core's tests and the storage contract on the memory store, run by `run.mjs` with vitest
+ * The core's tests, the storage contract on the memory store and the fetch binding with its
+ * example, run by `run.mjs` with vitest
  * itself running under Bun (`bun --bun`) and under Deno (`deno run -A`): the forks pool starts
  * its workers with the same runtime, which `test/runtime.test.ts` checks.
  */
@@ -22,7 +23,10 @@ export default defineConfig({
       // ReadmeExample, OpenApi...), the interaction, the memory store they run on
       "packages/core/test/**/*.test.ts",
       // the storage contract on the in-memory store
-      "packages/storage-testkit/test/Memory.test.ts"
+      "packages/storage-testkit/test/Memory.test.ts",
+      // the fetch binding and its example: a token through Request/Response in each runtime
+      "packages/fetch/test/**/*.test.ts",
+      "examples/fetch-token/*.test.ts"
     ],
     pool: "forks",
     // the property tests are slower in Deno's node compatibility layer than in Node
