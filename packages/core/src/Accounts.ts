@@ -51,7 +51,8 @@ export const createUser = Effect.fn("Accounts.createUser")(function* (username: 
   const hasher = yield* PasswordHasher
   const users = yield* UserStore
   const user: User = {
-    userId: yield* Entropy.id(12),
+    // typed on command lines (`cli user delete <user_id>`): never starting with `-`
+    userId: yield* Entropy.argumentSafeId(12),
     username,
     passwordHash: yield* hasher.hash(password),
     createdAt: yield* nowSeconds

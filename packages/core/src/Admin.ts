@@ -50,10 +50,8 @@ export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
 /** Imported App Secrets: 32–512 printable ASCII characters. */
 export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
 
-/** A generated App Key: 128 random bits, base64url, starting with a letter or digit so no command line mistakes it for an option. */
-const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.id(16).pipe(
-  Effect.repeat({ until: (key) => /^[A-Za-z0-9]/.test(key) })
-)
+/** A generated App Key: 128 random bits, base64url, starting with a letter or digit. */
+const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.argumentSafeId(16)
 
 const bad = (description: string) => Effect.fail(new InvalidRequest({ description }))
 

@@ -33,3 +33,10 @@ export const token: Effect.Effect<string, never, Entropy> = Effect.flatMap(Entro
 /** A fresh identifier of `bytes` random bytes, base64url. */
 export const id = (bytes = 16): Effect.Effect<string, never, Entropy> =>
   Effect.flatMap(Entropy, (e) => Effect.map(e.bytes(bytes), encode))
+
+/**
+ * A fresh identifier of `bytes` random bytes, base64url, starting with a letter or digit: App
+ * Keys and user ids are typed on command lines, where a leading `-` would read as an option.
+ */
+export const argumentSafeId = (bytes = 16): Effect.Effect<string, never, Entropy> =>
+  id(bytes).pipe(Effect.repeat({ until: (value) => /^[A-Za-z0-9]/.test(value) }))

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
 import * as Accounts from "../src/Accounts.js"
+import * as Entropy from "../src/Entropy.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
 import * as Memory from "../src/storage/Memory.js"
 import * as Throttle from "../src/Throttle.js"
@@ -73,5 +74,21 @@ describe("Accounts.authenticate, unknown user", () => {
       assert.strictEqual(calls.verified.length, 1)
       assert.isTrue(calls.verified[0]?.startsWith("a$"))
     }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("Accounts.createUser", () => {
+  it.effect("a user id never starts with '-', which a command line would read as an option", () => {
+    // The first draw encodes to "-…" (0xf8 >> 2 is index 62 of base64url), the second to "A…"
+    const draws = [0xf8, 0x00]
+    const entropy = Layer.succeed(Entropy.Entropy, {
+      bytes: (n) => Effect.sync(() => new Uint8Array(n).fill(draws.shift() ?? 0x10))
+    })
+    const { layer } = countingHasher("u")
+    return Effect.gen(function* () {
+      const user = yield* Accounts.createUser("dash-user", "a good password")
+      assert.strictEqual(user.userId[0], "A")
+      assert.deepStrictEqual(draws, [])
+    }).pipe(Effect.provide(Layer.merge(layer, entropy)))
   })
 })
