@@ -6,14 +6,14 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, RequestListener } from "node:http"
-import { OpenApi } from "@latchkey/core"
+import { OpenApi, StorageHealth } from "@latchkey/core"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
 import { NodeHttp } from "@latchkey/node"
 import { Effect, Exit, type ManagedRuntime } from "effect"
 import express, { type NextFunction, type Request, type Response } from "express"
 import proxyaddr from "proxy-addr"
 import type { Log } from "./Log.js"
-import { Readiness, type Services } from "./Services.js"
+import type { Services } from "./Services.js"
 
 /** What the app needs. */
 export interface AppOptions {
@@ -59,7 +59,7 @@ export const make = (options: AppOptions): RequestListener => {
   app.get("/healthz", (_req, res) => json(res, 200, { status: "ok" }))
   app.get("/readyz", (_req, res, next) => {
     runtime
-      .runPromiseExit(Effect.flatten(Readiness))
+      .runPromiseExit(StorageHealth.ping)
       .then(
         (exit) =>
           Exit.isSuccess(exit) ? json(res, 200, { status: "ok" }) : json(res, 503, { status: "unavailable" }),

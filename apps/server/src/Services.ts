@@ -12,56 +12,39 @@ import {
   type PasswordHasher,
   SettingStore,
   type StorageError,
+  type StorageHealth,
   type Stores,
   Throttle
 } from "@latchkey/core"
 import { NodeCrypto } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import type { ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
 import * as ScryptHasher from "./ScryptHasher.js"
 
-/** Whether the store answers, whichever it is: for `/readyz`. */
-export class Readiness extends Context.Tag("@latchkey/server/Readiness")<
-  Readiness,
-  Effect.Effect<void, StorageError.StorageError>
->() {}
-
 /** Every service of the server. */
-export type Services = Http.Requirements | Readiness | Audit.AuditLog | AuditStore.AuditStore
+export type Services =
+  | Http.Requirements
+  | StorageHealth.StorageHealth
+  | Audit.AuditLog
+  | AuditStore.AuditStore
 
-/** `storage` with the readiness check `ping`, which needs what `storage` provides. */
-const withReadiness = <H>(
-  storage: Layer.Layer<Stores.Stores | AuditStore.AuditStore | H, StorageError.StorageError>,
-  ping: Effect.Effect<void, StorageError.StorageError, H>
-) =>
-  Layer.merge(
-    storage,
-    Layer.effect(
-      Readiness,
-      Effect.map(Effect.context<H>(), (services) => Effect.provide(ping, services))
-    ).pipe(Layer.provide(storage))
-  )
-
-/** The store of `env` (PostgreSQL when `DATABASE_URL` is set, SQLite otherwise) and its readiness check. */
+/** The store of `env`: PostgreSQL when `DATABASE_URL` is set, SQLite otherwise; either provides its health for `/readyz`. */
 export const storageLayer = (
   env: ServerEnv
-): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Readiness, StorageError.StorageError> =>
+): Layer.Layer<
+  Stores.Stores | AuditStore.AuditStore | StorageHealth.StorageHealth,
+  StorageError.StorageError
+> =>
   env.databaseUrl !== null
-    ? withReadiness(
-        PostgresStorage.layer({
-          connectionString: env.databaseUrl,
-          poolMax: env.pgPoolMax,
-          auditRetentionDays: env.auditRetentionDays
-        }),
-        PostgresStorage.ping
-      )
-    : withReadiness(
-        SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays }),
-        SqliteStorage.ping
-      )
+    ? PostgresStorage.layer({
+        connectionString: env.databaseUrl,
+        poolMax: env.pgPoolMax,
+        auditRetentionDays: env.auditRetentionDays
+      })
+    : SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
 
 /** Replacements for tests (a cheaper password hash). */
 export interface Overrides {

@@ -12,6 +12,7 @@ import {
   Memory,
   SessionStore,
   StorageError,
+  StorageHealth,
   Throttle,
   TokenStore
 } from "@latchkey/core"
@@ -35,10 +36,9 @@ const runtimeWith = (healthy: boolean) =>
       Throttle.layer(),
       Layer.succeed(Audit.AuditLog, { record: () => Effect.void, recordWith: (_events, write) => write }),
       Memory.auditLayer,
-      Layer.succeed(
-        Services.Readiness,
-        healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))
-      )
+      Layer.succeed(StorageHealth.StorageHealth, {
+        ping: healthy ? Effect.void : Effect.fail(new StorageError.StorageError({ message: "disk gone" }))
+      })
     )
   )
 

@@ -3,7 +3,7 @@
  * migrations applied once at layer build, single use decided by conditional writes, and every
  * transaction run again on serialization failures and deadlocks.
  */
-import { type AuditStore, SessionStore, StorageError, type Stores, Sweep } from "@latchkey/core"
+import { AuditStore, SessionStore, StorageError, StorageHealth, type Stores, Sweep } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as PostgresAudit from "./internal/audit.js"
 import * as Database from "./internal/database.js"
@@ -66,10 +66,10 @@ export const defaultConnectionTimeoutMs = 5000
 export const defaultIdleTimeoutMs = 30_000
 /** The server's `statement_timeout`, unless `Options.statementTimeoutMs` says otherwise. */
 export const defaultStatementTimeoutMs = 10_000
-/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise. */
-export const defaultAuditRetentionDays = 90
-/** The longest retention `Options.auditRetentionDays` takes (about ten years). */
-export const maxAuditRetentionDays = 3650
+/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise (the core's). */
+export const defaultAuditRetentionDays = AuditStore.defaultRetentionDays
+/** The longest retention `Options.auditRetentionDays` takes (the core's, about ten years). */
+export const maxAuditRetentionDays = AuditStore.maxRetentionDays
 
 /** The schema version this version of the adapter writes. */
 export const schemaVersion: number = latestVersion
@@ -77,27 +77,12 @@ export const schemaVersion: number = latestVersion
 const invalid = (message: string): StorageError.StorageError => new StorageError.StorageError({ message })
 
 /** The audit retention `options` ask for, in days; throws StorageError when invalid. */
-const auditRetentionDays = (options: Options): number => {
-  const days = options.auditRetentionDays ?? defaultAuditRetentionDays
-  if (!Number.isSafeInteger(days) || days < 1 || days > maxAuditRetentionDays) {
-    throw invalid(`auditRetentionDays must be a whole number from 1 to ${maxAuditRetentionDays}`)
-  }
-  return days
-}
+const auditRetentionDays = (options: Options): number =>
+  AuditStore.retentionDaysOf(options.auditRetentionDays)
 
 /** The session bounds `options` ask for, over the core's defaults; throws StorageError when invalid. */
-const sessionLimits = (options: Options): SessionStore.SessionLimits => {
-  const limits: SessionStore.SessionLimits = {
-    maxSessions: options.sessions?.maxSessions ?? SessionStore.defaultLimits.maxSessions,
-    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending,
-    maxPendingBytes: options.sessions?.maxPendingBytes ?? SessionStore.defaultLimits.maxPendingBytes
-  }
-  for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 1)
-      throw invalid(`sessions.${name} must be a positive integer`)
-  }
-  return limits
-}
+const sessionLimits = (options: Options): SessionStore.SessionLimits =>
+  SessionStore.limitsOf(options.sessions)
 
 // A plain identifier: it goes into the connection's options unquoted.
 const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
@@ -194,20 +179,13 @@ const open = (db: Database.Database, options: Options, retentionDays: number) =>
     { locks: ["migrate"] }
   )
 
-/** Health of the database, for readiness probes. */
-export class Health extends Context.Tag("@latchkey/storage-postgres/Health")<
-  Health,
-  {
-    /** Read the schema version: succeeds when the database answers. */
-    readonly ping: Effect.Effect<void, StorageError.StorageError>
-  }
->() {}
+/** Health of the database, for readiness probes: the core's `StorageHealth`, which the layer provides. */
+export const Health = StorageHealth.StorageHealth
+/** The core's `StorageHealth` service. */
+export type Health = StorageHealth.StorageHealth
 
 /** Succeeds when the database answers; fails with StorageError otherwise. */
-export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effect.flatMap(
-  Health,
-  (h) => h.ping
-)
+export const ping: Effect.Effect<void, StorageError.StorageError, Health> = StorageHealth.ping
 
 /**
  * Every store over one PostgreSQL database, the audit store, and its Health. The pool is

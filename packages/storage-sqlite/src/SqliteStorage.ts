@@ -2,7 +2,14 @@
  * Latchkey storage on one SQLite file through better-sqlite3: WAL, synchronous=FULL,
  * BEGIN IMMEDIATE for every read-modify-write, versioned migrations at open.
  */
-import { type AuditStore, SessionStore, StorageError, type Stores, Sweep } from "@latchkey/core"
+import {
+  AuditStore,
+  SessionStore,
+  type StorageError,
+  StorageHealth,
+  type Stores,
+  Sweep
+} from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
 import { attempt, openSync } from "./internal/database.js"
@@ -38,54 +45,29 @@ export interface Options {
   readonly auditRetentionDays?: number
 }
 
-/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise. */
-export const defaultAuditRetentionDays = 90
-/** The longest retention `Options.auditRetentionDays` takes (about ten years). */
-export const maxAuditRetentionDays = 3650
+/** Days audit events stay append-only unless `Options.auditRetentionDays` says otherwise (the core's). */
+export const defaultAuditRetentionDays = AuditStore.defaultRetentionDays
+/** The longest retention `Options.auditRetentionDays` takes (the core's, about ten years). */
+export const maxAuditRetentionDays = AuditStore.maxRetentionDays
 
 /** The audit retention `options` ask for, in days; throws StorageError when invalid. */
-const auditRetentionDays = (options: Options): number => {
-  const days = options.auditRetentionDays ?? defaultAuditRetentionDays
-  if (!Number.isSafeInteger(days) || days < 1 || days > maxAuditRetentionDays) {
-    throw new StorageError.StorageError({
-      message: `auditRetentionDays must be a whole number from 1 to ${maxAuditRetentionDays}`
-    })
-  }
-  return days
-}
+const auditRetentionDays = (options: Options): number =>
+  AuditStore.retentionDaysOf(options.auditRetentionDays)
 
 /** The session bounds `options` ask for, over the core's defaults; throws StorageError when invalid. */
-const sessionLimits = (options: Options): SessionStore.SessionLimits => {
-  const limits: SessionStore.SessionLimits = {
-    maxSessions: options.sessions?.maxSessions ?? SessionStore.defaultLimits.maxSessions,
-    maxPending: options.sessions?.maxPending ?? SessionStore.defaultLimits.maxPending,
-    maxPendingBytes: options.sessions?.maxPendingBytes ?? SessionStore.defaultLimits.maxPendingBytes
-  }
-  for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new StorageError.StorageError({ message: `sessions.${name} must be a positive integer` })
-    }
-  }
-  return limits
-}
+const sessionLimits = (options: Options): SessionStore.SessionLimits =>
+  SessionStore.limitsOf(options.sessions)
 
 /** The schema version this version of the adapter writes. */
 export const schemaVersion: number = latestVersion
 
-/** Health of the open database, for readiness probes. */
-export class Health extends Context.Tag("@latchkey/storage-sqlite/Health")<
-  Health,
-  {
-    /** Read the schema table: succeeds when the database file answers. */
-    readonly ping: Effect.Effect<void, StorageError.StorageError>
-  }
->() {}
+/** Health of the database, for readiness probes: the core's `StorageHealth`, which the layer provides. */
+export const Health = StorageHealth.StorageHealth
+/** The core's `StorageHealth` service. */
+export type Health = StorageHealth.StorageHealth
 
 /** Succeeds when the database answers; fails with StorageError otherwise. */
-export const ping: Effect.Effect<void, StorageError.StorageError, Health> = Effect.flatMap(
-  Health,
-  (h) => h.ping
-)
+export const ping: Effect.Effect<void, StorageError.StorageError, Health> = StorageHealth.ping
 
 /**
  * Every store over one SQLite database, the audit store, and its Health. The file is

@@ -3,7 +3,22 @@
  */
 import { Context, type Effect } from "effect"
 import type { AuditEvent } from "../AuditEvent.js"
-import type { StorageError } from "./StorageError.js"
+import { StorageError } from "./StorageError.js"
+
+/** Days audit events stay append-only unless an adapter is told otherwise. */
+export const defaultRetentionDays = 90
+/** The longest retention an adapter takes (about ten years). */
+export const maxRetentionDays = 3650
+
+/** The retention `days` asks for (default `defaultRetentionDays`); throws StorageError unless a whole number from 1 to `maxRetentionDays`. */
+export const retentionDaysOf = (days: number = defaultRetentionDays): number => {
+  if (!Number.isSafeInteger(days) || days < 1 || days > maxRetentionDays) {
+    throw new StorageError({
+      message: `auditRetentionDays must be a whole number from 1 to ${maxRetentionDays}`
+    })
+  }
+  return days
+}
 
 /**
  * Audit events, appended and never changed; deleted only once older than the retention, by

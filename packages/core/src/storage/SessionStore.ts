@@ -5,7 +5,7 @@
  * holds a value that would let its reader act as the browser.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { StorageError } from "./StorageError.js"
+import { StorageError } from "./StorageError.js"
 
 /** A browser's session, as stored. Times are epoch seconds. */
 export const SessionRecord = Schema.Struct({
@@ -61,6 +61,17 @@ export const defaultLimits: SessionLimits = {
   maxSessions: 10_000,
   maxPending: 8,
   maxPendingBytes: 16 * 1024 * 1024
+}
+
+/** The bounds `given` asks for, over `defaultLimits`; throws StorageError naming a bound that is not a positive integer. */
+export const limitsOf = (given: Partial<SessionLimits> = {}): SessionLimits => {
+  const limits: SessionLimits = { ...defaultLimits, ...given }
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new StorageError({ message: `sessions.${name} must be a positive integer` })
+    }
+  }
+  return limits
 }
 
 /** Sessions and pending authorization requests. */
