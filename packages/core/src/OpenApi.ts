@@ -276,6 +276,18 @@ export const document = (options: { readonly issuer: string }): Json => {
     readonly required?: ReadonlyArray<string>
   }
   const challenge = { "www-authenticate": { required: true, schema: { type: "string", pattern: "^Bearer" } } }
+  // introspection and revocation take the same form
+  const tokenBody = formBody(
+    {
+      type: "object",
+      required: ["token"],
+      properties: {
+        token: schema(Text(caps.token)),
+        token_type_hint: { type: "string", enum: ["access_token", "refresh_token"] }
+      }
+    },
+    "The token, never in the query string."
+  )
 
   const paths: Json = {
     [Metadata.paths.token]: {
@@ -301,17 +313,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         operationId: "introspect",
         summary: "Token introspection (RFC 7662) of the application's own tokens",
         security: clientAuth,
-        requestBody: formBody(
-          {
-            type: "object",
-            required: ["token"],
-            properties: {
-              token: schema(Text(caps.token)),
-              token_type_hint: { type: "string", enum: ["access_token", "refresh_token"] }
-            }
-          },
-          "The token, never in the query string."
-        ),
+        requestBody: tokenBody,
         responses: {
           ...jsonOk("the introspection response", schema(IntrospectionResponse), noStore),
           ...formErrorsJson
@@ -323,17 +325,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         operationId: "revoke",
         summary: "Token revocation (RFC 7009); a refresh token revokes its family",
         security: clientAuth,
-        requestBody: formBody(
-          {
-            type: "object",
-            required: ["token"],
-            properties: {
-              token: schema(Text(caps.token)),
-              token_type_hint: { type: "string", enum: ["access_token", "refresh_token"] }
-            }
-          },
-          "The token, never in the query string."
-        ),
+        requestBody: tokenBody,
         responses: {
           200: {
             description: "revoked, or not a token of this application: an empty body",
