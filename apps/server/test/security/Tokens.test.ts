@@ -187,12 +187,14 @@ describe("K: tokens, storage and logging (docs/security.md, checklist K)", () =>
 })
 
 describe("K5: X-Forwarded-* from a client that is not a named proxy changes nothing", () => {
+  // Lockouts long enough that no pause between two requests of a spray on a loaded machine
+  // outlasts one (a 1 s lockout made the count depend on timing)
   const throttle = {
     freeFailures: 1_000_000,
     addressFreeFailures: 3,
-    baseLockout: 1,
-    maxLockout: 2,
-    window: 60
+    baseLockout: 60,
+    maxLockout: 60,
+    window: 600
   }
   const stacks: Array<Stack> = []
   afterAll(async () => {
