@@ -14,7 +14,12 @@ export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
 /** Who is asking: set by the HTTP binding for each request. */
 export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<
   RequestInfo,
-  { readonly requestId: string | null; readonly address: string | null }
+  {
+    readonly requestId: string | null
+    readonly address: string | null
+    /** Who acts, for administrative changes (`admin-api`, `cli`, `user`); absent for the protocol. */
+    readonly actor?: string | null
+  }
 >() {}
 
 /** Where audit events go. */
@@ -56,7 +61,8 @@ const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
       openId: fields.openId ?? null,
       address: info._tag === "Some" ? info.value.address : null,
       requestId: info._tag === "Some" ? info.value.requestId : null,
-      detail: fields.detail ?? null
+      detail: fields.detail ?? null,
+      actor: info._tag === "Some" ? (info.value.actor ?? null) : null
     }
   })
 

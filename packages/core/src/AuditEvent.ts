@@ -19,7 +19,15 @@ export const EventType = Schema.Literal(
   "consent_granted",
   "token_revoked",
   "secret_rotated",
-  "client_auth_previous_secret"
+  "client_auth_previous_secret",
+  "application_created",
+  "application_updated",
+  "application_deleted",
+  "user_created",
+  "user_updated",
+  "user_deleted",
+  "subject_tokens_revoked",
+  "consent_withdrawn"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type
@@ -33,7 +41,13 @@ export const AuditEvent = Schema.Struct({
   openId: Schema.NullOr(Schema.String),
   address: Schema.NullOr(Schema.String),
   requestId: Schema.NullOr(Schema.String),
-  detail: Schema.NullOr(Schema.String)
+  detail: Schema.NullOr(Schema.String),
+  /**
+   * Who made an administrative change: `admin-api`, `cli`, or `user` (a user on their own
+   * consents page); null for events of the protocol. Optional so events built before it
+   * still type; the stores always return it.
+   */
+  actor: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })
 /** One audit event. */
 export type AuditEvent = typeof AuditEvent.Type
@@ -56,8 +70,10 @@ const cap = (value: string | null): string | null => {
 /** The event with each free-text field cut to `maxFieldLength`; an event within bounds is returned as it is. */
 export const bound = (event: AuditEvent): AuditEvent => {
   const { appKey, userId, openId, address, requestId, detail } = event
+  const actor = event.actor ?? null
   const within = (v: string | null) => v === null || v.length <= maxFieldLength
   if (
+    within(actor) &&
     within(appKey) &&
     within(userId) &&
     within(openId) &&
@@ -73,6 +89,7 @@ export const bound = (event: AuditEvent): AuditEvent => {
     openId: cap(openId),
     address: cap(address),
     requestId: cap(requestId),
-    detail: cap(detail)
+    detail: cap(detail),
+    ...(event.actor !== undefined ? { actor: cap(actor) } : {})
   }
 }

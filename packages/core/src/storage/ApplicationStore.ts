@@ -18,6 +18,17 @@ export class PreviousSecretMarked extends Schema.TaggedError<PreviousSecretMarke
   appKey: Schema.String
 }) {}
 
+/**
+ * What `update` may change of a registration; a field left out keeps its value. The values
+ * are validated by the caller (`Admin.updateApplication`).
+ */
+export type ApplicationChanges = Partial<
+  Pick<
+    Application,
+    "name" | "redirectUris" | "scopes" | "grantTypes" | "requirePkce" | "accessTokenTtl" | "refreshTokenTtl"
+  >
+>
+
 /** Applications by App Key. */
 export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationStore")<
   ApplicationStore,
@@ -52,6 +63,15 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
       previousSecretDigest: string,
       now: number
     ) => Effect.Effect<void, PreviousSecretMarked | StorageError>
+    /**
+     * Change the registration (never the App Key, the secrets or `createdAt`) in one atomic
+     * write; the application as it is afterwards, or none when there is no such application.
+     * Tokens issued before keep working until they expire or are revoked.
+     */
+    readonly update: (
+      appKey: string,
+      changes: ApplicationChanges
+    ) => Effect.Effect<Option.Option<Application>, StorageError>
     /** Delete the application and revoke everything issued to it; false when there was none. */
     readonly remove: (appKey: string, now: number) => Effect.Effect<boolean, StorageError>
   }

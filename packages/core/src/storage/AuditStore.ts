@@ -2,7 +2,7 @@
  * The append-only audit record, bounded by a retention.
  */
 import { Context, type Effect } from "effect"
-import type { AuditEvent } from "../AuditEvent.js"
+import type { AuditEvent, EventType } from "../AuditEvent.js"
 import { StorageError } from "./StorageError.js"
 
 /** Days audit events stay append-only unless an adapter is told otherwise. */
@@ -18,6 +18,14 @@ export const retentionDaysOf = (days: number = defaultRetentionDays): number => 
     })
   }
   return days
+}
+
+/** What `AuditStore.query` selects. */
+export interface AuditQuery {
+  readonly limit: number
+  readonly appKey?: string | undefined
+  readonly type?: EventType | undefined
+  readonly since?: number | undefined
 }
 
 /**
@@ -44,6 +52,12 @@ export class AuditStore extends Context.Tag("@latchkey/core/AuditStore")<
       readonly limit: number
       readonly appKey?: string | undefined
     }) => Effect.Effect<ReadonlyArray<AuditEvent>, StorageError>
+    /**
+     * The newest `limit` events matching every filter given (of one application, of one type,
+     * recorded at or after `since`, epoch seconds), newest first (by `at`, then in the order
+     * appended).
+     */
+    readonly query: (filter: AuditQuery) => Effect.Effect<ReadonlyArray<AuditEvent>, StorageError>
     /**
      * Delete at most `limit` events recorded before `cutoff` (`at < cutoff`, epoch seconds), oldest
      * first (by `at`, then in the order appended), and succeed with how many were deleted. A

@@ -5,6 +5,14 @@ import { Context, type Effect, type Option } from "effect"
 import type { ScopeSet } from "../Scope.js"
 import type { StorageError } from "./StorageError.js"
 
+/** One remembered consent of a user. */
+export interface Consent {
+  readonly appKey: string
+  readonly scope: ScopeSet
+  /** Epoch seconds of the last grant that added to it. */
+  readonly updatedAt: number
+}
+
 /** Consents by (user, application). */
 export class ConsentStore extends Context.Tag("@latchkey/core/ConsentStore")<
   ConsentStore,
@@ -18,5 +26,12 @@ export class ConsentStore extends Context.Tag("@latchkey/core/ConsentStore")<
       scope: ScopeSet,
       now: number
     ) => Effect.Effect<void, StorageError>
+    /** Every consent the user has given, by App Key (ascending). */
+    readonly list: (userId: string) => Effect.Effect<ReadonlyArray<Consent>, StorageError>
+    /**
+     * Forget the user's consent to the application and revoke every token of that application
+     * for the user, in one transaction; false (and nothing revoked) when there was no consent.
+     */
+    readonly withdraw: (userId: string, appKey: string, now: number) => Effect.Effect<boolean, StorageError>
   }
 >() {}

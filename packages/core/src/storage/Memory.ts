@@ -154,7 +154,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const users = new Map<string, User>()
   const codes = new Map<string, AuthorizationCode>()
   const tokens = new Map<string, Token>()
-  const consents = new Map<string, Scope.ScopeSet>()
+  const consents = new Map<string, { readonly scope: Scope.ScopeSet; readonly updatedAt: number }>()
   const openIds = new Map<string, string>()
   // (App Key, open_id) → user id, the reverse of openIds
   const usersByOpenId = new Map<string, string>()
@@ -228,6 +228,15 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         apps.set(appKey, { ...app, previousSecretUsedAt: now })
         return Effect.void
       }),
+    update: (appKey, changes) =>
+      Effect.sync(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return Option.none()
+        const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
+        const updated: Application = { ...app, ...defined }
+        apps.set(appKey, updated)
+        return Option.some(updated)
+      }),
     remove: (appKey, now) =>
       Effect.sync(() => {
         revokeWhere((t) => t.appKey === appKey, now)
@@ -241,8 +250,23 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
             if (u.username === user.username)
               return Effect.fail(new UsernameTaken({ username: user.username }))
           }
-          users.set(user.userId, { ...user })
+          users.set(user.userId, { ...user, disabledAt: user.disabledAt ?? null })
           return Effect.void
+        }),
+      setPasswordHash: (userId, passwordHash) =>
+        Effect.sync(() => {
+          const user = users.get(userId)
+          if (user === undefined) return false
+          users.set(userId, { ...user, passwordHash })
+          return true
+        }),
+      setDisabled: (userId, disabled, now) =>
+        Effect.sync(() => {
+          const user = users.get(userId)
+          if (user === undefined) return false
+          if (disabled) revokeWhere((t) => t.userId === userId, now)
+          users.set(userId, { ...user, disabledAt: disabled ? (user.disabledAt ?? now) : null })
+          return true
         }),
       findByUsername: (username) =>
         Effect.sync(() => Option.fromNullable([...users.values()].find((u) => u.username === username))),
@@ -298,6 +322,15 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           return Effect.void
         }),
       revokeFamily: (familyId, now) => Effect.sync(() => revokeWhere((t) => t.familyId === familyId, now)),
+      revokeSubject: (subject, now) =>
+        Effect.sync(() =>
+          revokeWhere(
+            (t) =>
+              t.appKey === subject.appKey &&
+              ("openId" in subject ? t.openId === subject.openId : t.userId === subject.userId),
+            now
+          )
+        ),
       revoke: (kind, hash, now) =>
         Effect.sync(() => {
           const t = tokens.get(tokenKey(kind, hash))
@@ -309,11 +342,24 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
     }),
     Context.add(ConsentStore, {
       find: (userId, appKey) =>
-        Effect.sync(() => Option.fromNullable(consents.get(`${userId}\u0000${appKey}`))),
-      grant: (userId, appKey, scope) =>
+        Effect.sync(() => Option.fromNullable(consents.get(`${userId}\u0000${appKey}`)?.scope)),
+      grant: (userId, appKey, scope, now) =>
         Effect.sync(() => {
           const k = `${userId}\u0000${appKey}`
-          consents.set(k, Scope.union(consents.get(k) ?? Scope.empty, scope))
+          consents.set(k, { scope: Scope.union(consents.get(k)?.scope ?? Scope.empty, scope), updatedAt: now })
+        }),
+      list: (userId) =>
+        Effect.sync(() =>
+          [...consents.entries()]
+            .filter(([k]) => k.startsWith(`${userId}\u0000`))
+            .map(([k, c]) => ({ appKey: k.slice(userId.length + 1), scope: c.scope, updatedAt: c.updatedAt }))
+            .sort((a, b) => (a.appKey < b.appKey ? -1 : a.appKey > b.appKey ? 1 : 0))
+        ),
+      withdraw: (userId, appKey, now) =>
+        Effect.sync(() => {
+          if (!consents.delete(`${userId}\u0000${appKey}`)) return false
+          revokeWhere((t) => t.appKey === appKey && t.userId === userId, now)
+          return true
         })
     }),
     Context.add(OpenIdStore, {
@@ -343,13 +389,29 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   )
 }
 
+const stored = (event: AuditEvent): AuditEvent => ({ ...event, actor: event.actor ?? null })
+
 /** A fresh in-memory audit store (kept apart from `Stores` so adapters may add it on their own). */
 export const makeAudit = (): Context.Context<AuditStore> => {
   const events: Array<AuditEvent> = []
   return Context.make(AuditStore, {
-    append: (event) => Effect.sync(() => void events.push({ ...event })),
+    append: (event) => Effect.sync(() => void events.push(stored(event))),
     // Memory writes complete in one synchronous step: appending after success is atomic with them.
-    appendWith: (added, write) => Effect.tap(write, () => void events.push(...added.map((e) => ({ ...e })))),
+    appendWith: (added, write) => Effect.tap(write, () => void events.push(...added.map(stored))),
+    query: ({ limit, appKey, type, since }) =>
+      Effect.sync(() =>
+        events
+          .map((e, i) => ({ e, i }))
+          .filter(
+            ({ e }) =>
+              (appKey === undefined || e.appKey === appKey) &&
+              (type === undefined || e.type === type) &&
+              (since === undefined || e.at >= since)
+          )
+          .sort((a, b) => b.e.at - a.e.at || b.i - a.i)
+          .slice(0, Math.max(0, limit))
+          .map(({ e }) => e)
+      ),
     tail: ({ limit, appKey }) =>
       Effect.sync(() => events.filter((e) => appKey === undefined || e.appKey === appKey).slice(-limit)),
     // No retention of its own: deletes whatever the caller asks, oldest first.

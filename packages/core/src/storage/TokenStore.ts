@@ -16,6 +16,11 @@ export class RefreshAlreadyRotated extends Schema.TaggedError<RefreshAlreadyRota
   }
 ) {}
 
+/** Whose tokens `revokeSubject` revokes: an application's subject by open_id, or by platform user. */
+export type Subject =
+  | { readonly appKey: string; readonly openId: string }
+  | { readonly appKey: string; readonly userId: string }
+
 /** Tokens by the SHA-256 of their value, namespaced by kind. */
 export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<
   TokenStore,
@@ -37,6 +42,12 @@ export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<
     ) => Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | StorageError>
     /** Revoke every token of the family; commits on its own. Returns how many were revoked. */
     readonly revokeFamily: (familyId: string, now: number) => Effect.Effect<number, StorageError>
+    /**
+     * Revoke every unrevoked token of one subject of one application: all tokens with this App
+     * Key and this `openId` (or this `userId`), which are whole families since a family never
+     * changes subject. One write; returns how many tokens it revoked.
+     */
+    readonly revokeSubject: (subject: Subject, now: number) => Effect.Effect<number, StorageError>
     /** Revoke one token; false when it was unknown or already revoked. */
     readonly revoke: (kind: Kind, tokenHash: string, now: number) => Effect.Effect<boolean, StorageError>
     /** Delete at most `limit` tokens that expired before `now`; returns how many. */
