@@ -12,6 +12,7 @@ import { NodeHttp } from "@latchkey/node"
 import { Exit, type ManagedRuntime } from "effect"
 import express, { type NextFunction, type Request, type Response } from "express"
 import proxyaddr from "proxy-addr"
+import type { ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
 import type { Services } from "./Services.js"
 
@@ -20,7 +21,8 @@ export interface AppOptions {
   readonly runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
   readonly issuer: string
   readonly log: Log
-  readonly scopeDescriptions: Readonly<Record<string, string>>
+  readonly scopeDescriptions: ServerEnv["scopeDescriptions"]
+  readonly productName: string
   /** Express "trust proxy" (exact proxy addresses), or false. */
   readonly trustProxy: string | false
 }
@@ -77,7 +79,12 @@ export const make = (options: AppOptions): RequestListener => {
 
   app.use(
     prefix === "" ? "/" : prefix,
-    oauthRouter(runtime, { scopeDescriptions: options.scopeDescriptions, requestId, onError })
+    oauthRouter(runtime, {
+      scopeDescriptions: options.scopeDescriptions,
+      productName: options.productName,
+      requestId,
+      onError
+    })
   )
 
   app.get(`${prefix}/api/me`, requireBearer(runtime), (req, res) => {

@@ -19,7 +19,12 @@ export interface ServerEnv {
   readonly pgPoolMax: number
   /** The server key, when set explicitly. */
   readonly secret: string | null
-  readonly scopeDescriptions: Readonly<Record<string, string>>
+  /** What each scope allows, for the consent pages: one text, or texts by language tag. */
+  readonly scopeDescriptions: Readonly<Record<string, string | Readonly<Record<string, string>>>>
+  /** The product name the pages show (`LATCHKEY_PRODUCT_NAME`, default "Latchkey"). */
+  readonly productName: string
+  /** The admin listener (`LATCHKEY_ADMIN_PORT`), or null when it is off. */
+  readonly admin: AdminEnv | null
   readonly codeTtl: number | undefined
   readonly accessTokenTtl: number | undefined
   readonly refreshTokenTtl: number | undefined
@@ -43,6 +48,18 @@ export interface ServerEnv {
   /** Worker processes serving the port (`node:cluster`); 1 runs the server in this process, as before. */
   readonly workers: number
 }
+
+/** The admin listener: the admin API and `/metrics`, never on the public port. */
+export interface AdminEnv {
+  readonly port: number
+  /** `LATCHKEY_ADMIN_HOST`, default 127.0.0.1. */
+  readonly host: string
+  /** The bearer token every admin request must carry (`LATCHKEY_ADMIN_TOKEN`, at least 32 characters). */
+  readonly token: string
+}
+
+/** Shortest admin token accepted. */
+export const minAdminTokenLength = 32
 
 /** A configuration problem, reported to the operator before anything starts. */
 export class EnvError extends Error {}
@@ -112,18 +129,38 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
   const secret = env.LATCHKEY_SECRET ?? ""
   if (secret !== "" && secret.length < Config.minServerKeyLength)
     throw new EnvError(`LATCHKEY_SECRET must be at least ${Config.minServerKeyLength} characters`)
-  let scopeDescriptions: Record<string, string> = {}
+  let scopeDescriptions: ServerEnv["scopeDescriptions"] = {}
   if (env.LATCHKEY_SCOPE_DESCRIPTIONS !== undefined && env.LATCHKEY_SCOPE_DESCRIPTIONS !== "") {
+    const isObject = (v: unknown): v is Record<string, unknown> =>
+      typeof v === "object" && v !== null && !Array.isArray(v)
     try {
       const parsed: unknown = JSON.parse(env.LATCHKEY_SCOPE_DESCRIPTIONS)
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error()
-      for (const v of Object.values(parsed)) if (typeof v !== "string") throw new Error()
-      scopeDescriptions = parsed as Record<string, string>
+      if (!isObject(parsed)) throw new Error()
+      for (const v of Object.values(parsed)) {
+        if (typeof v === "string") continue
+        if (!isObject(v) || Object.values(v).some((t) => typeof t !== "string")) throw new Error()
+      }
+      scopeDescriptions = parsed as ServerEnv["scopeDescriptions"]
     } catch {
       throw new EnvError(
-        'LATCHKEY_SCOPE_DESCRIPTIONS must be a JSON object of strings, e.g. {"profile":"Read your profile"}'
+        'LATCHKEY_SCOPE_DESCRIPTIONS must be a JSON object of texts, or of texts by language, e.g. {"profile":"Read your profile"} or {"profile":{"en":"Read your profile","zh-CN":"读取你的资料"}}'
       )
     }
+  }
+  const productName = (env.LATCHKEY_PRODUCT_NAME ?? "").trim() || "Latchkey"
+  if (productName.length > 64) {
+    throw new EnvError(`LATCHKEY_PRODUCT_NAME must be at most 64 characters (got ${productName.length})`)
+  }
+  const adminPort = integer(env, "LATCHKEY_ADMIN_PORT", 0, 65535)
+  const adminToken = env.LATCHKEY_ADMIN_TOKEN ?? ""
+  let admin: AdminEnv | null = null
+  if (adminPort !== undefined) {
+    if (adminToken.length < minAdminTokenLength) {
+      throw new EnvError(
+        `LATCHKEY_ADMIN_TOKEN must be set to at least ${minAdminTokenLength} characters when LATCHKEY_ADMIN_PORT is set (e.g. openssl rand -base64 32)`
+      )
+    }
+    admin = { port: adminPort, host: (env.LATCHKEY_ADMIN_HOST ?? "").trim() || "127.0.0.1", token: adminToken }
   }
   const d = Throttle.defaultPolicy
   const throttle: Throttle.Policy = {
@@ -162,6 +199,8 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     pgPoolMax: integer(env, "LATCHKEY_PG_POOL_MAX", 1, 1000) ?? 10,
     secret: secret === "" ? null : secret,
     scopeDescriptions,
+    productName,
+    admin,
     codeTtl: integer(env, "LATCHKEY_CODE_TTL", 1, 600),
     accessTokenTtl: integer(env, "LATCHKEY_ACCESS_TOKEN_TTL", 1, 86400),
     refreshTokenTtl: integer(env, "LATCHKEY_REFRESH_TOKEN_TTL", 1, 365 * 86400),

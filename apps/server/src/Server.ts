@@ -100,6 +100,7 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     issuer,
     log,
     scopeDescriptions: env.scopeDescriptions,
+    productName: env.productName,
     trustProxy: env.trustProxy
   })
 

@@ -15,8 +15,11 @@ import * as Pages from "./Pages.js"
 export interface Options {
   /** Product name shown on the pages (default "Latchkey"). */
   readonly productName?: string
-  /** What each scope allows, shown on the consent page; others read "Access to <scope>". */
-  readonly scopeDescriptions?: Readonly<Record<string, string>>
+  /**
+   * What each scope allows, shown on the consent page: one text, or texts by language tag;
+   * others read "Access to <scope>".
+   */
+  readonly scopeDescriptions?: Readonly<Record<string, string | Readonly<Record<string, string>>>>
   /** Called with unexpected failures (defects, a body consumed by another parser); never sent to the client. */
   readonly onError?: (error: unknown) => void
   /** The id of a request (e.g. set by a logger), copied into the core's audit events. */
@@ -97,10 +100,14 @@ export const oauthRouter = (
   const describe = (scope: Scope.ScopeSet): ReadonlyArray<Pages.ScopeLine> =>
     scope.map((name) => ({
       name,
-      description:
-        options.scopeDescriptions !== undefined && Object.hasOwn(options.scopeDescriptions, name)
-          ? (options.scopeDescriptions[name] as string)
-          : `Access to ${name}`
+      description: (() => {
+        const d =
+          options.scopeDescriptions !== undefined && Object.hasOwn(options.scopeDescriptions, name)
+            ? options.scopeDescriptions[name]
+            : undefined
+        const text = typeof d === "string" ? d : (d?.en ?? (d === undefined ? undefined : Object.values(d)[0]))
+        return text ?? `Access to ${name}`
+      })()
     }))
 
   const pageHeaders = (res: Response, formTargets: ReadonlyArray<string>) => {

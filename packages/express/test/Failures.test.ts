@@ -17,6 +17,7 @@ const broken = Layer.effectContext(
       list: down,
       updateSecret: down,
       markPreviousSecretUsed: down,
+      update: down,
       remove: down
     })
   })
