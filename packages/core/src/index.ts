@@ -1,5 +1,6 @@
 export * as Accounts from "./Accounts.js"
 export * as Admin from "./Admin.js"
+export * as AdminApi from "./AdminApi.js"
 export * as Application from "./Application.js"
 export * as Audit from "./Audit.js"
 export * as AuthorizationCode from "./AuthorizationCode.js"
