@@ -12,7 +12,8 @@ import {
 } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
-import { attempt, openSync } from "./internal/database.js"
+import * as SqliteBackup from "./internal/backup.js"
+import { assertSameFile, attempt, fileIdentity, openSync } from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
 import * as SqliteStores from "./internal/stores.js"
 import * as Writer from "./internal/writer.js"
@@ -66,7 +67,11 @@ export const Health = StorageHealth.StorageHealth
 /** The core's `StorageHealth` service. */
 export type Health = StorageHealth.StorageHealth
 
-/** Succeeds when the database answers; fails with StorageError otherwise. */
+/**
+ * Succeeds when the database answers and, for a database file, the path still names the file
+ * the layer opened; fails with StorageError otherwise (the file was deleted, or replaced, e.g.
+ * by a restore renamed over it: an open connection would go on using the old one).
+ */
 export const ping: Effect.Effect<void, StorageError.StorageError, Health> = StorageHealth.ping
 
 /**
@@ -81,14 +86,16 @@ export const layer = (
     Effect.gen(function* () {
       const limits = yield* attempt(() => sessionLimits(options))
       const retentionDays = yield* attempt(() => auditRetentionDays(options))
-      const { db, writer, insertEvent } = yield* Effect.acquireRelease(
+      const { db, writer, insertEvent, identity } = yield* Effect.acquireRelease(
         attempt(() => {
           const { db } = openSync(options)
           try {
+            // The file opened, which the ping compares with the one at the path
+            const identity = fileIdentity(options.filename)
             // Migration 7's row, read by the trigger that guards audit_events against deletes.
             db.prepare("UPDATE audit_retention SET seconds = ? WHERE id = 1").run(retentionDays * 86_400)
             const insertEvent = SqliteAudit.inserter(db)
-            return { db, insertEvent, writer: Writer.make(db, insertEvent) }
+            return { db, insertEvent, identity, writer: Writer.make(db, insertEvent) }
           } catch (e) {
             db.close()
             throw e
@@ -105,7 +112,12 @@ export const layer = (
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
       const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvent))
       return Context.merge(stores, audit).pipe(
-        Context.add(Health, { ping: Effect.asVoid(attempt(() => probe.get())) })
+        Context.add(Health, {
+          ping: attempt(() => {
+            assertSameFile(identity)
+            probe.get()
+          })
+        })
       )
     })
   )
@@ -119,6 +131,24 @@ export const migrate = (
     ({ migratedFrom }) => Effect.succeed({ from: migratedFrom, to: latestVersion }),
     ({ db }) => Effect.sync(() => db.close())
   )
+
+/** Where `backup` reads from: the database file, and how long to wait for a lock (default 5000 ms). */
+export type BackupSource = SqliteBackup.Source
+/** What `backup` copied: the pages of the new file. */
+export type BackupResult = SqliteBackup.Result
+
+/**
+ * Copy the database at `source.filename` to the new file `destination` (its directory is
+ * created) with SQLite's online backup API, while other connections and processes go on
+ * reading and writing: the copy holds every commit made before it started, including those
+ * still in the WAL, and is consistent (taken in one read transaction). Fails with StorageError,
+ * writing nothing, when `destination` exists already, when the source is `:memory:` or missing,
+ * and, leaving no file at `destination`, when the copy fails or is interrupted.
+ */
+export const backup = (
+  source: BackupSource,
+  destination: string
+): Effect.Effect<BackupResult, StorageError.StorageError> => SqliteBackup.run(source, destination)
 
 /** Bounds of one sweep (`Sweep.Options` of the core). */
 export type SweepOptions = Sweep.Options

@@ -20,7 +20,8 @@ const event = (i: number, appKey: string | null): Audit.AuditEvent => ({
   openId: `o-${i}`,
   address: "127.0.0.1",
   requestId: `r-${i}`,
-  detail: "client_credentials"
+  detail: "client_credentials",
+  actor: null
 })
 
 it.effect("audit events are appended and the newest come back oldest first, per application if asked", () =>

@@ -109,7 +109,8 @@ const used = (appKey: string): Audit.AuditEvent => ({
   openId: null,
   address: null,
   requestId: null,
-  detail: "previous secret works until …"
+  detail: "previous secret works until …",
+  actor: null
 })
 
 it.effect(

@@ -1,12 +1,14 @@
 /**
  * The audit part of the storage contract: append-only events, events stored in the
- * transaction of the change they record (`appendWith`), and the bounded purge of
- * events older than a cutoff (`purgeBefore`).
+ * transaction of the change they record (`appendWith`), the bounded purge of events
+ * older than a cutoff (`purgeBefore`), and the filtered query (`query`) with the actor
+ * of each event.
  */
 import { assert, layer as sharedLayer } from "@effect/vitest"
 import { type Audit, AuditStore, CodeStore, type Stores, TokenStore } from "@latchkey/core"
 import { Array as Arr, Effect, Exit, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
+import { auditQueryCases } from "./internal/auditQueryCases.js"
 
 const T = F.baseTime
 
@@ -22,7 +24,8 @@ const event = (appKey: string, detail: string, at: number = T): Audit.AuditEvent
   openId: null,
   address: "127.0.0.1",
   requestId: F.id("req"),
-  detail
+  detail,
+  actor: null
 })
 
 const eventsOf = (appKey: string) =>
@@ -171,4 +174,6 @@ export const auditContract = (
         assert.deepStrictEqual(yield* audit.tail({ limit: 1, appKey }), [recent])
       })
     )
+
+    auditQueryCases(it)
   })

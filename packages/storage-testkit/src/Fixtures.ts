@@ -39,12 +39,13 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   ...overrides
 })
 
-/** A platform user. */
+/** An enabled platform user (`disabledAt` null, as the stores return it). */
 export const user = (overrides: Partial<User.User> = {}): User.User => ({
   userId: id("user"),
   username: id("name"),
   passwordHash: `scrypt$${hash()}`,
   createdAt: baseTime,
+  disabledAt: null,
   ...overrides
 })
 

@@ -17,6 +17,7 @@ import {
 } from "@latchkey/core"
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
+import { adminCases } from "./internal/adminCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 
@@ -746,6 +747,7 @@ export const storageContract = (
       })
     )
 
+    adminCases(it)
     sessionCases(it, makeLayer)
     throttleCases(it)
   })

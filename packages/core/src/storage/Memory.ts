@@ -10,7 +10,7 @@ import * as Scope from "../Scope.js"
 import { memoryStore as memoryThrottleStore } from "../Throttle.js"
 import type { Token } from "../Token.js"
 import type { User } from "../User.js"
-import { AppKeyTaken, ApplicationStore, PreviousSecretMarked } from "./ApplicationStore.js"
+import { AppKeyTaken, type ApplicationChanges, ApplicationStore, PreviousSecretMarked } from "./ApplicationStore.js"
 import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
@@ -28,6 +28,16 @@ import type { Stores } from "./Stores.js"
 import { ThrottleStore } from "./ThrottleStore.js"
 import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
 import { UsernameTaken, UserStore } from "./UserStore.js"
+
+const changeable = [
+  "name",
+  "redirectUris",
+  "scopes",
+  "grantTypes",
+  "requirePkce",
+  "accessTokenTtl",
+  "refreshTokenTtl"
+] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 const tokenKey = (kind: Token["kind"], hash: string) => `${kind}:${hash}`
 
@@ -232,8 +242,11 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       Effect.sync(() => {
         const app = apps.get(appKey)
         if (app === undefined) return Option.none()
-        const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
-        const updated: Application = { ...app, ...defined }
+        // Only the fields a registration change may touch, whatever else the value carries
+        const updated: Application = { ...app }
+        for (const field of changeable) {
+          if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
+        }
         apps.set(appKey, updated)
         return Option.some(updated)
       }),

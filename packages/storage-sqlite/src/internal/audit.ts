@@ -10,18 +10,54 @@ import type { Writer } from "./writer.js"
 
 const decodeEvent = Schema.decodeUnknownSync(Audit.AuditEvent)
 const columns = `at, type, app_key AS appKey, user_id AS userId, open_id AS openId, address,
-  request_id AS requestId, detail`
+  request_id AS requestId, detail, actor`
 
 /** The statement appending one event, run inside a writer's transaction. */
 export const inserter = (db: BetterSqlite3.Database): ((event: Audit.AuditEvent) => void) => {
-  const insert =
-    db.prepare(`INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail)
-    VALUES (@at, @type, @appKey, @userId, @openId, @address, @requestId, @detail)`)
-  return (event) => void insert.run(event)
+  const insert = db.prepare(`INSERT INTO audit_events (at, type, app_key, user_id, open_id, address,
+    request_id, detail, actor) VALUES (@at, @type, @appKey, @userId, @openId, @address, @requestId, @detail, @actor)`)
+  // An event without an actor (built before events had one) is stored with NULL.
+  return (event) =>
+    void insert.run({
+      at: event.at,
+      type: event.type,
+      appKey: event.appKey,
+      userId: event.userId,
+      openId: event.openId,
+      address: event.address,
+      requestId: event.requestId,
+      detail: event.detail,
+      actor: event.actor ?? null
+    })
 }
 
 // A purge is always bounded (SQLite reads a negative LIMIT as "no limit").
 const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
+// How many events a read returns: a limit that is not positive returns none, a fraction rounds down.
+const count = (limit: number): number =>
+  limit > 0 ? Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER) : 0
+
+/**
+ * The statements of `AuditStore.query`, one per combination of filters, each prepared at open so
+ * that it can use its index: `audit_events_by_at` without a filter, `audit_events_by_type`
+ * (type, at) for one type, `audit_events_by_app` for one application.
+ */
+const queries = (
+  db: BetterSqlite3.Database
+): ((filter: AuditStore.AuditQuery) => BetterSqlite3.Statement) => {
+  const conditions = ["app_key = @appKey", "type = @type", "at >= @since"] as const
+  const statements = Array.from({ length: 8 }, (_, bits) => {
+    const where = conditions.filter((_, i) => (bits & (1 << i)) !== 0)
+    return db.prepare(`SELECT ${columns} FROM audit_events
+      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY at DESC, id DESC LIMIT @limit`)
+  })
+  return (filter) =>
+    statements[
+      (filter.appKey !== undefined ? 1 : 0) |
+        (filter.type !== undefined ? 2 : 0) |
+        (filter.since !== undefined ? 4 : 0)
+    ] as BetterSqlite3.Statement
+}
 
 /** Prepare the statements and build the audit store over `db`; appends go through `writer`. */
 export const make = (
@@ -38,6 +74,7 @@ export const make = (
   // The oldest instant still inside the retention, by the database's clock (as the trigger reads it).
   const retention = db.prepare(`SELECT seconds, CAST(strftime('%s', 'now') AS INTEGER) - seconds AS horizon
     FROM audit_retention WHERE id = 1`)
+  const query = queries(db)
   const purge = db.prepare(`DELETE FROM audit_events WHERE id IN
     (SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`)
   return Context.make(AuditStore.AuditStore, {
@@ -45,10 +82,22 @@ export const make = (
     appendWith: (events, write) => writer.withEvents(events, write),
     tail: ({ limit, appKey }) =>
       attempt(() => {
-        const n = Math.max(0, Math.floor(limit))
+        const n = count(limit)
         const rows = appKey === undefined ? tailAll.all(n) : tailApp.all(appKey, n)
         return rows.map((row) => decodeEvent(row))
       }),
+    // Newest first: by at, then by id, the order appended.
+    query: (filter) =>
+      attempt(() =>
+        query(filter)
+          .all({
+            limit: count(filter.limit),
+            ...(filter.appKey !== undefined ? { appKey: filter.appKey } : {}),
+            ...(filter.type !== undefined ? { type: filter.type } : {}),
+            ...(filter.since !== undefined ? { since: filter.since } : {})
+          })
+          .map((row) => decodeEvent(row))
+      ),
     // Refused as a whole, before the trigger would refuse a row, when the cutoff is inside the
     // retention: nothing is deleted, even the rows that are outside it.
     purgeBefore: (cutoff, limit) =>

@@ -2,8 +2,8 @@
  * Opening the database file: pragmas, migrations, and the mapping of every
  * driver exception to the core's StorageError.
  */
-import { mkdirSync } from "node:fs"
-import { dirname } from "node:path"
+import { type BigIntStats, mkdirSync, statSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 import { StorageError } from "@latchkey/core"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, ParseResult } from "effect"
@@ -55,8 +55,61 @@ export const toStorageError = (cause: unknown): StorageError.StorageError => {
 export const attempt = <A>(f: () => A): Effect.Effect<A, StorageError.StorageError> =>
   Effect.try({ try: f, catch: toStorageError })
 
-const isFile = (filename: string): boolean =>
+/** Whether `filename` names a database in a plain file (not `:memory:`, a temporary database or a `file:` URI). */
+export const isFile = (filename: string): boolean =>
   filename !== "" && filename !== ":memory:" && !filename.startsWith("file:")
+
+/** The busy timeout `options` ask for (default `defaultBusyTimeoutMs`); throws StorageError when invalid. */
+export const busyTimeoutOf = (options: { readonly busyTimeoutMs?: number | undefined }): number => {
+  const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
+    throw new StorageError.StorageError({ message: "busyTimeoutMs must be a non-negative integer" })
+  }
+  return busyTimeoutMs
+}
+
+/** The file a database was opened from: its absolute path, device and inode. */
+export interface FileIdentity {
+  readonly path: string
+  readonly dev: bigint
+  readonly ino: bigint
+}
+
+/** The identity of the file `filename` names now, or null for a database not in a plain file. */
+export const fileIdentity = (filename: string): FileIdentity | null => {
+  if (!isFile(filename)) return null
+  const path = resolve(filename)
+  const { dev, ino } = statSync(path, { bigint: true })
+  return { path, dev, ino }
+}
+
+/**
+ * Throw StorageError unless the path of `identity` still names that file. An open connection
+ * keeps working on a file deleted or renamed over, so without this check a server would go on
+ * answering from a database nobody else reaches any more.
+ */
+export const assertSameFile = (identity: FileIdentity | null): void => {
+  if (identity === null) return
+  let now: BigIntStats | undefined
+  try {
+    now = statSync(identity.path, { bigint: true, throwIfNoEntry: false })
+  } catch (cause) {
+    throw new StorageError.StorageError({
+      message: `the database file ${identity.path} cannot be read`,
+      cause
+    })
+  }
+  if (now === undefined) {
+    throw new StorageError.StorageError({
+      message: `the database file ${identity.path} no longer exists; restart to open the file at that path`
+    })
+  }
+  if (now.dev !== identity.dev || now.ino !== identity.ino) {
+    throw new StorageError.StorageError({
+      message: `the database file ${identity.path} was replaced by another file; restart to open it`
+    })
+  }
+}
 
 /** An open, migrated database and the schema version it had before. */
 export interface Opened {
@@ -73,10 +126,7 @@ export const openSync = (options: Options): Opened => {
   if (synchronous !== "FULL" && synchronous !== "NORMAL") {
     throw new StorageError.StorageError({ message: `synchronous must be "FULL" or "NORMAL"` })
   }
-  const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2 ** 31 - 1) {
-    throw new StorageError.StorageError({ message: "busyTimeoutMs must be a non-negative integer" })
-  }
+  const busyTimeoutMs = busyTimeoutOf(options)
   if (isFile(options.filename)) mkdirSync(dirname(options.filename), { recursive: true })
   const db = new BetterSqlite3(options.filename, { timeout: busyTimeoutMs })
   try {

@@ -238,6 +238,23 @@ export const migrations: ReadonlyArray<Migration> = [
       ) WITHOUT ROWID;
       CREATE INDEX throttle_by_last_failure ON throttle (last_failure);
     `
+  },
+  {
+    version: 9,
+    name: "administration",
+    sql: `
+      -- UserStore.setDisabled: epoch seconds the account was disabled at, NULL while it is enabled.
+      ALTER TABLE users ADD COLUMN disabled_at INTEGER;
+      -- Who made an administrative change (admin-api, cli, user); NULL for the protocol's events.
+      -- Adding a column changes no row: the append-only triggers of audit_events stay as they are.
+      ALTER TABLE audit_events ADD COLUMN actor TEXT;
+      -- AuditStore.query of one type: newest first in index order (the rowid, id, follows at).
+      CREATE INDEX audit_events_by_type ON audit_events (type, at);
+      -- TokenStore.revokeSubject by open_id; as its prefix, the lookups by application too, so
+      -- it replaces tokens_by_app and a token insert writes no more index entries than before.
+      CREATE INDEX tokens_by_app_open_id ON tokens (app_key, open_id);
+      DROP INDEX tokens_by_app;
+    `
   }
 ]
 

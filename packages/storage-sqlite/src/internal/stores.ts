@@ -31,6 +31,9 @@ const decodeToken = Schema.decodeUnknownSync(Token.Token)
 const decodeScope = Schema.decodeUnknownSync(Scope.ScopeSet)
 const decodeSession = Schema.decodeUnknownSync(SessionStore.SessionRecord)
 const decodePending = Schema.decodeUnknownSync(SessionStore.PendingRecord)
+const decodeConsent = Schema.decodeUnknownSync(
+  Schema.Struct({ appKey: Schema.String, scope: Scope.ScopeSet, updatedAt: Schema.Number })
+)
 
 interface ApplicationRow {
   readonly appKey: string
@@ -55,7 +58,8 @@ const applicationColumns = `app_key AS appKey, name, secret_digest AS secretDige
   access_token_ttl AS accessTokenTtl, refresh_token_ttl AS refreshTokenTtl, created_at AS createdAt,
   previous_secret_digest AS previousSecretDigest, previous_secret_expires_at AS previousSecretExpiresAt,
   previous_secret_used_at AS previousSecretUsedAt`
-const userColumns = "user_id AS userId, username, password_hash AS passwordHash, created_at AS createdAt"
+const userColumns = `user_id AS userId, username, password_hash AS passwordHash, created_at AS createdAt,
+  disabled_at AS disabledAt`
 const codeColumns = `code_hash AS codeHash, app_key AS appKey, redirect_uri AS redirectUri, user_id AS userId,
   open_id AS openId, scope, code_challenge AS codeChallenge, code_challenge_method AS codeChallengeMethod,
   family_id AS familyId, issued_at AS issuedAt, expires_at AS expiresAt, used_at AS usedAt`
@@ -158,15 +162,26 @@ export const make = (
       WHERE app_key = @appKey`),
     markPreviousUsed: db.prepare(`UPDATE applications SET previous_secret_used_at = ?
       WHERE app_key = ? AND previous_secret_digest = ? AND previous_secret_used_at IS NULL`),
+    // A change left out (NULL) keeps the column; a TTL may be set to NULL, so it has its own flag.
+    updateApp: db.prepare(`UPDATE applications SET name = coalesce(@name, name),
+      redirect_uris = coalesce(@redirectUris, redirect_uris), scopes = coalesce(@scopes, scopes),
+      grant_types = coalesce(@grantTypes, grant_types), require_pkce = coalesce(@requirePkce, require_pkce),
+      access_token_ttl = CASE WHEN @setAccessTokenTtl THEN @accessTokenTtl ELSE access_token_ttl END,
+      refresh_token_ttl = CASE WHEN @setRefreshTokenTtl THEN @refreshTokenTtl ELSE refresh_token_ttl END
+      WHERE app_key = @appKey RETURNING ${applicationColumns}`),
     deleteApp: db.prepare("DELETE FROM applications WHERE app_key = ?"),
     revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL"),
 
-    insertUser: db.prepare(`INSERT INTO users (user_id, username, password_hash, created_at)
-      VALUES (?, ?, ?, ?) ON CONFLICT (username) DO NOTHING`),
+    insertUser: db.prepare(`INSERT INTO users (user_id, username, password_hash, created_at, disabled_at)
+      VALUES (?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING`),
     findUserByName: db.prepare(`SELECT ${userColumns} FROM users WHERE username = ?`),
     findUserById: db.prepare(`SELECT ${userColumns} FROM users WHERE user_id = ?`),
     listUsers: db.prepare(`SELECT ${userColumns} FROM users ORDER BY created_at, rowid`),
     deleteUser: db.prepare("DELETE FROM users WHERE user_id = ?"),
+    setPasswordHash: db.prepare("UPDATE users SET password_hash = ? WHERE user_id = ?"),
+    // Disabling an account already disabled keeps the first time.
+    disableUser: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
+    enableUser: db.prepare("UPDATE users SET disabled_at = NULL WHERE user_id = ?"),
     revokeByUser: db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
     deleteConsentsOfUser: db.prepare("DELETE FROM consents WHERE user_id = ?"),
 
@@ -196,6 +211,12 @@ export const make = (
     refreshState: db.prepare(`SELECT revoked_at AS revokedAt, expires_at AS expiresAt, family_id AS familyId
       FROM tokens WHERE kind = 'refresh' AND token_hash = ?`),
     revokeFamily: db.prepare("UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL"),
+    revokeByOpenId: db.prepare(
+      "UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND open_id = ? AND revoked_at IS NULL"
+    ),
+    revokeByAppUser: db.prepare(
+      "UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND user_id = ? AND revoked_at IS NULL"
+    ),
     revokeToken: db.prepare(
       "UPDATE tokens SET revoked_at = ? WHERE kind = ? AND token_hash = ? AND revoked_at IS NULL"
     ),
@@ -205,6 +226,10 @@ export const make = (
     findConsent: db.prepare("SELECT scope FROM consents WHERE user_id = ? AND app_key = ?").pluck(),
     upsertConsent: db.prepare(`INSERT INTO consents (user_id, app_key, scope, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (user_id, app_key) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`),
+    // In primary-key order: by App Key, BINARY collation (code units, as the memory store sorts).
+    listConsents: db.prepare(`SELECT app_key AS appKey, scope, updated_at AS updatedAt FROM consents
+      WHERE user_id = ? ORDER BY app_key`),
+    deleteConsent: db.prepare("DELETE FROM consents WHERE user_id = ? AND app_key = ?"),
 
     insertOpenId: db.prepare(
       "INSERT INTO open_ids (app_key, user_id, open_id) VALUES (?, ?, ?) ON CONFLICT (app_key, user_id) DO NOTHING"
@@ -312,6 +337,19 @@ export const make = (
       q.revokeByUser.run(now, userId)
       q.deleteConsentsOfUser.run(userId)
       return q.deleteUser.run(userId).changes > 0
+    }),
+    // A user's tokens are revoked in the transaction that disables the account.
+    setDisabled: db.transaction((userId: string, disabled: boolean, now: number): boolean => {
+      if (!disabled) return q.enableUser.run(userId).changes > 0
+      if (q.disableUser.run(now, userId).changes === 0) return false
+      q.revokeByUser.run(now, userId)
+      return true
+    }),
+    // The application's tokens of the user are revoked in the transaction that forgets the consent.
+    withdrawConsent: db.transaction((userId: string, appKey: string, now: number): boolean => {
+      if (q.deleteConsent.run(userId, appKey).changes === 0) return false
+      q.revokeByAppUser.run(now, appKey, userId)
+      return true
     }),
     redeem: db.transaction((codeHash: string, now: number, tokens: ReadonlyArray<Token.Token>): void => {
       if (q.consumeCode.get(now, codeHash, now) === undefined) {
@@ -462,13 +500,38 @@ export const make = (
         if (q.markPreviousUsed.run(now, appKey, previousSecretDigest).changes === 0)
           refuse(new ApplicationStore.PreviousSecretMarked({ appKey }))
       }),
+    // Decoded inside the write: a row the schema refuses rolls the change back.
+    update: (appKey, changes) =>
+      write(() => {
+        const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+        const row = q.updateApp.get({
+          appKey,
+          name: changes.name ?? null,
+          redirectUris: json(changes.redirectUris),
+          scopes: json(changes.scopes),
+          grantTypes: json(changes.grantTypes),
+          requirePkce: changes.requirePkce === undefined ? null : changes.requirePkce ? 1 : 0,
+          setAccessTokenTtl: changes.accessTokenTtl === undefined ? 0 : 1,
+          accessTokenTtl: changes.accessTokenTtl ?? null,
+          setRefreshTokenTtl: changes.refreshTokenTtl === undefined ? 0 : 1,
+          refreshTokenTtl: changes.refreshTokenTtl ?? null
+        }) as ApplicationRow | undefined
+        return row === undefined ? Option.none() : Option.some(cachedApplication(row))
+      }),
     remove: (appKey, now) => write(() => tx.removeApp(appKey, now))
   }).pipe(
     Context.add(UserStore.UserStore, {
       insert: (user) =>
         Effect.flatMap(
           write(
-            () => q.insertUser.run(user.userId, user.username, user.passwordHash, user.createdAt).changes
+            () =>
+              q.insertUser.run(
+                user.userId,
+                user.username,
+                user.passwordHash,
+                user.createdAt,
+                user.disabledAt ?? null
+              ).changes
           ),
           (changes) =>
             changes === 1
@@ -486,6 +549,9 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(decodeUser(row))
         }),
       list: () => attempt(() => q.listUsers.all().map((row) => decodeUser(row))),
+      setPasswordHash: (userId, passwordHash) =>
+        write(() => q.setPasswordHash.run(passwordHash, userId).changes > 0),
+      setDisabled: (userId, disabled, now) => write(() => tx.setDisabled(userId, disabled, now)),
       remove: (userId, now) => write(() => tx.removeUser(userId, now))
     }),
     Context.add(CodeStore.CodeStore, {
@@ -530,6 +596,12 @@ export const make = (
         ),
       // Committed before the caller fails the request.
       revokeFamily: (familyId, now) => write(() => q.revokeFamily.run(now, familyId).changes),
+      revokeSubject: (subject, now) =>
+        write(() =>
+          "openId" in subject
+            ? q.revokeByOpenId.run(now, subject.appKey, subject.openId).changes
+            : q.revokeByAppUser.run(now, subject.appKey, subject.userId).changes
+        ),
       revoke: (kind, tokenHash, now) => write(() => q.revokeToken.run(now, kind, tokenHash).changes > 0),
       purgeExpired: (now, limit) => write(() => q.purgeTokens.run(now, bound(limit)).changes)
     }),
@@ -539,7 +611,14 @@ export const make = (
           const found = q.findConsent.get(userId, appKey) as string | undefined
           return found === undefined ? Option.none() : Option.some(decodeScope(JSON.parse(found)))
         }),
-      grant: (userId, appKey, scope, now) => write(() => tx.grantConsent(userId, appKey, scope, now))
+      grant: (userId, appKey, scope, now) => write(() => tx.grantConsent(userId, appKey, scope, now)),
+      list: (userId) =>
+        attempt(() =>
+          (q.listConsents.all(userId) as Array<{ appKey: string; scope: string; updatedAt: number }>).map(
+            (row) => decodeConsent({ ...row, scope: JSON.parse(row.scope) })
+          )
+        ),
+      withdraw: (userId, appKey, now) => write(() => tx.withdrawConsent(userId, appKey, now))
     }),
     Context.add(OpenIdStore.OpenIdStore, {
       getOrCreate: (appKey, userId, candidate) => write(() => tx.openId(appKey, userId, candidate)),
