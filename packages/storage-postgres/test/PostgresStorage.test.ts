@@ -7,7 +7,8 @@ import {
   SessionStore,
   StorageError,
   Throttle,
-  TokenStore
+  TokenStore,
+  UserStore
 } from "@latchkey/core"
 import { PgliteClient, PostgresStorage } from "@latchkey/storage-postgres"
 import { Fixtures } from "@latchkey/storage-testkit"
@@ -15,6 +16,7 @@ import { Cause, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
 import type pg from "pg"
 import { afterAll } from "vitest"
 import { isConflict, retryConflicts, toStorageError } from "../src/internal/database.js"
+import { createSchemaTable, migrations } from "../src/internal/migrations.js"
 import { freshSchema, pglite, pgliteLayer, pglitePool } from "./support/pglite.js"
 
 afterAll(async () => (await pglite()).close())
@@ -238,7 +240,103 @@ it.effect(
         audit.appendWith([event], apps.markPreviousSecretUsed(app.appKey, app.secretDigest, 1))
       yield* mark()
       assert.strictEqual((yield* Effect.flip(mark()))._tag, "PreviousSecretMarked")
-      assert.deepStrictEqual(yield* audit.tail({ limit: 10, appKey: app.appKey }), [event])
+      // Stored without an actor, the event reads back with a null one.
+      assert.deepStrictEqual(yield* audit.tail({ limit: 10, appKey: app.appKey }), [
+        { ...event, actor: null }
+      ])
+    }).pipe(Effect.provide(pgliteLayer()))
+)
+
+it.effect("a version-1 database is upgraded in place: its users enabled, its events without an actor", () =>
+  Effect.gen(function* () {
+    const schema = freshSchema()
+    yield* sql(schema, createSchemaTable)
+    for (const m of migrations.filter((m) => m.version === 1)) {
+      yield* sql(schema, m.sql)
+      yield* sql(schema, "INSERT INTO latchkey_schema (version, name, applied_at) VALUES ($1, $2, 0)", [
+        m.version,
+        m.name
+      ])
+    }
+    const user = Fixtures.user()
+    yield* sql(
+      schema,
+      "INSERT INTO users (user_id, username, password_hash, created_at) VALUES ($1, $2, $3, $4)",
+      [user.userId, user.username, user.passwordHash, user.createdAt]
+    )
+    // Inside the retention: adding the column must not touch the append-only rows.
+    const at = nowSeconds() - day
+    yield* sql(schema, "INSERT INTO audit_events (at, type, app_key) VALUES ($1, 'token_issued', 'app-v1')", [
+      at
+    ])
+    const pool = yield* pglitePool(schema)
+    assert.deepStrictEqual(yield* PostgresStorage.migrate({ pool }), {
+      from: 1,
+      to: PostgresStorage.schemaVersion
+    })
+    yield* Effect.gen(function* () {
+      const users = yield* UserStore.UserStore
+      const tokens = yield* TokenStore.TokenStore
+      const audit = yield* AuditStore.AuditStore
+      assert.deepStrictEqual(yield* users.findById(user.userId), Option.some({ ...user, disabledAt: null }))
+      assert.deepStrictEqual(yield* audit.query({ limit: 10, appKey: "app-v1" }), [
+        {
+          at,
+          type: "token_issued",
+          appKey: "app-v1",
+          userId: null,
+          openId: null,
+          address: null,
+          requestId: null,
+          detail: null,
+          actor: null
+        }
+      ])
+      const token = Fixtures.token({ userId: user.userId })
+      yield* tokens.insert([token])
+      assert.isTrue(yield* users.setDisabled(user.userId, true, Fixtures.baseTime + 5))
+      assert.strictEqual(
+        Option.getOrThrow(yield* users.findById(user.userId)).disabledAt,
+        Fixtures.baseTime + 5
+      )
+      assert.strictEqual(
+        Option.getOrThrow(yield* tokens.find("access", token.tokenHash)).revokedAt,
+        Fixtures.baseTime + 5
+      )
+    }).pipe(Effect.provide(PostgresStorage.layer({ pool })))
+  })
+)
+
+it.effect(
+  "query takes any number as since and limit, as the memory store does, never a malformed bigint",
+  () =>
+    Effect.gen(function* () {
+      const audit = yield* AuditStore.AuditStore
+      const appKey = Fixtures.id("app")
+      const events = [0, 1, 2].map((i) => ({
+        ...eventAt(Fixtures.baseTime + i, `q-${i}`),
+        appKey,
+        actor: null
+      }))
+      yield* Effect.forEach(events, (e) => audit.append(e))
+      const ids = (filter: Omit<AuditStore.AuditQuery, "appKey">) =>
+        Effect.map(audit.query({ ...filter, appKey }), (found) => found.map((e) => e.requestId))
+      assert.deepStrictEqual(yield* ids({ limit: 10, since: Fixtures.baseTime + 0.5 }), ["q-2", "q-1"])
+      assert.deepStrictEqual(yield* ids({ limit: 10, since: Fixtures.baseTime + 2 }), ["q-2"])
+      assert.deepStrictEqual(yield* ids({ limit: 10, since: Number.NEGATIVE_INFINITY }), [
+        "q-2",
+        "q-1",
+        "q-0"
+      ])
+      assert.deepStrictEqual(yield* ids({ limit: 10, since: -1e300 }), ["q-2", "q-1", "q-0"])
+      for (const since of [Number.NaN, Number.POSITIVE_INFINITY, 1e300]) {
+        assert.deepStrictEqual(yield* ids({ limit: 10, since }), [])
+      }
+      assert.deepStrictEqual(yield* ids({ limit: 2.7 }), ["q-2", "q-1"])
+      assert.deepStrictEqual(yield* ids({ limit: Number.POSITIVE_INFINITY }), ["q-2", "q-1", "q-0"])
+      for (const limit of [0, 0.5, -3, Number.NaN]) {
+        assert.deepStrictEqual(yield* ids({ limit }), [])
+      }
     }).pipe(Effect.provide(pgliteLayer()))
 )
 

@@ -7,9 +7,9 @@ import { Context, Effect } from "effect"
 import { attemptSync, type Database, type Tx } from "./database.js"
 import * as Rows from "./rows.js"
 
-const eventValues = 8
+const eventValues = 9
 const insertSql = (n: number): string =>
-  `INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail) VALUES ${Array.from(
+  `INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail, actor) VALUES ${Array.from(
     { length: n },
     (_, i) => `(${Array.from({ length: eventValues }, (_, k) => `$${i * eventValues + k + 1}`).join(", ")})`
   ).join(", ")}`
@@ -32,13 +32,42 @@ export const insertEvents = (
             e.openId,
             e.address,
             e.requestId,
-            e.detail
+            e.detail,
+            e.actor ?? null
           ])
         )
       )
 
 // A purge is always bounded; LIMIT 0 deletes nothing.
 const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
+
+// How many events a read returns: as Array.slice(0, limit) would (NaN and below 1: none).
+const taken = (limit: number): number =>
+  limit >= 1 ? Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER) : 0
+
+/**
+ * The WHERE clause of `query` and its parameters after the limit ($1), or null when no event can
+ * match. Stored times are whole seconds within 2^53, so `at >= since` is `at >= ceil(since)`.
+ */
+const queryFilter = ({
+  appKey,
+  type,
+  since
+}: AuditStore.AuditQuery): { readonly where: string; readonly values: ReadonlyArray<unknown> } | null => {
+  const conditions: Array<string> = []
+  const values: Array<unknown> = []
+  const add = (column: string, operator: string, value: unknown) => {
+    values.push(value)
+    conditions.push(`${column} ${operator} $${values.length + 1}`)
+  }
+  if (appKey !== undefined) add("app_key", "=", appKey)
+  if (type !== undefined) add("type", "=", type)
+  if (since !== undefined && since !== Number.NEGATIVE_INFINITY) {
+    if (!(since <= Number.MAX_SAFE_INTEGER)) return null
+    add("at", ">=", Math.max(Math.ceil(since), Number.MIN_SAFE_INTEGER))
+  }
+  return { where: conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`, values }
+}
 
 /** The audit store over `db`. */
 export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
@@ -48,6 +77,20 @@ export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
         attached ? db.transaction((tx) => insertEvents(tx.query, [event])) : insertEvents(db.write, [event])
       ),
     appendWith: (events, write) => db.withEvents(events, write),
+    // One statement over audit_events_by_app_at, _by_type_at or _by_at, read backwards.
+    query: (filter) => {
+      const n = taken(filter.limit)
+      const found = queryFilter(filter)
+      return n === 0 || found === null
+        ? Effect.succeed([])
+        : Effect.flatMap(
+            db.query(
+              `SELECT ${Rows.eventColumns} FROM audit_events ${found.where} ORDER BY at DESC, id DESC LIMIT $1`,
+              [n, ...found.values]
+            ),
+            (r) => attemptSync(() => r.rows.map(Rows.event))
+          )
+    },
     tail: ({ limit, appKey }) => {
       const n = Math.max(0, Math.min(Math.floor(limit), Number.MAX_SAFE_INTEGER))
       return Effect.flatMap(

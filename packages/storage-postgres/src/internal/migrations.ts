@@ -225,6 +225,26 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events
         FOR EACH STATEMENT EXECUTE FUNCTION latchkey_no_truncate();
     `
+  },
+  {
+    version: 2,
+    name: "disabled users, audit actors and queries, revocation by subject",
+    sql: `
+      -- UserStore.setDisabled: when an administrator disabled the account; NULL while enabled.
+      ALTER TABLE users ADD COLUMN disabled_at bigint;
+
+      -- Who made an administrative change (admin-api, cli, user); NULL for the protocol's events.
+      -- A new nullable column changes no row, so the append-only trigger is not involved.
+      ALTER TABLE audit_events ADD COLUMN actor text;
+      -- AuditStore.query: the newest events (by at, then id) of one application, or of one type;
+      -- without either filter audit_events_by_at is read backwards.
+      CREATE INDEX audit_events_by_app_at ON audit_events (app_key, at, id);
+      CREATE INDEX audit_events_by_type_at ON audit_events (type, at, id);
+
+      -- TokenStore.revokeSubject by open_id; it also serves every lookup by App Key alone.
+      CREATE INDEX tokens_by_app_open_id ON tokens (app_key, open_id);
+      DROP INDEX tokens_by_app;
+    `
   }
 ]
 

@@ -6,6 +6,7 @@ import {
   Application,
   Audit,
   AuthorizationCode,
+  type ConsentStore,
   Scope,
   SessionStore,
   StorageError,
@@ -25,6 +26,9 @@ const decodeSession = Schema.decodeUnknownSync(SessionStore.SessionRecord)
 const decodePending = Schema.decodeUnknownSync(SessionStore.PendingRecord)
 const decodeEvent = Schema.decodeUnknownSync(Audit.AuditEvent)
 export const decodeScope = Schema.decodeUnknownSync(Scope.ScopeSet)
+const decodeConsent = Schema.decodeUnknownSync(
+  Schema.Struct({ appKey: Schema.String, scope: Scope.ScopeSet, updatedAt: Schema.Number })
+)
 
 const integer = /^-?[0-9]+$/
 
@@ -65,7 +69,8 @@ export const applicationColumns = `app_key AS "appKey", name, secret_digest AS "
   access_token_ttl AS "accessTokenTtl", refresh_token_ttl AS "refreshTokenTtl", created_at AS "createdAt",
   previous_secret_digest AS "previousSecretDigest", previous_secret_expires_at AS "previousSecretExpiresAt",
   previous_secret_used_at AS "previousSecretUsedAt"`
-export const userColumns = `user_id AS "userId", username, password_hash AS "passwordHash", created_at AS "createdAt"`
+export const userColumns = `user_id AS "userId", username, password_hash AS "passwordHash", created_at AS "createdAt",
+  disabled_at AS "disabledAt"`
 export const codeColumns = `code_hash AS "codeHash", app_key AS "appKey", redirect_uri AS "redirectUri",
   user_id AS "userId", open_id AS "openId", scope, code_challenge AS "codeChallenge",
   code_challenge_method AS "codeChallengeMethod", family_id AS "familyId", issued_at AS "issuedAt",
@@ -78,7 +83,8 @@ export const pendingColumns = `session_hash AS "sessionHash", txn, raw_query AS 
   csrf_hash AS "csrfHash", step, created_at AS "createdAt", expires_at AS "expiresAt"`
 export const throttleColumns = `key, failures, last_failure AS "lastFailure", locked_until AS "lockedUntil"`
 export const eventColumns = `at, type, app_key AS "appKey", user_id AS "userId", open_id AS "openId", address,
-  request_id AS "requestId", detail`
+  request_id AS "requestId", detail, actor`
+export const consentColumns = `app_key AS "appKey", scope, updated_at AS "updatedAt"`
 
 export const application = (row: Row): Application.Application =>
   decodeApplication({
@@ -93,7 +99,8 @@ export const application = (row: Row): Application.Application =>
     previousSecretUsedAt: nullableNum(row.previousSecretUsedAt)
   })
 
-export const user = (row: Row): User.User => decodeUser({ ...row, createdAt: num(row.createdAt) })
+export const user = (row: Row): User.User =>
+  decodeUser({ ...row, createdAt: num(row.createdAt), disabledAt: nullableNum(row.disabledAt) })
 
 export const code = (row: Row): AuthorizationCode.AuthorizationCode =>
   decodeCode({
@@ -121,6 +128,9 @@ export const pending = (row: Row): SessionStore.PendingRecord =>
   decodePending({ ...row, createdAt: num(row.createdAt), expiresAt: num(row.expiresAt) })
 
 export const event = (row: Row): Audit.AuditEvent => decodeEvent({ ...row, at: num(row.at) })
+
+export const consent = (row: Row): ConsentStore.Consent =>
+  decodeConsent({ ...row, scope: json(row.scope), updatedAt: num(row.updatedAt) })
 
 /** A throttle entry; the counters are the adapter's own, so they are checked, not decoded. */
 export const throttleEntry = (row: Row): Throttle.Entry => ({

@@ -64,6 +64,28 @@ const insertTokens = (
 
 const changed = (r: { readonly rowCount: number | null }): number => r.rowCount ?? 0
 
+/** The SET assignments of `ApplicationStore.update` (parameters from $2) and their values. */
+const applicationChanges = (
+  changes: ApplicationStore.ApplicationChanges
+): { readonly set: ReadonlyArray<string>; readonly values: ReadonlyArray<unknown> } => {
+  const set: Array<string> = []
+  const values: Array<unknown> = []
+  const assign = (column: string, cast: string, value: unknown) => {
+    if (value === undefined) return
+    values.push(value)
+    set.push(`${column} = $${values.length + 1}${cast}`)
+  }
+  const asJson = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value))
+  assign("name", "", changes.name)
+  assign("redirect_uris", "::jsonb", asJson(changes.redirectUris))
+  assign("scopes", "::jsonb", asJson(changes.scopes))
+  assign("grant_types", "::jsonb", asJson(changes.grantTypes))
+  assign("require_pkce", "::boolean", changes.requirePkce)
+  assign("access_token_ttl", "::bigint", changes.accessTokenTtl)
+  assign("refresh_token_ttl", "::bigint", changes.refreshTokenTtl)
+  return { set, values }
+}
+
 /** Build the stores over `db`; the session store keeps `limits`. */
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const decodeAll = <A>(
@@ -283,6 +305,21 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               : Effect.void
         )
       ),
+    // One UPDATE of the fields given; with none, a read (in a transaction, for attached events).
+    update: (appKey, changes) => {
+      const { set, values } = applicationChanges(changes)
+      return Effect.flatMap(
+        set.length === 0
+          ? db.transaction((tx) =>
+              tx.query(`SELECT ${Rows.applicationColumns} FROM applications WHERE app_key = $1`, [appKey])
+            )
+          : db.write(
+              `UPDATE applications SET ${set.join(", ")} WHERE app_key = $1 RETURNING ${Rows.applicationColumns}`,
+              [appKey, ...values]
+            ),
+        (r) => first(r.rows, Rows.application)
+      )
+    },
     remove: (appKey, now) =>
       db.transaction((tx) =>
         Effect.zipRight(
@@ -298,9 +335,9 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       insert: (u) =>
         Effect.flatMap(
           db.write(
-            `INSERT INTO users (user_id, username, password_hash, created_at) VALUES ($1, $2, $3, $4)
-              ON CONFLICT (username) DO NOTHING`,
-            [u.userId, u.username, u.passwordHash, u.createdAt]
+            `INSERT INTO users (user_id, username, password_hash, created_at, disabled_at)
+              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (username) DO NOTHING`,
+            [u.userId, u.username, u.passwordHash, u.createdAt, u.disabledAt ?? null]
           ),
           (r) =>
             changed(r) === 1
@@ -320,6 +357,33 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         Effect.flatMap(db.query(`SELECT ${Rows.userColumns} FROM users ORDER BY created_at, seq`), (r) =>
           decodeAll(r.rows, Rows.user)
         ),
+      setPasswordHash: (userId, passwordHash) =>
+        Effect.map(
+          db.write("UPDATE users SET password_hash = $2 WHERE user_id = $1", [userId, passwordHash]),
+          (r) => changed(r) > 0
+        ),
+      // Disabling locks the user's row, keeps the first disabled_at and revokes in the same
+      // transaction; enabling is one statement and leaves revoked tokens revoked.
+      setDisabled: (userId, disabled, now) =>
+        disabled
+          ? db.transaction((tx) =>
+              Effect.gen(function* () {
+                const marked = yield* tx.query(
+                  "UPDATE users SET disabled_at = coalesce(disabled_at, $2::bigint) WHERE user_id = $1",
+                  [userId, now]
+                )
+                if (changed(marked) === 0) return false
+                yield* tx.query(
+                  "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
+                  [userId, now]
+                )
+                return true
+              })
+            )
+          : Effect.map(
+              db.write("UPDATE users SET disabled_at = NULL WHERE user_id = $1", [userId]),
+              (r) => changed(r) > 0
+            ),
       remove: (userId, now) =>
         db.transaction((tx) =>
           Effect.gen(function* () {
@@ -443,6 +507,20 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
           ]),
           changed
         ),
+      // One statement (tokens_by_app_open_id, or tokens_by_user).
+      revokeSubject: (subject, now) =>
+        Effect.map(
+          "openId" in subject
+            ? db.write(
+                "UPDATE tokens SET revoked_at = $3 WHERE app_key = $1 AND open_id = $2 AND revoked_at IS NULL",
+                [subject.appKey, subject.openId, now]
+              )
+            : db.write(
+                "UPDATE tokens SET revoked_at = $3 WHERE app_key = $1 AND user_id = $2 AND revoked_at IS NULL",
+                [subject.appKey, subject.userId, now]
+              ),
+          changed
+        ),
       revoke: (kind, tokenHash, now) =>
         Effect.map(
           db.write(
@@ -491,6 +569,31 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                 ON CONFLICT (user_id, app_key) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`,
               [userId, appKey, JSON.stringify(merged), now]
             )
+          })
+        ),
+      // By code point (collation "C"), whatever the database's collation.
+      list: (userId) =>
+        Effect.flatMap(
+          db.query(
+            `SELECT ${Rows.consentColumns} FROM consents WHERE user_id = $1 ORDER BY app_key COLLATE "C"`,
+            [userId]
+          ),
+          (r) => decodeAll(r.rows, Rows.consent)
+        ),
+      // The delete locks the consent: a grant racing it waits, then inserts a new consent.
+      withdraw: (userId, appKey, now) =>
+        db.transaction((tx) =>
+          Effect.gen(function* () {
+            const deleted = yield* tx.query("DELETE FROM consents WHERE user_id = $1 AND app_key = $2", [
+              userId,
+              appKey
+            ])
+            if (changed(deleted) === 0) return false
+            yield* tx.query(
+              "UPDATE tokens SET revoked_at = $3 WHERE app_key = $2 AND user_id = $1 AND revoked_at IS NULL",
+              [userId, appKey, now]
+            )
+            return true
           })
         )
     }),
