@@ -1,20 +1,23 @@
 /**
- * The management CLI (apps/server/README.md): applications and users in the server's database.
- * `run` takes the arguments and streams so tests can drive it in-process too.
+ * The management CLI (apps/server/README.md): applications, users, tokens, consents and the audit
+ * trail in the server's database, through the same `Admin` operations as the admin API (recorded
+ * with the actor `cli`), and backups of a SQLite database. `run` takes the arguments and streams
+ * so tests can drive it in-process too.
  */
+import { existsSync } from "node:fs"
+import { resolve } from "node:path"
 import { type ParseArgsConfig, parseArgs } from "node:util"
 import {
-  Accounts,
   Admin,
+  AdminJson,
   Application,
-  ApplicationStore,
-  type Audit,
-  AuditStore,
-  type OAuthError,
+  type ApplicationStore,
+  Audit,
   type StorageError,
   type User,
-  UserStore
+  type UserStore
 } from "@latchkey/core"
+import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Either, ManagedRuntime } from "effect"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -37,12 +40,16 @@ class UsageError extends Error {}
 /** A refused or failed operation (exit 1). */
 class Failure extends Error {}
 
+/** The usage text (`cli help`). */
 export const usage = `Usage: pnpm --silent cli <command> [options]
 
 Applications
   app create --name <name> --redirect-uri <uri> [--redirect-uri <uri2> ...]
              [--scope a,b] [--grant-types authorization_code,implicit,password,client_credentials,refresh_token]
              [--require-pkce] [--app-key <key> --app-secret <secret>] [--json]
+  app update <app-key> [--name <name>] [--redirect-uri <uri> ...] [--scope a,b] [--grant-types a,b]
+             [--require-pkce | --no-require-pkce] [--access-token-ttl <seconds>|default]
+             [--refresh-token-ttl <seconds>|default] [--json]
   app list [--json]
   app show <app-key> [--json]
   app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]
@@ -51,16 +58,29 @@ Applications
 Users
   user create --username <username> (--password <password> | --password-stdin) [--json]
   user list [--json]
+  user disable <username-or-user-id> [--json]
+  user enable <username-or-user-id> [--json]
+  user set-password <username-or-user-id> --password-stdin [--json]
   user delete <username-or-user-id> [--json]
 
+Tokens and consents
+  token revoke --app <app-key> --open-id <open_id> [--json]
+  consent list --user <username-or-user-id> [--json]
+  consent revoke --user <username-or-user-id> --app <app-key> [--json]
+
 Audit trail
-  audit tail [--app <app-key>] [--limit <n>] [--json]
+  audit tail [--app <app-key>] [--type <event-type>] [--since <time>] [--limit <n>] [--json]
+
+Database
+  backup <file> [--json]
 
 --grace keeps the old App Secret working that long (at most 30d; default 0: it stops at once).
+--since is ISO 8601 (2026-01-31, 2026-01-31T12:00:00Z), epoch seconds, or a time ago (15m, 24h, 7d).
+app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
 
-The database is LATCHKEY_DB (default ./data/latchkey.sqlite); the server key is
-LATCHKEY_SECRET or the one kept in the database. Exit codes: 0 done, 1 refused
-or failed, 2 usage error.
+The database is DATABASE_URL (PostgreSQL) or else LATCHKEY_DB (default ./data/latchkey.sqlite),
+named on stderr; the server key is LATCHKEY_SECRET or the one kept in the database. Exit codes:
+0 done, 1 refused or failed, 2 usage error.
 `
 
 const common = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const
@@ -81,31 +101,11 @@ const parse = <O extends NonNullable<ParseArgsConfig["options"]>>(
   }
 }
 
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
-const isoOrNull = (seconds: number | null) => (seconds === null ? null : iso(seconds))
+const iso = AdminJson.time
 
-/** The previous App Secret if it still works now: until when, and its first use since the rotation. */
-const previousSecret = (
-  a: Application.Application
-): { readonly expiresAt: number; readonly usedAt: number | null } | null =>
-  Application.livePreviousSecret(a, Math.floor(Date.now() / 1000)) === null
-    ? null
-    : { expiresAt: a.previousSecretExpiresAt ?? 0, usedAt: a.previousSecretUsedAt ?? null }
+const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
-const appJson = (a: Application.Application) => {
-  const previous = previousSecret(a)
-  return {
-    app_key: a.appKey,
-    name: a.name,
-    redirect_uris: [...a.redirectUris],
-    scopes: [...a.scopes],
-    grant_types: [...a.grantTypes],
-    require_pkce: a.requirePkce,
-    created_at: iso(a.createdAt),
-    previous_secret_expires_at: isoOrNull(previous?.expiresAt ?? null),
-    previous_secret_first_used_at: isoOrNull(previous?.usedAt ?? null)
-  }
-}
+const appJson = (a: Application.Application) => AdminJson.application(a, nowSeconds())
 
 const graceUnits: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400 }
 
@@ -119,17 +119,6 @@ export const parseGrace = (value: string | undefined): number => {
   }
   return seconds
 }
-
-const auditJson = (e: Audit.AuditEvent) => ({
-  at: iso(e.at),
-  type: e.type,
-  app_key: e.appKey,
-  user_id: e.userId,
-  open_id: e.openId,
-  address: e.address,
-  request_id: e.requestId,
-  detail: e.detail
-})
 
 // Characters a terminal acts on or that reorder or break the line: C0, DEL, C1, the Arabic
 // letter mark, LRM/RLM, the line and paragraph separators, bidi embeddings, overrides and isolates
@@ -154,12 +143,12 @@ export const visible = (value: string): string =>
 export const auditJsonText = (value: unknown): string =>
   JSON.stringify(value).replace(unsafeChars, (c) => `\\u${hex(c, 4)}`)
 
-const userJson = (u: User.User) => ({ user_id: u.userId, username: u.username, created_at: iso(u.createdAt) })
-
 const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? []
   return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ")).join("\n")}\n`
 }
+
+const lifetime = (seconds: number | null): string => (seconds === null ? "server default" : `${seconds}s`)
 
 const describeApp = (a: Application.Application): string =>
   [
@@ -169,23 +158,28 @@ const describeApp = (a: Application.Application): string =>
     `  Scopes:        ${a.scopes.length === 0 ? "(none)" : a.scopes.join(", ")}`,
     `  Grant types:   ${a.grantTypes.join(", ")}`,
     `  Require PKCE:  ${a.requirePkce ? "yes" : "no"}`,
+    `  Lifetimes:     access ${lifetime(a.accessTokenTtl)}, refresh ${lifetime(a.refreshTokenTtl)}`,
     `  Created:       ${iso(a.createdAt)}`,
     ...oldSecretLine(a)
   ].join("\n")
 
 const oldSecretLine = (a: Application.Application): Array<string> => {
-  const previous = previousSecret(a)
-  if (previous === null) return []
+  const shown = appJson(a)
+  if (shown.previous_secret_expires_at === null) return []
   const use =
-    previous.usedAt === null
+    shown.previous_secret_first_used_at === null
       ? "not used since the rotation"
-      : `first used after the rotation at ${iso(previous.usedAt)}`
-  return [`  Old secret:    works until ${iso(previous.expiresAt)}; ${use}`]
+      : `first used after the rotation at ${shown.previous_secret_first_used_at}`
+  return [`  Old secret:    works until ${shown.previous_secret_expires_at}; ${use}`]
 }
 
 const one = (positionals: ReadonlyArray<string>, what: string): string => {
   if (positionals.length !== 1 || positionals[0] === "") throw new UsageError(`expected exactly one ${what}`)
   return positionals[0] as string
+}
+
+const none = (positionals: ReadonlyArray<string>, command: string): void => {
+  if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments`)
 }
 
 const required = (value: string | undefined, flag: string): string => {
@@ -196,6 +190,30 @@ const required = (value: string | undefined, flag: string): string => {
 const list = (value: string | undefined): Array<string> | undefined =>
   value === undefined ? undefined : value.split(/[\s,]+/).filter((s) => s.length > 0)
 
+/** `--access-token-ttl` and `--refresh-token-ttl`: whole seconds, or `default` (null). */
+const ttlOption = (value: string | undefined, flag: string): number | null | undefined => {
+  if (value === undefined) return undefined
+  if (value === "default") return null
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${flag} must be a whole number of seconds or "default"`)
+  return Number(value)
+}
+
+/** `--since`: ISO 8601, epoch seconds, or a time ago (`<n>s`, `<n>m`, `<n>h`, `<n>d`); epoch seconds. */
+export const parseSince = (value: string, now: number = nowSeconds()): number => {
+  const ago = /^(\d{1,7})([smhd])$/.exec(value)
+  const since =
+    ago === null ? Admin.parseSince(value) : now - Number(ago[1]) * (graceUnits[ago[2] ?? ""] ?? 0)
+  if (since === null) {
+    throw new UsageError(
+      "--since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z), epoch seconds, or a time ago (15m, 24h, 7d)"
+    )
+  }
+  return since
+}
+
+/** The password of `--password-stdin`: standard input without its final line break. */
+const stdinPassword = async (io: Io): Promise<string> => (await io.readStdin()).replace(/\r?\n$/, "")
+
 type Runtime = ManagedRuntime.ManagedRuntime<Services.Services, unknown>
 
 /** Every failure a command can meet, each with its message. */
@@ -203,7 +221,8 @@ type CommandError =
   | ApplicationStore.AppKeyTaken
   | UserStore.UsernameTaken
   | StorageError.StorageError
-  | OAuthError.InvalidRequest
+  | Admin.InvalidField
+  | Admin.NotFound
 
 const message = (e: CommandError): string => {
   switch (e._tag) {
@@ -213,27 +232,33 @@ const message = (e: CommandError): string => {
       return `a user named ${JSON.stringify(e.username)} exists already`
     case "StorageError":
       return `the database failed: ${e.message}`
-    case "InvalidRequest":
+    case "InvalidField":
+    case "NotFound":
       return e.description
   }
 }
 
-/** Run a command's effect; its failure becomes a `Failure` with its message (exit 1). */
+/** Run a command's effect as the actor `cli`; its failure becomes a `Failure` with its message (exit 1). */
 const exec = async <A>(
   runtime: Runtime,
   effect: Effect.Effect<A, CommandError, Services.Services>
 ): Promise<A> => {
-  const result = await runtime.runPromise(Effect.either(effect))
+  const result = await runtime.runPromise(
+    Effect.either(effect).pipe(
+      Effect.provideService(Audit.RequestInfo, { requestId: null, address: null, actor: "cli" })
+    )
+  )
   if (Either.isLeft(result)) throw new Failure(message(result.left))
   return result.right
 }
 
-const commands: Record<
-  string,
-  (args: ReadonlyArray<string>, runtime: () => Runtime, io: Io) => Promise<void>
-> = {
+const userLine = (u: User.User): string => `${JSON.stringify(u.username)} (id ${u.userId})`
+
+type Command = (args: ReadonlyArray<string>, runtime: () => Runtime, io: Io) => Promise<void>
+
+const commands: Record<string, Command> = {
   "app create": async (args, runtime, io) => {
-    const { values } = parse(args, {
+    const { values, positionals } = parse(args, {
       name: { type: "string" },
       "redirect-uri": { type: "string", multiple: true },
       scope: { type: "string" },
@@ -242,6 +267,7 @@ const commands: Record<
       "app-key": { type: "string" },
       "app-secret": { type: "string" }
     })
+    none(positionals, "app create")
     const grantTypes = list(values["grant-types"])
     const input: Admin.NewApplication = {
       name: required(values.name, "--name"),
@@ -256,29 +282,59 @@ const commands: Record<
       throw new UsageError("--redirect-uri is required (repeat it for several)")
     const { app, appSecret } = await exec(runtime(), Admin.createApplication(input))
     if (values.json === true) {
-      io.stdout(
-        `${JSON.stringify({
-          app_key: app.appKey,
-          app_secret: appSecret,
-          name: app.name,
-          redirect_uris: [...app.redirectUris],
-          scopes: [...app.scopes],
-          grant_types: [...app.grantTypes]
-        })}\n`
-      )
+      const { require_pkce: _, ...created } = AdminJson.createdApplication(app, appSecret)
+      io.stdout(`${JSON.stringify(created)}\n`)
     } else {
       io.stdout(
         `Created application ${JSON.stringify(app.name)}\n${describeApp(app)}\n  App Secret:    ${appSecret}\n\nThe App Secret is shown only this once: store it now.\n`
       )
     }
   },
+  "app update": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      scope: { type: "string" },
+      "grant-types": { type: "string" },
+      "require-pkce": { type: "boolean" },
+      "no-require-pkce": { type: "boolean" },
+      "access-token-ttl": { type: "string" },
+      "refresh-token-ttl": { type: "string" }
+    })
+    const appKey = one(positionals, "App Key")
+    if (values["require-pkce"] === true && values["no-require-pkce"] === true) {
+      throw new UsageError("give either --require-pkce or --no-require-pkce")
+    }
+    const grantTypes = list(values["grant-types"])
+    const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
+    const refreshTokenTtl = ttlOption(values["refresh-token-ttl"], "--refresh-token-ttl")
+    const requirePkce =
+      values["require-pkce"] === true ? true : values["no-require-pkce"] === true ? false : undefined
+    const patch: Admin.ApplicationPatch = {
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values["redirect-uri"] !== undefined ? { redirectUris: values["redirect-uri"] } : {}),
+      ...(values.scope !== undefined ? { scope: values.scope } : {}),
+      ...(grantTypes !== undefined ? { grantTypes } : {}),
+      ...(requirePkce !== undefined ? { requirePkce } : {}),
+      ...(accessTokenTtl !== undefined ? { accessTokenTtl } : {}),
+      ...(refreshTokenTtl !== undefined ? { refreshTokenTtl } : {})
+    }
+    if (Object.keys(patch).length === 0) {
+      throw new UsageError(
+        "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --access-token-ttl or --refresh-token-ttl"
+      )
+    }
+    const app = await exec(runtime(), Admin.updateApplication(appKey, patch))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify(appJson(app))}\n`
+        : `Updated application ${JSON.stringify(app.name)}\n${describeApp(app)}\n`
+    )
+  },
   "app list": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
-    if (positionals.length > 0) throw new UsageError("app list takes no arguments")
-    const apps = await exec(
-      runtime(),
-      Effect.flatMap(ApplicationStore.ApplicationStore, (s) => s.list())
-    )
+    none(positionals, "app list")
+    const apps = await exec(runtime(), Admin.listApplications)
     if (values.json === true) io.stdout(`${JSON.stringify(apps.map(appJson))}\n`)
     else if (apps.length === 0) io.stdout("No applications.\n")
     else
@@ -305,11 +361,7 @@ const commands: Record<
         : `The old secret keeps working until ${iso(previousSecretExpiresAt)} (grace ${values.grace}), then stops.`
     io.stdout(
       values.json === true
-        ? `${JSON.stringify({
-            app_key: appKey,
-            app_secret: appSecret,
-            previous_secret_expires_at: isoOrNull(previousSecretExpiresAt)
-          })}\n`
+        ? `${JSON.stringify(AdminJson.rotatedSecret(appKey, appSecret, previousSecretExpiresAt))}\n`
         : `New App Secret for ${appKey}: ${appSecret}\n${old} The new one is shown only this once.\n`
     )
   },
@@ -329,16 +381,16 @@ const commands: Record<
       password: { type: "string" },
       "password-stdin": { type: "boolean" }
     })
-    if (positionals.length > 0) throw new UsageError("user create takes no positional arguments")
+    none(positionals, "user create")
     const username = required(values.username, "--username")
     if (values.password !== undefined && values["password-stdin"] === true) {
       throw new UsageError("give either --password or --password-stdin")
     }
     const password =
       values["password-stdin"] === true
-        ? (await io.readStdin()).replace(/\r?\n$/, "")
+        ? await stdinPassword(io)
         : required(values.password, "--password (or --password-stdin)")
-    const user = await exec(runtime(), Accounts.createUser(username, password))
+    const user = await exec(runtime(), Admin.createUser(username, password))
     io.stdout(
       values.json === true
         ? `${JSON.stringify({ user_id: user.userId, username: user.username })}\n`
@@ -347,47 +399,53 @@ const commands: Record<
   },
   "user list": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
-    if (positionals.length > 0) throw new UsageError("user list takes no arguments")
-    const users = await exec(
-      runtime(),
-      Effect.flatMap(UserStore.UserStore, (s) => s.list())
-    )
-    if (values.json === true) io.stdout(`${JSON.stringify(users.map(userJson))}\n`)
+    none(positionals, "user list")
+    const users = await exec(runtime(), Admin.listUsers)
+    if (values.json === true) io.stdout(`${JSON.stringify(users.map(AdminJson.user))}\n`)
     else if (users.length === 0) io.stdout("No users.\n")
     else
       io.stdout(
         table([
-          ["USER ID", "USERNAME", "CREATED"],
-          ...users.map((u) => [u.userId, u.username, iso(u.createdAt)])
-        ])
-      )
-  },
-  "audit tail": async (args, runtime, io) => {
-    const { values, positionals } = parse(args, { app: { type: "string" }, limit: { type: "string" } })
-    if (positionals.length > 0) throw new UsageError("audit tail takes no arguments")
-    const limit = values.limit === undefined ? 50 : Number(values.limit)
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw new UsageError("--limit must be a whole number from 1 to 10000")
-    }
-    const events = await exec(
-      runtime(),
-      Effect.flatMap(AuditStore.AuditStore, (s) => s.tail({ limit, appKey: values.app }))
-    )
-    if (values.json === true) io.stdout(`${auditJsonText(events.map(auditJson))}\n`)
-    else if (events.length === 0) io.stdout("No audit events.\n")
-    else
-      io.stdout(
-        table([
-          ["TIME", "EVENT", "APP KEY", "USER", "OPEN ID", "ADDRESS", "REQUEST", "DETAIL"],
-          ...events.map((e) => [
-            iso(e.at),
-            e.type,
-            ...[e.appKey, e.userId, e.openId, e.address, e.requestId, e.detail].map((v) =>
-              v === null ? "-" : visible(v)
-            )
+          ["USER ID", "USERNAME", "CREATED", "DISABLED"],
+          ...users.map((u) => [
+            u.userId,
+            u.username,
+            iso(u.createdAt),
+            u.disabledAt === null || u.disabledAt === undefined ? "-" : iso(u.disabledAt)
           ])
         ])
       )
+  },
+  "user disable": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const user = await exec(runtime(), Admin.disableUser(one(positionals, "username or user id")))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify(AdminJson.user(user))}\n`
+        : `Disabled user ${userLine(user)}: they cannot sign in, and their tokens are revoked.\n`
+    )
+  },
+  "user enable": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const user = await exec(runtime(), Admin.enableUser(one(positionals, "username or user id")))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify(AdminJson.user(user))}\n`
+        : `Enabled user ${userLine(user)}: they can sign in again.\n`
+    )
+  },
+  "user set-password": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, { "password-stdin": { type: "boolean" } })
+    const who = one(positionals, "username or user id")
+    // never on the command line, where the process list shows it
+    if (values["password-stdin"] !== true) throw new UsageError("--password-stdin is required")
+    const password = await stdinPassword(io)
+    const user = await exec(runtime(), Admin.setPassword(who, password))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify(AdminJson.user(user))}\n`
+        : `Set the password of user ${userLine(user)}.\n`
+    )
   },
   "user delete": async (args, runtime, io) => {
     const { values, positionals } = parse(args, {})
@@ -398,8 +456,121 @@ const commands: Record<
         ? `${JSON.stringify({ user_id: user.userId, username: user.username, deleted: true })}\n`
         : `Deleted user ${JSON.stringify(user.username)}; their tokens and consents are gone.\n`
     )
+  },
+  "token revoke": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, { app: { type: "string" }, "open-id": { type: "string" } })
+    none(positionals, "token revoke")
+    const appKey = required(values.app, "--app")
+    const openId = required(values["open-id"], "--open-id")
+    const revoked = await exec(runtime(), Admin.revokeSubjectTokens(appKey, openId))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ app_key: appKey, open_id: openId, revoked })}\n`
+        : `Revoked ${revoked} token${revoked === 1 ? "" : "s"} of open_id ${JSON.stringify(openId)} of ${appKey}.\n`
+    )
+  },
+  "consent list": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, { user: { type: "string" } })
+    none(positionals, "consent list")
+    const { consents } = await exec(runtime(), Admin.listConsents(required(values.user, "--user")))
+    if (values.json === true) io.stdout(`${JSON.stringify(consents.map(AdminJson.consent))}\n`)
+    else if (consents.length === 0) io.stdout("No consents.\n")
+    else
+      io.stdout(
+        table([
+          ["APP KEY", "UPDATED", "SCOPES"],
+          ...consents.map((c) => [c.appKey, iso(c.updatedAt), c.scope.length === 0 ? "-" : c.scope.join(",")])
+        ])
+      )
+  },
+  "consent revoke": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, { user: { type: "string" }, app: { type: "string" } })
+    none(positionals, "consent revoke")
+    const who = required(values.user, "--user")
+    const appKey = required(values.app, "--app")
+    const user = await exec(runtime(), Admin.withdrawConsent(who, appKey))
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ user_id: user.userId, app_key: appKey, withdrawn: true })}\n`
+        : `Withdrew the consent of user ${userLine(user)} to ${appKey}; that application's tokens of theirs are revoked.\n`
+    )
+  },
+  "audit tail": async (args, runtime, io) => {
+    const { values, positionals } = parse(args, {
+      app: { type: "string" },
+      limit: { type: "string" },
+      type: { type: "string" },
+      since: { type: "string" }
+    })
+    none(positionals, "audit tail")
+    const limit = values.limit === undefined ? 50 : Number(values.limit)
+    if (!Number.isInteger(limit) || limit < 1 || limit > Admin.maxAuditLimit) {
+      throw new UsageError(`--limit must be a whole number from 1 to ${Admin.maxAuditLimit}`)
+    }
+    if (
+      values.type !== undefined &&
+      !(Audit.EventType.literals as ReadonlyArray<string>).includes(values.type)
+    ) {
+      throw new UsageError(`--type must be one of ${Audit.EventType.literals.join(", ")}`)
+    }
+    const since = values.since === undefined ? undefined : parseSince(values.since)
+    const newest = await exec(
+      runtime(),
+      Admin.queryAudit({ limit, appKey: values.app, type: values.type, since })
+    )
+    const events = [...newest].reverse()
+    if (values.json === true) io.stdout(`${auditJsonText(events.map(AdminJson.auditEvent))}\n`)
+    else if (events.length === 0) io.stdout("No audit events.\n")
+    else
+      io.stdout(
+        table([
+          ["TIME", "EVENT", "APP KEY", "USER", "OPEN ID", "ADDRESS", "REQUEST", "ACTOR", "DETAIL"],
+          ...events.map((e) => [
+            iso(e.at),
+            e.type,
+            ...[e.appKey, e.userId, e.openId, e.address, e.requestId, e.actor ?? null, e.detail].map((v) =>
+              v === null ? "-" : visible(v)
+            )
+          ])
+        ])
+      )
+  },
+  backup: async (args, _runtime, io) => {
+    const { values, positionals } = parse(args, {})
+    const file = one(positionals, "backup file")
+    const env = Env.read(io.env)
+    if (env.databaseUrl !== null) {
+      throw new Failure(
+        `the database is PostgreSQL (${Env.describeStore(env)}): take backups with pg_dump, e.g. pg_dump --format=custom --file=latchkey.dump "$DATABASE_URL"`
+      )
+    }
+    if (env.dbPath === ":memory:") throw new Failure("LATCHKEY_DB is :memory:; there is nothing to back up")
+    if (!existsSync(env.dbPath)) throw new Failure(`there is no database at ${env.dbPath} (LATCHKEY_DB)`)
+    io.stderr(`latchkey: database ${env.dbPath}\n`)
+    const destination = resolve(Env.baseDirectory(io.env), file)
+    const done = await Effect.runPromise(
+      Effect.either(SqliteStorage.backup({ filename: env.dbPath }, destination))
+    )
+    if (Either.isLeft(done)) throw new Failure(`the backup failed: ${done.left.message}`)
+    io.stdout(
+      values.json === true
+        ? `${JSON.stringify({ database: env.dbPath, backup: destination })}\n`
+        : `Backed up ${env.dbPath} to ${destination}.\n`
+    )
   }
 }
+
+/** Commands that only read: on a SQLite file that does not exist they fail instead of creating it. */
+const readOnly: ReadonlySet<string> = new Set([
+  "app list",
+  "app show",
+  "user list",
+  "consent list",
+  "audit tail"
+])
+
+/** Commands of one word (`backup <file>`); the others are `<group> <action>`. */
+const single: ReadonlySet<string> = new Set(["backup"])
 
 /** Run the CLI with `argv` (without node and script); returns the exit code. */
 export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> => {
@@ -408,12 +579,14 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
     io.stdout(usage)
     return group === undefined ? exitCodes.usage : exitCodes.ok
   }
-  const command = commands[`${group} ${action ?? ""}`]
+  const name = single.has(group) ? group : `${group} ${action ?? ""}`
+  const args = single.has(group) ? [...(action === undefined ? [] : [action]), ...rest] : rest
+  const command = commands[name]
   if (command === undefined) {
-    io.stderr(`latchkey: unknown command ${JSON.stringify(`${group} ${action ?? ""}`.trim())}\n\n${usage}`)
+    io.stderr(`latchkey: unknown command ${JSON.stringify(name.trim())}\n\n${usage}`)
     return exitCodes.usage
   }
-  if (rest.includes("--help") || rest.includes("-h")) {
+  if (args.includes("--help") || args.includes("-h")) {
     io.stdout(usage)
     return exitCodes.ok
   }
@@ -422,12 +595,21 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
     const getRuntime = (): Runtime => {
       if (runtime === undefined) {
         const env = Env.read(io.env)
+        if (env.databaseUrl === null && env.dbPath !== ":memory:" && !existsSync(env.dbPath)) {
+          if (readOnly.has(name)) {
+            throw new Failure(
+              `there is no database at ${env.dbPath} (LATCHKEY_DB); nothing to show. Point LATCHKEY_DB at the server's database`
+            )
+          }
+          io.stderr(`latchkey: warning: ${env.dbPath} does not exist; creating a new database there\n`)
+        }
+        io.stderr(`latchkey: database ${Env.describeStore(env)}\n`)
         const log = Log.make(env.logLevel === "info" ? "warn" : env.logLevel, 2)
         runtime = ManagedRuntime.make(Services.layer(env, env.issuer ?? `http://localhost:${env.port}`, log))
       }
       return runtime
     }
-    await command(rest, getRuntime, io)
+    await command(args, getRuntime, io)
     return exitCodes.ok
   } catch (e) {
     if (e instanceof UsageError) {

@@ -11,7 +11,7 @@ import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./Password
 import type { StorageError } from "./storage/StorageError.js"
 import { type UsernameTaken, UserStore } from "./storage/UserStore.js"
 import * as Throttle from "./Throttle.js"
-import type { User } from "./User.js"
+import { isDisabled, type User } from "./User.js"
 
 /** The one answer to every failed sign-in (no user enumeration). */
 export const badCredentials = "username or password is incorrect"
@@ -36,28 +36,38 @@ const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<s
     )
   })
 
-/** Create a user with a hashed password. */
-export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
-  if (username.length === 0 || username.length > maxUsernameLength || username.trim() !== username) {
-    return yield* Effect.fail(
-      new InvalidRequest({ description: "username must be 1-128 characters without surrounding spaces" })
-    )
-  }
-  if (password.length < 8 || password.length > maxPasswordLength) {
-    return yield* Effect.fail(
-      new InvalidRequest({ description: `password must be 8-${maxPasswordLength} characters` })
-    )
-  }
+/** Why `username` cannot be a username (1-128 characters without surrounding spaces), or null when it can. */
+export const usernameProblem = (username: string): string | null =>
+  username.length === 0 || username.length > maxUsernameLength || username.trim() !== username
+    ? `username must be 1-${maxUsernameLength} characters without surrounding spaces`
+    : null
+
+/** Why `password` cannot be a password (8 to `maxPasswordLength` characters), or null when it can. */
+export const passwordProblem = (password: string): string | null =>
+  password.length < 8 || password.length > maxPasswordLength
+    ? `password must be 8-${maxPasswordLength} characters`
+    : null
+
+/** A new user record with a hashed password, checked but not stored (`createUser` stores it). */
+export const makeUser = Effect.fn("Accounts.makeUser")(function* (username: string, password: string) {
+  const problem = usernameProblem(username) ?? passwordProblem(password)
+  if (problem !== null) return yield* Effect.fail(new InvalidRequest({ description: problem }))
   const hasher = yield* PasswordHasher
-  const users = yield* UserStore
   const user: User = {
     // typed on command lines (`cli user delete <user_id>`): never starting with `-`
     userId: yield* Entropy.argumentSafeId(12),
     username,
     passwordHash: yield* hasher.hash(password),
-    createdAt: yield* nowSeconds
+    createdAt: yield* nowSeconds,
+    disabledAt: null
   }
-  yield* users.insert(user)
+  return user
+}) satisfies (...args: never) => Effect.Effect<User, InvalidRequest, unknown>
+
+/** Create a user with a hashed password. */
+export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
+  const user = yield* makeUser(username, password)
+  yield* Effect.flatMap(UserStore, (users) => users.insert(user))
   return user
 }) satisfies (...args: never) => Effect.Effect<User, InvalidRequest | UsernameTaken | StorageError, unknown>
 
@@ -80,8 +90,8 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   if (started) yield* Audit.record("signin_throttled")
   const hasher = yield* PasswordHasher
   const users = yield* UserStore
-  const refuse = (userId: string | null) =>
-    Audit.record("signin_failed", { userId }).pipe(
+  const refuse = (userId: string | null, detail: string | null = null) =>
+    Audit.record("signin_failed", { userId, detail }).pipe(
       Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
     )
   if (oversized) return yield* refuse(null)
@@ -92,6 +102,8 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
     return yield* refuse(null)
   }
   if (!(yield* hasher.verify(password, found.value.passwordHash))) return yield* refuse(found.value.userId)
+  // A disabled account is refused after the same work and with the same answer as a wrong password
+  if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
   yield* Throttle.succeeded(keys)
   yield* Audit.record("signin_succeeded", { userId: found.value.userId })
   return found.value

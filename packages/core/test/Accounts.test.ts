@@ -1,9 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
 import * as Accounts from "../src/Accounts.js"
+import * as Audit from "../src/Audit.js"
 import * as Entropy from "../src/Entropy.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
+import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
+import { UserStore } from "../src/storage/UserStore.js"
 import * as Throttle from "../src/Throttle.js"
 
 /** A hasher whose hashes start with `name$`, counting what it is asked to do. */
@@ -90,5 +93,36 @@ describe("Accounts.createUser", () => {
       assert.strictEqual(user.userId[0], "A")
       assert.deepStrictEqual(draws, [])
     }).pipe(Effect.provide(Layer.merge(layer, entropy)))
+  })
+})
+
+describe("Accounts.authenticate, disabled user", () => {
+  it.effect("is refused like a wrong password: the same answer, one verification, signin_failed", () => {
+    const { calls, layer } = countingHasher("d")
+    const audited = Layer.provideMerge(Audit.layer, Memory.auditLayer)
+    return Effect.gen(function* () {
+      const user = yield* Accounts.createUser("disabled-user", "the right password")
+      yield* Effect.flatMap(UserStore, (s) => s.setDisabled(user.userId, true, 0))
+      const right = yield* Effect.flip(
+        Accounts.authenticate("disabled-user", "the right password", "127.0.0.1")
+      )
+      const wrong = yield* Effect.flip(
+        Accounts.authenticate("disabled-user", "a wrong password", "127.0.0.1")
+      )
+      assert.deepStrictEqual(right, wrong)
+      assert.deepInclude(right, { _tag: "InvalidGrant", description: Accounts.badCredentials })
+      assert.strictEqual(calls.verified.length, 2, "the password is verified either way")
+      const failed = yield* Effect.flatMap(AuditStore, (s) => s.query({ limit: 10, type: "signin_failed" }))
+      assert.deepStrictEqual(
+        failed.map((e) => [e.userId, e.detail]),
+        [
+          [user.userId, null],
+          [user.userId, "account disabled"]
+        ]
+      )
+      yield* Effect.flatMap(UserStore, (s) => s.setDisabled(user.userId, false, 0))
+      const ok = yield* Accounts.authenticate("disabled-user", "the right password", "127.0.0.1")
+      assert.strictEqual(ok.userId, user.userId)
+    }).pipe(Effect.provide(Layer.mergeAll(layer, audited, Entropy.layer)))
   })
 })

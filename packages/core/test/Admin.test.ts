@@ -1,11 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Layer, Option, TestClock } from "effect"
 import * as Admin from "../src/Admin.js"
 import * as Application from "../src/Application.js"
+import * as Audit from "../src/Audit.js"
 import * as Digest from "../src/Digest.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
+import { AuditStore } from "../src/storage/AuditStore.js"
+import * as Memory from "../src/storage/Memory.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
-import { newApp, newUser, TestLayer, token } from "./fixtures.js"
+import { cb, issueCode, newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 describe("application registration", () => {
   it("refuses redirect URIs that docs/security.md forbids (fragments, userinfo, http off loopback, dangerous schemes)", () => {
@@ -147,9 +150,11 @@ describe("application registration", () => {
             Admin.createApplication({ name: "Euro", redirectUris: ["https://app.example/ok", uri] })
           )
           assert.isTrue(Either.isLeft(r), JSON.stringify(uri))
-          assert.strictEqual(Either.isLeft(r) ? r.left._tag : "accepted", "InvalidRequest")
-          if (Either.isLeft(r) && r.left._tag === "InvalidRequest")
+          assert.strictEqual(Either.isLeft(r) ? r.left._tag : "accepted", "InvalidField")
+          if (Either.isLeft(r) && r.left._tag === "InvalidField") {
+            assert.strictEqual(r.left.field, "redirect_uris")
             assert.match(r.left.description, /^redirect URI (must be printable ASCII|contains whitespace)/)
+          }
         }
         assert.strictEqual((yield* Effect.flatMap(ApplicationStore, (s) => s.list())).length, 0)
       }).pipe(Effect.provide(TestLayer()))
@@ -170,7 +175,7 @@ describe("application registration", () => {
 })
 
 describe("deleting applications and users", () => {
-  it.effect("deleting an application revokes its tokens; an unknown App Key is invalid_request", () =>
+  it.effect("deleting an application revokes its tokens; an unknown App Key is NotFound", () =>
     Effect.gen(function* () {
       const { app, basic } = yield* newApp()
       const t = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
@@ -179,14 +184,14 @@ describe("deleting applications and users", () => {
       const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
       assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
       const again = yield* Effect.either(Admin.deleteApplication(app.appKey))
-      assert.isTrue(Either.isLeft(again) && again.left._tag === "InvalidRequest")
+      assert.isTrue(Either.isLeft(again) && again.left._tag === "NotFound")
       const find = yield* Effect.either(Admin.findApplication(app.appKey))
       assert.isTrue(Either.isLeft(find))
     }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect(
-    "a user is deleted by username or by id, with their tokens revoked; an unknown one is invalid_request",
+    "a user is deleted by username or by id, with their tokens revoked; an unknown one is NotFound",
     () =>
       Effect.gen(function* () {
         const { basic } = yield* newApp()
@@ -202,7 +207,303 @@ describe("deleting applications and users", () => {
         const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
         assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
         const gone = yield* Effect.either(Admin.deleteUser("alice-del"))
-        assert.isTrue(Either.isLeft(gone) && gone.left._tag === "InvalidRequest")
+        assert.isTrue(Either.isLeft(gone) && gone.left._tag === "NotFound")
       }).pipe(Effect.provide(TestLayer()))
   )
+})
+
+const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
+const asCli = Effect.provideService(Audit.RequestInfo, { requestId: null, address: null, actor: "cli" })
+const failure = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
+const auditOf = (type: Audit.EventType) => Effect.flatMap(AuditStore, (s) => s.query({ limit: 100, type }))
+
+describe("Admin.updateApplication", () => {
+  it.effect("validates like create, naming the field; a null lifetime returns to the default", () =>
+    Effect.gen(function* () {
+      const { app } = yield* newApp({ accessTokenTtl: 600 })
+      assert.strictEqual(app.accessTokenTtl, 600)
+      const updated = yield* Admin.updateApplication(app.appKey, {
+        name: "  Renamed  ",
+        redirectUris: ["https://new.example/cb", "https://new.example/cb"],
+        scope: ["profile", "email"],
+        grantTypes: ["authorization_code"],
+        requirePkce: true,
+        accessTokenTtl: null,
+        refreshTokenTtl: 7200
+      })
+      assert.strictEqual(updated.name, "Renamed")
+      assert.deepStrictEqual([...updated.redirectUris], ["https://new.example/cb"])
+      assert.deepStrictEqual([...updated.scopes], ["email", "profile"])
+      assert.deepStrictEqual([...updated.grantTypes], ["authorization_code"])
+      assert.isTrue(updated.requirePkce)
+      assert.isNull(updated.accessTokenTtl)
+      assert.strictEqual(updated.refreshTokenTtl, 7200)
+      assert.deepStrictEqual(yield* Admin.findApplication(app.appKey), updated)
+      const cases: Array<[Admin.ApplicationPatch, string]> = [
+        [{ name: " " }, "name"],
+        [{ redirectUris: [] }, "redirect_uris"],
+        [{ redirectUris: ["http://evil.example/cb"] }, "redirect_uris"],
+        [{ scope: "ok bad\u0001" }, "scopes"],
+        [{ scope: ["a,b"] }, "scopes"],
+        [{ grantTypes: ["device_code"] }, "grant_types"],
+        [{ grantTypes: [] }, "grant_types"],
+        [{ accessTokenTtl: 0 }, "access_token_ttl"],
+        [{ refreshTokenTtl: 1.5 }, "refresh_token_ttl"],
+        [{ refreshTokenTtl: Admin.maxTtl + 1 }, "refresh_token_ttl"]
+      ]
+      for (const [patch, field] of cases) {
+        const e = yield* failure(Admin.updateApplication(app.appKey, patch))
+        assert.strictEqual(e._tag, "InvalidField", JSON.stringify(patch))
+        if (e._tag === "InvalidField") assert.strictEqual(e.field, field, JSON.stringify(patch))
+      }
+      assert.deepStrictEqual(
+        yield* Admin.findApplication(app.appKey),
+        updated,
+        "a refused patch changes nothing"
+      )
+      const unknown = yield* failure(Admin.updateApplication("no-such-app", { name: "x" }))
+      assert.strictEqual(unknown._tag, "NotFound")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "records application_updated with the fields changed, and nothing for an empty patch or an unknown app",
+    () =>
+      Effect.gen(function* () {
+        const { app } = yield* newApp()
+        yield* Admin.updateApplication(app.appKey, {}).pipe(asCli)
+        yield* Effect.either(Admin.updateApplication("no-such-app", { name: "x" }))
+        yield* Admin.updateApplication(app.appKey, { name: "New", requirePkce: true }).pipe(asCli)
+        const events = yield* auditOf("application_updated")
+        assert.strictEqual(events.length, 1)
+        assert.deepInclude(events[0], {
+          appKey: app.appKey,
+          detail: "changed name, require_pkce",
+          actor: "cli"
+        })
+      }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("Admin: the audit trail of every change", () => {
+  it.effect("create, rotate, delete; users created, updated, deleted; never a secret or a password", () =>
+    Effect.gen(function* () {
+      const { app, appSecret } = yield* newApp().pipe(asCli)
+      const rotated = yield* Admin.rotateSecret(app.appKey, 60).pipe(asCli)
+      const user = yield* Admin.createUser("audited-user", "first password").pipe(asCli)
+      yield* Admin.setPassword(user.userId, "second password").pipe(asCli)
+      yield* Admin.disableUser("audited-user").pipe(asCli)
+      yield* Admin.enableUser(user).pipe(asCli)
+      yield* Admin.deleteUser(user.userId).pipe(asCli)
+      yield* Admin.deleteApplication(app.appKey).pipe(asCli)
+      const events = [...(yield* Effect.flatMap(AuditStore, (s) => s.query({ limit: 100 })))].reverse()
+      assert.deepStrictEqual(
+        events.map((e) => [e.type, e.detail]),
+        [
+          ["application_created", 'name "Test App"'],
+          ["secret_rotated", "grace 60s"],
+          ["user_created", null],
+          ["user_updated", "password set"],
+          ["user_updated", "disabled; tokens revoked"],
+          ["user_updated", "enabled"],
+          ["user_deleted", null],
+          ["application_deleted", null]
+        ]
+      )
+      assert.isTrue(events.every((e) => e.actor === "cli"))
+      const text = JSON.stringify(events)
+      for (const secret of [
+        appSecret,
+        rotated.appSecret,
+        "first password",
+        "second password",
+        "audited-user"
+      ])
+        assert.notInclude(text, secret)
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("refused changes record nothing", () =>
+    Effect.gen(function* () {
+      yield* Effect.either(Admin.createApplication({ name: "x", redirectUris: ["http://evil.example/cb"] }))
+      yield* Effect.either(Admin.deleteApplication("no-such-app"))
+      yield* Effect.either(Admin.rotateSecret("no-such-app"))
+      yield* Effect.either(Admin.createUser("u", "short"))
+      yield* Effect.either(Admin.setPassword("nobody", "long enough password"))
+      yield* Effect.either(Admin.disableUser("nobody"))
+      yield* Effect.either(Admin.deleteUser("nobody"))
+      yield* Effect.either(Admin.withdrawConsent("nobody", "no-such-app"))
+      assert.deepStrictEqual(yield* Effect.flatMap(AuditStore, (s) => s.query({ limit: 100 })), [])
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("Admin: users", () => {
+  it.effect("createUser names the field at fault; a taken username is UsernameTaken", () =>
+    Effect.gen(function* () {
+      for (const [username, password, field] of [
+        ["", "long enough", "username"],
+        [" padded", "long enough", "username"],
+        ["x".repeat(129), "long enough", "username"],
+        ["ok", "short", "password"],
+        ["ok", "p".repeat(1025), "password"]
+      ] as const) {
+        const e = yield* failure(Admin.createUser(username, password))
+        assert.deepInclude(e, { _tag: "InvalidField", field })
+      }
+      yield* Admin.createUser("taken", "long enough")
+      assert.strictEqual((yield* failure(Admin.createUser("taken", "long enough")))._tag, "UsernameTaken")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("setPassword: the new password signs in, the old one no longer does", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const { user, password } = yield* newUser("pw-user")
+      const short = yield* failure(Admin.setPassword(user, "short"))
+      assert.deepInclude(short, { _tag: "InvalidField", field: "password" })
+      yield* Admin.setPassword("pw-user", "a brand new password")
+      const pw = (p: string) => token({ grant_type: "password", username: "pw-user", password: p }, basic)
+      assert.strictEqual((yield* pw(password)).status, 400)
+      assert.strictEqual((yield* pw("a brand new password")).status, 200)
+      assert.strictEqual(
+        (yield* failure(Admin.setPassword("nobody", "a brand new password")))._tag,
+        "NotFound"
+      )
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("disableUser revokes the user's tokens and refuses sign-in; enableUser lets them in again", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const { user, password } = yield* newUser("dis-user")
+      const pw = () => token({ grant_type: "password", username: "dis-user", password }, basic)
+      const before = (yield* pw()).json?.access_token as string
+      const disabled = yield* Admin.disableUser(user.userId)
+      assert.isNumber(disabled.disabledAt)
+      const hash = yield* Digest.sha256(before)
+      const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
+      assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
+      const refused = yield* pw()
+      assert.deepStrictEqual([refused.status, refused.json?.error], [400, "invalid_grant"])
+      const enabled = yield* Admin.enableUser("dis-user")
+      assert.isNull(enabled.disabledAt)
+      assert.strictEqual((yield* pw()).status, 200)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("Admin: subjects, consents and the audit query", () => {
+  it.effect(
+    "revokeSubjectTokens revokes one open_id's tokens and says how many; an unknown app is NotFound",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp()
+        const issue = (openId: string) => token({ grant_type: "client_credentials", open_id: openId }, basic)
+        yield* issue("device-1")
+        yield* issue("device-1")
+        const other = (yield* issue("device-2")).json?.access_token as string
+        // an access and a refresh token each time
+        assert.strictEqual(yield* Admin.revokeSubjectTokens(app.appKey, "device-1"), 4)
+        assert.strictEqual(yield* Admin.revokeSubjectTokens(app.appKey, "device-1"), 0)
+        const hash = yield* Digest.sha256(other)
+        const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
+        assert.isTrue(Option.isSome(stored) && stored.value.revokedAt === null)
+        assert.strictEqual(
+          (yield* failure(Admin.revokeSubjectTokens("no-such-app", "device-1")))._tag,
+          "NotFound"
+        )
+        assert.deepInclude(yield* failure(Admin.revokeSubjectTokens(app.appKey, "")), {
+          _tag: "InvalidField",
+          field: "open_id"
+        })
+        const events = yield* auditOf("subject_tokens_revoked")
+        assert.deepStrictEqual(
+          events.map((e) => [e.openId, e.detail]),
+          [
+            ["device-1", "0 tokens"],
+            ["device-1", "4 tokens"]
+          ]
+        )
+      }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect(
+    "withdrawConsent forgets the consent and revokes that app's tokens of the user; none is NotFound",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp()
+        const { user } = yield* newUser()
+        const code = yield* issueCode(app.appKey, user.userId)
+        const access = (yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic))
+          .json?.access_token as string
+        const { consents } = yield* Admin.listConsents(user.username)
+        assert.deepStrictEqual(
+          consents.map((c) => c.appKey),
+          [app.appKey]
+        )
+        yield* Admin.withdrawConsent(user.userId, app.appKey)
+        assert.deepStrictEqual((yield* Admin.listConsents(user)).consents, [])
+        const hash = yield* Digest.sha256(access)
+        const stored = yield* Effect.flatMap(TokenStore, (s) => s.find("access", hash))
+        assert.isTrue(Option.isSome(stored) && stored.value.revokedAt !== null)
+        const again = yield* failure(Admin.withdrawConsent(user, app.appKey))
+        assert.deepInclude(again, { _tag: "NotFound", what: "consent" })
+        assert.deepInclude(yield* failure(Admin.withdrawConsent("nobody", app.appKey)), { what: "user" })
+        assert.strictEqual((yield* auditOf("consent_withdrawn")).length, 1)
+      }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("queryAudit filters by app, type and time, newest first, and names the field it refuses", () =>
+    Effect.gen(function* () {
+      const a = yield* newApp()
+      const b = yield* newApp()
+      yield* TestClock.adjust("100 seconds")
+      yield* Admin.rotateSecret(a.app.appKey)
+      yield* Admin.rotateSecret(b.app.appKey)
+      const all = yield* Admin.queryAudit({})
+      assert.deepStrictEqual(
+        all.map((e) => e.type),
+        ["secret_rotated", "secret_rotated", "application_created", "application_created"]
+      )
+      assert.deepStrictEqual(
+        (yield* Admin.queryAudit({ appKey: a.app.appKey })).map((e) => e.type),
+        ["secret_rotated", "application_created"]
+      )
+      assert.strictEqual(
+        (yield* Admin.queryAudit({ type: "secret_rotated", limit: 1 }))[0]?.appKey,
+        b.app.appKey
+      )
+      assert.strictEqual((yield* Admin.queryAudit({ since: 100 })).length, 2)
+      for (const [filter, field] of [
+        [{ limit: 0 }, "limit"],
+        [{ limit: Admin.maxAuditLimit + 1 }, "limit"],
+        [{ limit: 1.5 }, "limit"],
+        [{ type: "made_up" }, "type"],
+        [{ since: Number.NaN }, "since"]
+      ] as const) {
+        assert.deepInclude(yield* failure(Admin.queryAudit(filter)), { _tag: "InvalidField", field })
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it("parseSince takes epoch seconds and ISO 8601 with a zone, and nothing else", () => {
+    assert.strictEqual(Admin.parseSince("0"), 0)
+    assert.strictEqual(Admin.parseSince("1767225600"), 1767225600)
+    assert.strictEqual(Admin.parseSince("2026-01-01"), 1767225600)
+    assert.strictEqual(Admin.parseSince("2026-01-01T00:00:00Z"), 1767225600)
+    assert.strictEqual(Admin.parseSince("2026-01-01T01:00+01:00"), 1767225600)
+    assert.strictEqual(Admin.parseSince("2026-01-01T00:00:00.999Z"), 1767225600)
+    for (const bad of [
+      "",
+      "-1",
+      "1.5",
+      "yesterday",
+      "2026-01-01T00:00:00",
+      "2026-02-30",
+      "2026-13-01",
+      "1e9"
+    ])
+      assert.isNull(Admin.parseSince(bad), bad)
+  })
 })

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Option, type Schema } from "effect"
+import { Effect, Either, Layer, Option, type Schema } from "effect"
+import * as AdminApi from "../src/AdminApi.js"
+import * as Audit from "../src/Audit.js"
 import type * as Grants from "../src/grants/index.js"
 import * as Http from "../src/Http.js"
 import * as Interaction from "../src/Interaction.js"
@@ -10,9 +12,11 @@ import * as OpenApi from "../src/OpenApi.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
 import type { Params } from "../src/requests/Form.js"
 import * as TokenRequest from "../src/requests/TokenRequest.js"
+import * as Memory from "../src/storage/Memory.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
-import { issuer, newApp, post, TestLayer, token } from "./fixtures.js"
+import { UserStore } from "../src/storage/UserStore.js"
+import { cb, issuer, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 type Json = Record<string, unknown>
 type Equals<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
@@ -29,17 +33,48 @@ const introspectionMatches: Equals<
 
 const doc = OpenApi.document({ issuer }) as Json & { paths: Record<string, Record<string, Json>> }
 
-/** The value a local `$ref` points at. */
-const resolve = (ref: string): unknown =>
+/** The value a local `$ref` of document `d` points at. */
+const resolveIn = (d: Json, ref: string): unknown =>
   ref
     .replace(/^#\//, "")
     .split("/")
     .reduce<unknown>(
       (node, key) => (node as Json | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")],
-      doc
+      d
     )
 
-const deref = (node: Json): Json => (typeof node.$ref === "string" ? deref(resolve(node.$ref) as Json) : node)
+const resolve = (ref: string): unknown => resolveIn(doc, ref)
+
+const derefIn = (d: Json, node: Json): Json =>
+  typeof node.$ref === "string" ? derefIn(d, resolveIn(d, node.$ref) as Json) : node
+
+const deref = (node: Json): Json => derefIn(doc, node)
+
+/** The response is documented in `d`: its status, every documented header (with its value when fixed), its error code. */
+const assertDocumentedIn = (d: Json, path: string, method: string, res: Http.HttpResponse, label: string) => {
+  const documented = (
+    (d.paths as Record<string, Record<string, Json>>)[path]?.[method]?.responses as
+      | Record<string, Json>
+      | undefined
+  )?.[String(res.status)]
+  assert.isDefined(documented, `${label}: ${res.status} documented for ${method} ${path}`)
+  for (const [name, h] of Object.entries((documented?.headers ?? {}) as Record<string, Json>)) {
+    const value = res.headers[name]
+    assert.isDefined(value, `${label}: header ${name}`)
+    const schema = h.schema as { const?: string; pattern?: string }
+    if (schema.const !== undefined) assert.strictEqual(value, schema.const, `${label}: ${name}`)
+    if (schema.pattern !== undefined) assert.match(value as string, new RegExp(schema.pattern))
+  }
+  const content = documented?.content as Record<string, { schema: Json }> | undefined
+  if (res.body !== "" && content !== undefined) {
+    assert.property(content, "application/json", label)
+    assert.match(res.headers["content-type"] ?? "", /^application\/json/)
+    const body = JSON.parse(res.body) as Json
+    const error = (derefIn(d, content["application/json"]?.schema ?? {}).properties as Json | undefined)
+      ?.error as { enum: Array<string> } | undefined
+    if (typeof body.error === "string") assert.include(error?.enum ?? [], body.error, label)
+  }
+}
 
 /** Every value of the document, depth first. */
 const walk = (node: unknown, visit: (n: Json) => void): void => {
@@ -49,9 +84,6 @@ const walk = (node: unknown, visit: (n: Json) => void): void => {
     for (const v of Object.values(node)) walk(v, visit)
   }
 }
-
-const responsesOf = (path: string, method: string) =>
-  doc.paths[path]?.[method]?.responses as Record<string, Json>
 
 /** Documented grant parameters, from the token request body's `oneOf`. */
 const documentedGrants = (): Map<string, Json> => {
@@ -199,26 +231,8 @@ describe("OpenApi.document", () => {
   const route = (r: Http.HttpRequest) => Option.getOrThrow(Http.route(r))
 
   /** The response is documented: its status, every documented header (with its value when fixed), its error code. */
-  const assertDocumented = (path: string, method: string, res: Http.HttpResponse, label: string) => {
-    const documented = responsesOf(path, method)?.[String(res.status)]
-    assert.isDefined(documented, `${label}: ${res.status} documented for ${method} ${path}`)
-    for (const [name, h] of Object.entries((documented?.headers ?? {}) as Record<string, Json>)) {
-      const value = res.headers[name]
-      assert.isDefined(value, `${label}: header ${name}`)
-      const schema = h.schema as { const?: string; pattern?: string }
-      if (schema.const !== undefined) assert.strictEqual(value, schema.const, `${label}: ${name}`)
-      if (schema.pattern !== undefined) assert.match(value as string, new RegExp(schema.pattern))
-    }
-    const content = documented?.content as Record<string, { schema: Json }> | undefined
-    if (res.body !== "" && content !== undefined) {
-      assert.property(content, "application/json", label)
-      assert.match(res.headers["content-type"] ?? "", /^application\/json/)
-      const body = JSON.parse(res.body) as Json
-      const error = (deref(content["application/json"]?.schema ?? {}).properties as Json | undefined)
-        ?.error as { enum: Array<string> } | undefined
-      if (typeof body.error === "string") assert.include(error?.enum ?? [], body.error, label)
-    }
-  }
+  const assertDocumented = (path: string, method: string, res: Http.HttpResponse, label: string) =>
+    assertDocumentedIn(doc, path, method, res, label)
 
   it.effect("every answer of the token endpoint is documented with its headers", () =>
     Effect.gen(function* () {
@@ -302,5 +316,175 @@ describe("OpenApi.document", () => {
       assert.strictEqual(meta.status, 200)
       assertDocumented(Metadata.paths.metadata, "get", meta, "metadata")
     }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("OpenApi.adminDocument", () => {
+  const admin = OpenApi.adminDocument() as Json & { paths: Record<string, Record<string, Json>> }
+  const adminToken = "admin-token-0123456789abcdef-0123456789"
+  const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
+  const adminRequest = (method: string, path: string, body?: unknown, over: Partial<Http.HttpRequest> = {}) =>
+    ({
+      method,
+      path,
+      query: "",
+      headers: {
+        authorization: `Bearer ${adminToken}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {})
+      },
+      body: body === undefined ? "" : typeof body === "string" ? body : JSON.stringify(body),
+      ...over
+    }) satisfies Http.HttpRequest
+  const call = (req: Http.HttpRequest) => AdminApi.route(req, { token: adminToken })
+  /** The documented path a concrete admin path answers to. */
+  const templateOf = (path: string): string => {
+    const segments = path.split("/")
+    const found = Object.keys(admin.paths).find((t) => {
+      const parts = t.split("/")
+      return parts.length === segments.length && parts.every((p, i) => p.startsWith("{") || p === segments[i])
+    })
+    assert.isDefined(found, path)
+    return found as string
+  }
+
+  it("is structurally valid OpenAPI 3.1 with a bearerAuth scheme", () => {
+    assert.strictEqual(admin.openapi, "3.1.0")
+    assert.deepStrictEqual(admin.security, [{ bearerAuth: [] }])
+    assert.deepInclude((admin.components as { securitySchemes: Json }).securitySchemes, {
+      bearerAuth: {
+        type: "http",
+        scheme: "bearer",
+        description: "the admin token (LATCHKEY_ADMIN_TOKEN), compared in constant time"
+      }
+    })
+    const refs: Array<string> = []
+    walk(admin, (n) => {
+      if (typeof n.$ref === "string") refs.push(n.$ref)
+    })
+    assert.isAbove(refs.length, 10)
+    for (const ref of refs) assert.isDefined(resolveIn(admin, ref), ref)
+    const ids = new Set<string>()
+    for (const [path, item] of Object.entries(admin.paths)) {
+      assert.match(path, /^\/admin\/v1\//)
+      for (const [method, op] of Object.entries(item)) {
+        if (method === "parameters") continue
+        assert.include(["get", "post", "delete", "patch"], method)
+        assert.isFalse(ids.has(op.operationId as string))
+        ids.add(op.operationId as string)
+      }
+      const named = [...path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1])
+      const declared = ((item.parameters ?? []) as unknown as Array<{ name: string }>).map((p) => p.name)
+      assert.deepStrictEqual(declared, named, path)
+    }
+    assert.strictEqual(ids.size, 16)
+    assert.deepStrictEqual(
+      (OpenApi.adminDocument({ server: "http://127.0.0.1:9090/" }) as { servers: unknown }).servers,
+      [{ url: "http://127.0.0.1:9090" }]
+    )
+    // the request bodies refuse unknown fields, as the route does
+    const create = resolveIn(admin, "#/components/schemas/CreateApplication") as Json
+    assert.strictEqual(create.additionalProperties, false)
+  })
+
+  it.effect("every documented operation is served, and every path's methods are the documented ones", () =>
+    Effect.gen(function* () {
+      for (const [path, item] of Object.entries(admin.paths)) {
+        const concrete = path.replace(/\{[a-z_]+\}/g, "x")
+        const methods = Object.keys(item).filter((m) => m !== "parameters")
+        const refused = yield* call(adminRequest("TRACE", concrete))
+        assert.strictEqual(refused.status, 405, path)
+        assert.deepStrictEqual(
+          refused.headers.allow?.split(", "),
+          methods.map((m) => m.toUpperCase())
+        )
+        for (const method of methods) {
+          const res = yield* call(adminRequest(method.toUpperCase(), concrete))
+          assert.notInclude([405], res.status, `${method} ${path}`)
+          assert.notInclude(res.body, "no such admin endpoint", `${method} ${path}`)
+        }
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("every answer of the admin API to representative requests is documented with its headers", () =>
+    Effect.gen(function* () {
+      const { app } = yield* newApp()
+      const { user } = yield* newUser("openapi-user")
+      const base = AdminApi.basePath
+      const cases: Array<[string, Http.HttpRequest]> = [
+        ["list apps", adminRequest("GET", `${base}/applications`)],
+        ["create app", adminRequest("POST", `${base}/applications`, { name: "A", redirect_uris: [cb] })],
+        ["bad app", adminRequest("POST", `${base}/applications`, { name: "A", redirect_uris: ["x"] })],
+        ["unknown field", adminRequest("POST", `${base}/applications`, { name: "A", colour: 1 })],
+        ["not json", adminRequest("POST", `${base}/applications`, "{")],
+        [
+          "text",
+          {
+            ...adminRequest("POST", `${base}/applications`, "x"),
+            headers: { authorization: `Bearer ${adminToken}`, "content-type": "text/plain" }
+          }
+        ],
+        ["too big", adminRequest("POST", `${base}/applications`, "x".repeat(Http.maxBodyBytes + 1))],
+        ["no token", adminRequest("GET", `${base}/applications`, undefined, { headers: {} })],
+        ["wrong method", adminRequest("PUT", `${base}/applications`)],
+        ["get app", adminRequest("GET", `${base}/applications/${app.appKey}`)],
+        ["unknown app", adminRequest("GET", `${base}/applications/nope`)],
+        ["patch app", adminRequest("PATCH", `${base}/applications/${app.appKey}`, { name: "B" })],
+        ["rotate", adminRequest("POST", `${base}/applications/${app.appKey}/secret`, { grace_seconds: 60 })],
+        ["rotate empty", adminRequest("POST", `${base}/applications/${app.appKey}/secret`)],
+        [
+          "revoke subject",
+          adminRequest("DELETE", `${base}/applications/${app.appKey}/subjects/dev-1/tokens`)
+        ],
+        ["no consent", adminRequest("DELETE", `${base}/applications/${app.appKey}/consents/${user.userId}`)],
+        ["list users", adminRequest("GET", `${base}/users`)],
+        [
+          "create user",
+          adminRequest("POST", `${base}/users`, { username: "new-one", password: "long enough" })
+        ],
+        [
+          "taken",
+          adminRequest("POST", `${base}/users`, { username: "openapi-user", password: "long enough" })
+        ],
+        ["get user", adminRequest("GET", `${base}/users/${user.userId}`)],
+        ["disable", adminRequest("PATCH", `${base}/users/${user.userId}`, { disabled: true })],
+        ["consents", adminRequest("GET", `${base}/users/${user.userId}/consents`)],
+        [
+          "audit",
+          adminRequest("GET", `${base}/audit`, undefined, { query: "limit=5&type=application_created" })
+        ],
+        ["bad audit", adminRequest("GET", `${base}/audit`, undefined, { query: "limit=0" })],
+        ["openapi", adminRequest("GET", `${base}/openapi.json`)],
+        ["delete user", adminRequest("DELETE", `${base}/users/${user.userId}`)],
+        ["delete app", adminRequest("DELETE", `${base}/applications/${app.appKey}`)]
+      ]
+      const statuses = new Set<number>()
+      for (const [label, req] of cases) {
+        const res = yield* call(req)
+        statuses.add(res.status)
+        assertDocumentedIn(
+          admin,
+          templateOf(req.path),
+          req.method === "PUT" ? "get" : req.method.toLowerCase(),
+          res,
+          label
+        )
+      }
+      const users = yield* UserStore
+      const down = yield* call(adminRequest("GET", `${base}/users`)).pipe(
+        Effect.provideService(UserStore, {
+          ...users,
+          list: () => Effect.fail(new StorageError({ message: "x" }))
+        })
+      )
+      const defect = yield* call(adminRequest("GET", `${base}/users`)).pipe(
+        Effect.provideService(UserStore, { ...users, list: () => Effect.die("boom") })
+      )
+      for (const res of [down, defect]) {
+        statuses.add(res.status)
+        assertDocumentedIn(admin, `${base}/users`, "get", res, `status ${res.status}`)
+      }
+      assert.sameMembers([...statuses], [200, 201, 400, 401, 404, 405, 409, 413, 415, 500, 503])
+    }).pipe(Effect.provide(Audited()))
   )
 })

@@ -171,11 +171,11 @@ describe("secret rotation with a grace period", () => {
         const { app, basic: old } = yield* newApp()
         for (const grace of [-1, 1.5, Application.maxSecretGrace + 1, Number.NaN]) {
           const r = yield* Effect.either(Admin.rotateSecret(app.appKey, grace))
-          assert.isTrue(Either.isLeft(r) && r.left._tag === "InvalidRequest", String(grace))
+          assert.isTrue(Either.isLeft(r) && r.left._tag === "InvalidField", String(grace))
         }
         assert.strictEqual(yield* status(old), 200, "a refused rotation changes nothing")
         const unknown = yield* Effect.either(Admin.rotateSecret("no-such-app", hour))
-        assert.isTrue(Either.isLeft(unknown) && unknown.left._tag === "InvalidRequest")
+        assert.isTrue(Either.isLeft(unknown) && unknown.left._tag === "NotFound")
         assert.strictEqual((yield* events("secret_rotated")).length, 0)
         const longest = yield* Admin.rotateSecret(app.appKey, Application.maxSecretGrace)
         assert.strictEqual(longest.previousSecretExpiresAt, Application.maxSecretGrace)

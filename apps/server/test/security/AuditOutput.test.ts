@@ -38,7 +38,8 @@ afterAll(() => s.close())
 
 describe("H18: audit tail shows hostile App Keys escaped", () => {
   it("H18, K8: the table prints each event on one line with the escapes visible (spawned, as `pnpm --silent cli audit tail`)", async () => {
-    const r = await cli(s.dbPath, ["audit", "tail"])
+    // the failures only: registering A and B recorded application_created too
+    const r = await cli(s.dbPath, ["audit", "tail", "--type", "client_auth_failed"])
     assert.strictEqual(r.code, 0, r.stderr)
     assert.notMatch(r.stdout, raw)
     const lines = r.stdout.trimEnd().split("\n")

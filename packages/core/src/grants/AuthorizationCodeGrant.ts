@@ -13,6 +13,7 @@ import type * as TokenRequest from "../requests/TokenRequest.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
+import { isDisabled } from "../User.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */
@@ -59,7 +60,10 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     return yield* invalid("code_verifier sent for a code issued without a code challenge")
   }
   const users = yield* UserStore
-  if (Option.isNone(yield* users.findById(code.userId))) return yield* invalid("the user no longer exists")
+  const user = yield* users.findById(code.userId)
+  if (Option.isNone(user)) return yield* invalid("the user no longer exists")
+  // A code issued before its user was disabled is not exchanged while the account is disabled
+  if (isDisabled(user.value)) return yield* invalid("authorization code is invalid or expired")
   const grant: Grant = {
     app,
     userId: code.userId,

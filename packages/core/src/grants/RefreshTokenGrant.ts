@@ -13,6 +13,7 @@ import type * as TokenRequest from "../requests/TokenRequest.js"
 import * as Scope from "../Scope.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
+import { isDisabled } from "../User.js"
 import { type Grant, issuedEvent, mint } from "./Issue.js"
 
 /** The grant type this module handles. */
@@ -52,7 +53,10 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
   }
   if (old.userId !== null) {
     const users = yield* UserStore
-    if (Option.isNone(yield* users.findById(old.userId))) return yield* invalid("the user no longer exists")
+    const user = yield* users.findById(old.userId)
+    if (Option.isNone(user)) return yield* invalid("the user no longer exists")
+    // A disabled account's tokens were revoked when it was disabled; none is refreshed while it is
+    if (isDisabled(user.value)) return yield* invalid("refresh token is invalid, expired or revoked")
   }
   const grant: Grant = {
     app,

@@ -10,7 +10,12 @@ import * as Scope from "../Scope.js"
 import { memoryStore as memoryThrottleStore } from "../Throttle.js"
 import type { Token } from "../Token.js"
 import type { User } from "../User.js"
-import { AppKeyTaken, type ApplicationChanges, ApplicationStore, PreviousSecretMarked } from "./ApplicationStore.js"
+import {
+  AppKeyTaken,
+  type ApplicationChanges,
+  ApplicationStore,
+  PreviousSecretMarked
+} from "./ApplicationStore.js"
 import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
@@ -359,7 +364,10 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       grant: (userId, appKey, scope, now) =>
         Effect.sync(() => {
           const k = `${userId}\u0000${appKey}`
-          consents.set(k, { scope: Scope.union(consents.get(k)?.scope ?? Scope.empty, scope), updatedAt: now })
+          consents.set(k, {
+            scope: Scope.union(consents.get(k)?.scope ?? Scope.empty, scope),
+            updatedAt: now
+          })
         }),
       list: (userId) =>
         Effect.sync(() =>

@@ -30,7 +30,11 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
      * account already disabled keeps its first `disabledAt` and still revokes. False when there
      * is no such user.
      */
-    readonly setDisabled: (userId: string, disabled: boolean, now: number) => Effect.Effect<boolean, StorageError>
+    readonly setDisabled: (
+      userId: string,
+      disabled: boolean,
+      now: number
+    ) => Effect.Effect<boolean, StorageError>
     /** Delete the user, their consents and revoke their tokens; false when there was none. */
     readonly remove: (userId: string, now: number) => Effect.Effect<boolean, StorageError>
   }

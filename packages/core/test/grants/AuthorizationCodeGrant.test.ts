@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, TestClock } from "effect"
+import * as Admin from "../../src/Admin.js"
 import * as Pkce from "../../src/Pkce.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
 
@@ -204,4 +205,15 @@ describe("authorization_code grant", () => {
       { numRuns: 25 }
     )
   })
+
+  it.effect("a code of a user disabled since it was issued is invalid_grant", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const code = yield* issueCode(app.appKey, user.userId)
+      yield* Admin.disableUser(user.userId)
+      const r = yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic)
+      assert.deepStrictEqual([r.status, r.json?.error], [400, "invalid_grant"])
+    }).pipe(Effect.provide(TestLayer()))
+  )
 })

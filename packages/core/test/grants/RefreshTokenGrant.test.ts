@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Arbitrary, Effect, Either, FastCheck as fc, TestClock } from "effect"
+import { Arbitrary, Effect, Either, FastCheck as fc, Option, TestClock } from "effect"
+import * as Admin from "../../src/Admin.js"
 import * as Scope from "../../src/Scope.js"
+import { UserStore } from "../../src/storage/UserStore.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
 
 const refresh = (rt: string, basic: string, extra: Record<string, string> = {}) =>
@@ -188,6 +190,34 @@ describe("refresh_token grant", () => {
         { concurrency: "unbounded" }
       )
       assert.strictEqual(results.filter((r) => r.status === 200).length, 1)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a refresh token of a disabled user is invalid_grant and is not rotated", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const code = yield* issueCode(app.appKey, user.userId)
+      const rt = (yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic)).json
+        ?.refresh_token as string
+      // the account as a store sees it once disabled, tokens left unrevoked: the grant's own check
+      const users = yield* UserStore
+      const refused = yield* refresh(rt, basic).pipe(
+        Effect.provideService(UserStore, {
+          ...users,
+          findById: (id) =>
+            Effect.map(
+              users.findById(id),
+              Option.map((u) => ({ ...u, disabledAt: 1 }))
+            )
+        })
+      )
+      assert.deepStrictEqual([refused.status, refused.json?.error], [400, "invalid_grant"])
+      assert.isTrue(yield* active(rt, basic), "refused, not rotated")
+      yield* Admin.disableUser(user.userId)
+      assert.strictEqual((yield* refresh(rt, basic)).json?.error, "invalid_grant")
+      yield* Admin.enableUser(user.userId)
+      assert.strictEqual((yield* refresh(rt, basic)).json?.error, "invalid_grant", "disabling revoked it")
     }).pipe(Effect.provide(TestLayer()))
   )
 })

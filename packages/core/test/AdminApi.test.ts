@@ -1,0 +1,790 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FastCheck as fc, Layer, TestClock } from "effect"
+import * as AdminApi from "../src/AdminApi.js"
+import * as Audit from "../src/Audit.js"
+import * as Http from "../src/Http.js"
+import * as OpenApi from "../src/OpenApi.js"
+import { ApplicationStore } from "../src/storage/ApplicationStore.js"
+import { AuditStore } from "../src/storage/AuditStore.js"
+import * as Memory from "../src/storage/Memory.js"
+import { StorageError } from "../src/storage/StorageError.js"
+import { UserStore } from "../src/storage/UserStore.js"
+import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
+
+const adminToken = "admin-token-0123456789abcdef-0123456789"
+const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
+
+type Json = Record<string, unknown>
+
+interface Call {
+  readonly query?: string
+  readonly headers?: Record<string, string>
+  /** The raw body; otherwise `body` as JSON. */
+  readonly raw?: string
+  /** The bearer token sent; null sends no Authorization header. */
+  readonly token?: string | null
+}
+
+/** One admin request through the route, as a binding would hand it over. */
+const request = (method: string, path: string, body?: unknown, call: Call = {}): Http.HttpRequest => {
+  const sent = call.token === undefined ? adminToken : call.token
+  return {
+    method,
+    path: `${AdminApi.basePath}${path}`,
+    query: call.query ?? "",
+    headers: {
+      ...(sent !== null ? { authorization: `Bearer ${sent}` } : {}),
+      ...(body !== undefined || call.raw !== undefined ? { "content-type": "application/json" } : {}),
+      ...call.headers
+    },
+    body: call.raw ?? (body === undefined ? "" : JSON.stringify(body)),
+    remoteAddress: "192.0.2.44",
+    requestId: "req-admin-1"
+  }
+}
+
+const send = (req: Http.HttpRequest) =>
+  Effect.map(AdminApi.route(req, { token: adminToken }), (res) => {
+    const parsed: unknown = res.body === "" ? undefined : JSON.parse(res.body)
+    return {
+      ...res,
+      json: Array.isArray(parsed) ? undefined : (parsed as Json | undefined),
+      list: Array.isArray(parsed) ? (parsed as Array<Json>) : undefined
+    }
+  })
+
+const api = (method: string, path: string, body?: unknown, call: Call = {}) =>
+  send(request(method, path, body, call))
+
+const createApp = (body: Json = {}) =>
+  Effect.map(
+    api("POST", "/applications", { name: "Admin App", redirect_uris: [cb], scopes: "read write", ...body }),
+    (r) => {
+      assert.strictEqual(r.status, 201, r.body)
+      return r.json as Json & { app_key: string; app_secret: string }
+    }
+  )
+
+const basicOf = (appKey: string, appSecret: string) => `Basic ${btoa(`${appKey}:${appSecret}`)}`
+
+const expectError = (
+  r: { status: number; json?: Json | undefined },
+  status: number,
+  error: string,
+  field?: string
+) => {
+  assert.strictEqual(r.status, status, JSON.stringify(r.json))
+  assert.strictEqual(r.json?.error, error)
+  assert.isString(r.json?.error_description)
+  if (field !== undefined) assert.strictEqual(r.json?.field, field, JSON.stringify(r.json))
+}
+
+describe("AdminApi: authentication", () => {
+  it.effect("401 with a Bearer challenge without a token, with a wrong one, or with another scheme", () =>
+    Effect.gen(function* () {
+      for (const call of [
+        { token: null },
+        { token: "wrong" },
+        { token: `${adminToken}x` },
+        { token: "" },
+        { token: null, headers: { authorization: `Basic ${btoa(`admin:${adminToken}`)}` } },
+        { token: null, headers: { authorization: adminToken } }
+      ]) {
+        for (const path of ["/applications", "/no-such-endpoint"]) {
+          const r = yield* api("GET", path, undefined, call)
+          assert.strictEqual(r.status, 401, JSON.stringify(call))
+          assert.strictEqual(r.headers["www-authenticate"], 'Bearer realm="latchkey-admin"')
+          assert.notInclude(r.body, adminToken)
+        }
+      }
+      // an unknown path is 404 only once authenticated
+      assert.strictEqual((yield* api("GET", "/no-such-endpoint")).status, 404)
+      const lower = yield* send({
+        ...request("GET", "/applications"),
+        headers: { authorization: `bearer ${adminToken}` }
+      })
+      assert.strictEqual(lower.status, 200)
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it("authorized compares the whole token, and never accepts an empty one", () => {
+    const req = (authorization?: string | ReadonlyArray<string>): Http.HttpRequest => ({
+      method: "GET",
+      path: AdminApi.basePath,
+      query: "",
+      headers: authorization === undefined ? {} : { authorization },
+      body: ""
+    })
+    assert.isTrue(AdminApi.authorized(req(`Bearer ${adminToken}`), adminToken))
+    assert.isFalse(AdminApi.authorized(req(`Bearer ${adminToken.slice(0, -1)}`), adminToken))
+    assert.isFalse(AdminApi.authorized(req(`Bearer ${adminToken}`), `${adminToken}!`))
+    assert.isFalse(AdminApi.authorized(req(), adminToken))
+    assert.isFalse(AdminApi.authorized(req("Bearer "), ""))
+    assert.isFalse(AdminApi.authorized(req([`Bearer ${adminToken}`, `Bearer ${adminToken}`]), adminToken))
+  })
+})
+
+describe("AdminApi: applications", () => {
+  it.effect(
+    "create answers 201 with the CLI's JSON and require_pkce; the secret works at the token endpoint",
+    () =>
+      Effect.gen(function* () {
+        const r = yield* api("POST", "/applications", {
+          name: "Admin App",
+          redirect_uris: [cb],
+          scopes: ["write", "read"],
+          grant_types: ["client_credentials"],
+          require_pkce: true,
+          access_token_ttl: 600,
+          refresh_token_ttl: null
+        })
+        assert.strictEqual(r.status, 201, r.body)
+        assert.deepStrictEqual(Object.keys(r.json ?? {}), [
+          "app_key",
+          "app_secret",
+          "name",
+          "redirect_uris",
+          "scopes",
+          "grant_types",
+          "require_pkce"
+        ])
+        const created = r.json as Json & { app_key: string; app_secret: string }
+        assert.strictEqual(r.headers.location, `/admin/v1/applications/${created.app_key}`)
+        assert.deepStrictEqual(created.scopes, ["read", "write"])
+        assert.isTrue(created.require_pkce)
+        const issued = yield* token(
+          { grant_type: "client_credentials" },
+          basicOf(created.app_key, created.app_secret)
+        )
+        assert.strictEqual(issued.status, 200)
+        assert.strictEqual(issued.json?.expires_in, 600)
+        const shown = yield* api("GET", `/applications/${created.app_key}`)
+        assert.strictEqual(shown.status, 200)
+        assert.deepInclude(shown.json, {
+          app_key: created.app_key,
+          access_token_ttl: 600,
+          refresh_token_ttl: null
+        })
+        assert.notInclude(shown.body, created.app_secret)
+        const defaults = yield* createApp({ scopes: undefined })
+        assert.deepStrictEqual(defaults.grant_types, [
+          "authorization_code",
+          "refresh_token",
+          "client_credentials"
+        ])
+        assert.isFalse(defaults.require_pkce)
+      }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("list, get, patch and delete", () =>
+    Effect.gen(function* () {
+      const a = yield* createApp()
+      const b = yield* createApp({ name: "Second" })
+      const listed = yield* api("GET", "/applications")
+      assert.strictEqual(listed.status, 200)
+      assert.deepStrictEqual(
+        listed.list?.map((x) => x.app_key),
+        [a.app_key, b.app_key]
+      )
+      assert.deepStrictEqual(Object.keys(listed.list?.[0] ?? {}), [
+        "app_key",
+        "name",
+        "redirect_uris",
+        "scopes",
+        "grant_types",
+        "require_pkce",
+        "access_token_ttl",
+        "refresh_token_ttl",
+        "created_at",
+        "previous_secret_expires_at",
+        "previous_secret_first_used_at"
+      ])
+      assert.notInclude(listed.body, a.app_secret)
+      const patched = yield* api("PATCH", `/applications/${a.app_key}`, {
+        name: "Renamed",
+        redirect_uris: ["https://renamed.example/cb"],
+        scopes: "profile",
+        grant_types: ["authorization_code", "refresh_token"],
+        require_pkce: true,
+        access_token_ttl: 900,
+        refresh_token_ttl: 3600
+      })
+      assert.strictEqual(patched.status, 200, patched.body)
+      assert.deepInclude(patched.json, {
+        name: "Renamed",
+        redirect_uris: ["https://renamed.example/cb"],
+        scopes: ["profile"],
+        grant_types: ["authorization_code", "refresh_token"],
+        require_pkce: true,
+        access_token_ttl: 900,
+        refresh_token_ttl: 3600
+      })
+      const reset = yield* api("PATCH", `/applications/${a.app_key}`, { access_token_ttl: null })
+      assert.isNull(reset.json?.access_token_ttl)
+      assert.strictEqual(reset.json?.refresh_token_ttl, 3600)
+      const unchanged = yield* api("PATCH", `/applications/${a.app_key}`, {})
+      assert.deepStrictEqual(unchanged.json, reset.json)
+      const deleted = yield* api("DELETE", `/applications/${a.app_key}`)
+      assert.deepStrictEqual([deleted.status, deleted.json], [200, { app_key: a.app_key, deleted: true }])
+      for (const [method, path, body] of [
+        ["GET", `/applications/${a.app_key}`],
+        ["PATCH", `/applications/${a.app_key}`, { name: "x" }],
+        ["DELETE", `/applications/${a.app_key}`],
+        ["POST", `/applications/${a.app_key}/secret`, {}],
+        ["DELETE", `/applications/${a.app_key}/subjects/dev-1/tokens`]
+      ] as const) {
+        expectError(yield* api(method, path, body), 404, "not_found")
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("400 names the field: invalid values, wrong types, missing and unknown fields", () =>
+    Effect.gen(function* () {
+      const base = { name: "App", redirect_uris: [cb] }
+      const cases: Array<[Json, string]> = [
+        [{ ...base, name: "" }, "name"],
+        [{ ...base, name: 5 }, "name"],
+        [{ redirect_uris: [cb] }, "name"],
+        [{ name: "App" }, "redirect_uris"],
+        [{ ...base, redirect_uris: [] }, "redirect_uris"],
+        [{ ...base, redirect_uris: ["http://evil.example/cb"] }, "redirect_uris"],
+        [{ ...base, redirect_uris: "https://app.example/cb" }, "redirect_uris"],
+        [{ ...base, scopes: "bad\u0001scope" }, "scopes"],
+        [{ ...base, scopes: ["a b"] }, "scopes"],
+        [{ ...base, scopes: 7 }, "scopes"],
+        [{ ...base, grant_types: ["magic"] }, "grant_types"],
+        [{ ...base, grant_types: [] }, "grant_types"],
+        [{ ...base, require_pkce: "yes" }, "require_pkce"],
+        [{ ...base, access_token_ttl: 0 }, "access_token_ttl"],
+        [{ ...base, access_token_ttl: 1.5 }, "access_token_ttl"],
+        [{ ...base, refresh_token_ttl: 400 * 86400 }, "refresh_token_ttl"],
+        [{ ...base, app_secret: "s".repeat(40) }, "app_secret"]
+      ]
+      for (const [body, field] of cases) {
+        const r = yield* api("POST", "/applications", undefined, { raw: JSON.stringify(body) })
+        expectError(r, 400, "invalid_request", field)
+      }
+      const unknown = yield* api("POST", "/applications", { ...base, colour: "blue" })
+      expectError(unknown, 400, "invalid_request", "colour")
+      assert.include(unknown.json?.error_description as string, "unknown field")
+      const proto = yield* api("POST", "/applications", undefined, {
+        raw: `{"name":"App","redirect_uris":["${cb}"],"__proto__":{"admin":true}}`
+      })
+      expectError(proto, 400, "invalid_request", "__proto__")
+      for (const raw of ["{", "[]", "null", '"text"', "12"]) {
+        expectError(yield* api("POST", "/applications", undefined, { raw }), 400, "invalid_request", "body")
+      }
+      const a = yield* createApp()
+      expectError(
+        yield* api("PATCH", `/applications/${a.app_key}`, { grace_seconds: 1 }),
+        400,
+        "invalid_request",
+        "grace_seconds"
+      )
+      expectError(
+        yield* api("PATCH", `/applications/${a.app_key}`, { redirect_uris: ["https://a.example/#x"] }),
+        400,
+        "invalid_request",
+        "redirect_uris"
+      )
+      expectError(
+        yield* api("GET", "/applications", undefined, { query: "page=2" }),
+        400,
+        "invalid_request",
+        "page"
+      )
+      assert.strictEqual((yield* api("GET", "/applications")).list?.length, 1, "nothing refused was stored")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("a password in a wrongly typed field is never echoed", () =>
+    Effect.gen(function* () {
+      const r = yield* api("POST", "/users", { username: "u", password: ["hunter2-secret-pw"] })
+      expectError(r, 400, "invalid_request", "password")
+      assert.notInclude(r.body, "hunter2")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("rotate the secret, with or without grace; the grace is checked", () =>
+    Effect.gen(function* () {
+      const a = yield* createApp()
+      const r = yield* api("POST", `/applications/${a.app_key}/secret`, { grace_seconds: 3600 })
+      assert.strictEqual(r.status, 200, r.body)
+      assert.deepStrictEqual(Object.keys(r.json ?? {}), [
+        "app_key",
+        "app_secret",
+        "previous_secret_expires_at"
+      ])
+      assert.isString(r.json?.previous_secret_expires_at)
+      const cc = { grant_type: "client_credentials" }
+      assert.strictEqual(
+        (yield* token(cc, basicOf(a.app_key, a.app_secret))).status,
+        200,
+        "old secret in grace"
+      )
+      const next = r.json?.app_secret as string
+      assert.strictEqual((yield* token(cc, basicOf(a.app_key, next))).status, 200)
+      const empty = yield* api("POST", `/applications/${a.app_key}/secret`)
+      assert.strictEqual(empty.status, 200, empty.body)
+      assert.isNull(empty.json?.previous_secret_expires_at)
+      assert.strictEqual((yield* token(cc, basicOf(a.app_key, next))).status, 401)
+      for (const grace of [-1, 1.5, 31 * 86400, "1h"]) {
+        expectError(
+          yield* api("POST", `/applications/${a.app_key}/secret`, { grace_seconds: grace }),
+          400,
+          "invalid_request",
+          "grace_seconds"
+        )
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: users", () => {
+  it.effect("create, list, get, disable, enable, set the password, delete", () =>
+    Effect.gen(function* () {
+      const a = yield* createApp({ grant_types: ["password", "refresh_token"] })
+      const basic = basicOf(a.app_key, a.app_secret)
+      const r = yield* api("POST", "/users", { username: "api-user", password: "first password" })
+      assert.strictEqual(r.status, 201, r.body)
+      const userId = r.json?.user_id as string
+      assert.deepStrictEqual(r.json, { user_id: userId, username: "api-user" })
+      assert.strictEqual(r.headers.location, `/admin/v1/users/${userId}`)
+      expectError(
+        yield* api("POST", "/users", { username: "api-user", password: "other password" }),
+        409,
+        "conflict"
+      )
+      expectError(
+        yield* api("POST", "/users", { username: "x", password: "short" }),
+        400,
+        "invalid_request",
+        "password"
+      )
+      expectError(
+        yield* api("POST", "/users", { username: " x", password: "long enough" }),
+        400,
+        "invalid_request",
+        "username"
+      )
+      expectError(yield* api("POST", "/users", { username: "x" }), 400, "invalid_request", "password")
+      const listed = yield* api("GET", "/users")
+      assert.deepStrictEqual(
+        listed.list?.map((u) => u.username),
+        ["api-user"]
+      )
+      assert.deepStrictEqual(Object.keys(listed.list?.[0] ?? {}), [
+        "user_id",
+        "username",
+        "created_at",
+        "disabled_at"
+      ])
+      assert.notInclude(listed.body, "test$")
+      const signIn = (password: string) =>
+        token({ grant_type: "password", username: "api-user", password }, basic)
+      const issued = yield* signIn("first password")
+      assert.strictEqual(issued.status, 200)
+      const disabled = yield* api("PATCH", `/users/${userId}`, { disabled: true })
+      assert.strictEqual(disabled.status, 200, disabled.body)
+      assert.isString(disabled.json?.disabled_at)
+      assert.strictEqual((yield* signIn("first password")).json?.error, "invalid_grant")
+      const introspected = yield* post(
+        "/oauth2/oauth2/introspect",
+        { token: issued.json?.access_token as string },
+        basic
+      )
+      assert.isFalse(introspected.json?.active, "disabling revoked the user's tokens")
+      const refreshed = yield* token(
+        { grant_type: "refresh_token", refresh_token: issued.json?.refresh_token as string },
+        basic
+      )
+      assert.strictEqual(refreshed.json?.error, "invalid_grant")
+      const shown = yield* api("GET", `/users/${userId}`)
+      assert.strictEqual(shown.json?.disabled_at, disabled.json?.disabled_at)
+      const enabled = yield* api("PATCH", `/users/${userId}`, {
+        disabled: false,
+        password: "second password"
+      })
+      assert.strictEqual(enabled.status, 200, enabled.body)
+      assert.isNull(enabled.json?.disabled_at)
+      assert.strictEqual((yield* signIn("first password")).json?.error, "invalid_grant")
+      assert.strictEqual((yield* signIn("second password")).status, 200)
+      const refused = yield* api("PATCH", `/users/${userId}`, { disabled: true, password: "short" })
+      expectError(refused, 400, "invalid_request", "password")
+      assert.isNull(
+        (yield* api("GET", `/users/${userId}`)).json?.disabled_at,
+        "a refused patch changes nothing"
+      )
+      expectError(
+        yield* api("PATCH", `/users/${userId}`, { disabled: "yes" }),
+        400,
+        "invalid_request",
+        "disabled"
+      )
+      expectError(
+        yield* api("PATCH", `/users/${userId}`, { username: "rename" }),
+        400,
+        "invalid_request",
+        "username"
+      )
+      const deleted = yield* api("DELETE", `/users/${userId}`)
+      assert.deepStrictEqual(deleted.json, { user_id: userId, username: "api-user", deleted: true })
+      for (const [method, path, body] of [
+        ["GET", `/users/${userId}`],
+        ["PATCH", `/users/${userId}`, { disabled: true }],
+        ["DELETE", `/users/${userId}`],
+        ["GET", `/users/${userId}/consents`],
+        // by user id only: a username is not an id
+        ["GET", "/users/api-user"]
+      ] as const) {
+        expectError(yield* api(method, path, body), 404, "not_found")
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: tokens and consents", () => {
+  it.effect("revoke a subject's tokens: 200 with the count; an unknown app is 404", () =>
+    Effect.gen(function* () {
+      const a = yield* createApp({ grant_types: ["client_credentials"] })
+      const basic = basicOf(a.app_key, a.app_secret)
+      const t = (yield* token({ grant_type: "client_credentials", open_id: "dev/42" }, basic)).json
+        ?.access_token as string
+      const r = yield* api(
+        "DELETE",
+        `/applications/${a.app_key}/subjects/${encodeURIComponent("dev/42")}/tokens`
+      )
+      assert.deepStrictEqual([r.status, r.json], [200, { app_key: a.app_key, open_id: "dev/42", revoked: 1 }])
+      assert.isFalse((yield* post("/oauth2/oauth2/introspect", { token: t }, basic)).json?.active)
+      const again = yield* api("DELETE", `/applications/${a.app_key}/subjects/dev%2F42/tokens`)
+      assert.strictEqual(again.json?.revoked, 0)
+      expectError(yield* api("DELETE", "/applications/nope/subjects/dev-1/tokens"), 404, "not_found")
+      expectError(
+        yield* api("DELETE", `/applications/${a.app_key}/subjects/${"x".repeat(129)}/tokens`),
+        400,
+        "invalid_request",
+        "open_id"
+      )
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("list and withdraw a consent; a second withdrawal, an unknown user or app is 404", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const code = yield* issueCode(app.appKey, user.userId)
+      const access = (yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic)).json
+        ?.access_token as string
+      const consents = yield* api("GET", `/users/${user.userId}/consents`)
+      assert.strictEqual(consents.status, 200)
+      assert.deepStrictEqual(
+        consents.list?.map((c) => [c.app_key, c.scopes]),
+        [[app.appKey, ["read", "write"]]]
+      )
+      const path = `/applications/${app.appKey}/consents/${user.userId}`
+      const r = yield* api("DELETE", path)
+      assert.deepStrictEqual(
+        [r.status, r.json],
+        [200, { user_id: user.userId, app_key: app.appKey, withdrawn: true }]
+      )
+      assert.isFalse((yield* post("/oauth2/oauth2/introspect", { token: access }, basic)).json?.active)
+      expectError(yield* api("DELETE", path), 404, "not_found")
+      expectError(yield* api("DELETE", `/applications/nope/consents/${user.userId}`), 404, "not_found")
+      expectError(yield* api("DELETE", `/applications/${app.appKey}/consents/nobody`), 404, "not_found")
+      assert.deepStrictEqual((yield* api("GET", `/users/${user.userId}/consents`)).list, [])
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: the audit trail", () => {
+  it.effect(
+    "every change is recorded with the actor admin-api, the request id and address, and no secret",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* createApp()
+        yield* api("PATCH", `/applications/${a.app_key}`, { name: "Changed" })
+        const rotated = yield* api("POST", `/applications/${a.app_key}/secret`, {})
+        const u = yield* api("POST", "/users", { username: "audited", password: "a secret password" })
+        const userId = u.json?.user_id as string
+        yield* api("PATCH", `/users/${userId}`, { password: "another secret password", disabled: true })
+        yield* api("DELETE", `/applications/${a.app_key}/subjects/dev-1/tokens`)
+        yield* api("DELETE", `/users/${userId}`)
+        yield* api("DELETE", `/applications/${a.app_key}`)
+        const events = yield* Effect.flatMap(AuditStore, (s) => s.query({ limit: 100 }))
+        assert.deepStrictEqual(
+          [...events].reverse().map((e) => e.type),
+          [
+            "application_created",
+            "application_updated",
+            "secret_rotated",
+            "user_created",
+            "user_updated",
+            "user_updated",
+            "subject_tokens_revoked",
+            "user_deleted",
+            "application_deleted"
+          ]
+        )
+        for (const e of events) {
+          assert.deepInclude(e, { actor: "admin-api", requestId: "req-admin-1", address: "192.0.2.44" })
+        }
+        const text = JSON.stringify(events)
+        for (const secret of [
+          a.app_secret,
+          rotated.json?.app_secret as string,
+          "a secret password",
+          "another secret"
+        ])
+          assert.notInclude(text, secret)
+      }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect(
+    "GET /audit filters by app_key, type, since and limit, newest first; bad filters are 400 naming them",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.parse("2026-01-01T00:00:00Z"))
+        const a = yield* createApp()
+        const b = yield* createApp()
+        yield* api("POST", `/applications/${a.app_key}/secret`)
+        const all = yield* api("GET", "/audit")
+        assert.strictEqual(all.status, 200)
+        assert.deepStrictEqual(
+          all.list?.map((e) => e.type),
+          ["secret_rotated", "application_created", "application_created"]
+        )
+        assert.deepStrictEqual(Object.keys(all.list?.[0] ?? {}), [
+          "at",
+          "type",
+          "app_key",
+          "user_id",
+          "open_id",
+          "address",
+          "request_id",
+          "detail",
+          "actor"
+        ])
+        const byApp = yield* api("GET", "/audit", undefined, { query: `app_key=${b.app_key}` })
+        assert.deepStrictEqual(
+          byApp.list?.map((e) => e.app_key),
+          [b.app_key]
+        )
+        const byType = yield* api("GET", "/audit", undefined, { query: "type=secret_rotated&limit=1" })
+        assert.deepStrictEqual(
+          byType.list?.map((e) => e.type),
+          ["secret_rotated"]
+        )
+        assert.strictEqual((yield* api("GET", "/audit", undefined, { query: "limit=2" })).list?.length, 2)
+        for (const since of ["0", "1767225600", "2026-01-01", "2026-01-01T01:00:00%2B01:00"]) {
+          assert.strictEqual(
+            (yield* api("GET", "/audit", undefined, { query: `since=${since}` })).list?.length,
+            3
+          )
+        }
+        assert.deepStrictEqual(
+          (yield* api("GET", "/audit", undefined, { query: "since=2026-01-02" })).list,
+          []
+        )
+        for (const [query, field] of [
+          ["limit=0", "limit"],
+          ["limit=1001", "limit"],
+          ["limit=ten", "limit"],
+          ["limit=-1", "limit"],
+          ["type=nope", "type"],
+          ["since=yesterday", "since"],
+          ["since=2026-01-01T00:00:00", "since"],
+          ["appkey=x", "appkey"],
+          ["limit=1&limit=2", "query"],
+          ["type=%ZZ", "query"]
+        ] as const) {
+          expectError(yield* api("GET", "/audit", undefined, { query }), 400, "invalid_request", field)
+        }
+      }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: requests refused before the operation", () => {
+  it.effect("405 with Allow for a method the path does not take; 404 for unknown or malformed paths", () =>
+    Effect.gen(function* () {
+      for (const [method, path, allow] of [
+        ["PUT", "/applications", "GET, POST"],
+        ["DELETE", "/applications", "GET, POST"],
+        ["POST", "/applications/k", "GET, PATCH, DELETE"],
+        ["GET", "/applications/k/secret", "POST"],
+        ["GET", "/applications/k/subjects/o/tokens", "DELETE"],
+        ["HEAD", "/users", "GET, POST"],
+        ["POST", "/audit", "GET"]
+      ] as const) {
+        const r = yield* api(method, path)
+        assert.strictEqual(r.status, 405, `${method} ${path}`)
+        assert.strictEqual(r.headers.allow, allow)
+      }
+      for (const path of [
+        "",
+        "/",
+        "/applications/",
+        "/applications//secret",
+        "/applications/k/extra",
+        "/users/%E0%A4%A",
+        "/Applications"
+      ]) {
+        expectError(yield* api("GET", path), 404, "not_found")
+      }
+      expectError(
+        yield* send({ ...request("GET", "/applications"), path: "/admin/v2/applications" }),
+        404,
+        "not_found"
+      )
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("415 for another content type or a compressed body, 413 for a body over the cap", () =>
+    Effect.gen(function* () {
+      const body = JSON.stringify({ name: "App", redirect_uris: [cb] })
+      for (const type of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/json; charset=latin1"
+      ]) {
+        const r = yield* api("POST", "/applications", undefined, {
+          raw: body,
+          headers: { "content-type": type }
+        })
+        expectError(r, 415, "invalid_request")
+      }
+      const noType = yield* send({
+        ...request("POST", "/applications", undefined, { raw: body }),
+        headers: { authorization: `Bearer ${adminToken}` }
+      })
+      expectError(noType, 415, "invalid_request")
+      const gzip = yield* api("POST", "/applications", undefined, {
+        raw: body,
+        headers: { "content-encoding": "gzip" }
+      })
+      expectError(gzip, 415, "invalid_request")
+      const charset = yield* api("POST", "/applications", undefined, {
+        raw: body,
+        headers: { "content-type": "Application/JSON; charset=UTF-8" }
+      })
+      assert.strictEqual(charset.status, 201)
+      const big = yield* api("POST", "/applications", {
+        name: "x".repeat(Http.maxBodyBytes),
+        redirect_uris: [cb]
+      })
+      expectError(big, 413, "invalid_request")
+      const wide = yield* api("POST", "/applications", {
+        name: "€".repeat(Http.maxBodyBytes / 3 + 1),
+        redirect_uris: [cb]
+      })
+      expectError(wide, 413, "invalid_request")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("503 with Retry-After when the store fails; 500 for a defect, with nothing of its cause", () =>
+    Effect.gen(function* () {
+      const apps = yield* ApplicationStore
+      const users = yield* UserStore
+      const down = yield* api("GET", "/applications").pipe(
+        Effect.provideService(ApplicationStore, {
+          ...apps,
+          list: () => Effect.fail(new StorageError({ message: "database is locked" }))
+        })
+      )
+      expectError(down, 503, "temporarily_unavailable")
+      assert.strictEqual(down.headers["retry-after"], "1")
+      assert.notInclude(down.body, "locked")
+      const insertDown = yield* api("POST", "/users", { username: "u1", password: "long enough" }).pipe(
+        Effect.provideService(UserStore, {
+          ...users,
+          insert: () => Effect.fail(new StorageError({ message: "disk full" }))
+        })
+      )
+      expectError(insertDown, 503, "temporarily_unavailable")
+      const defect = yield* api("GET", "/users").pipe(
+        Effect.provideService(UserStore, { ...users, list: () => Effect.die(new Error("boom at line 42")) })
+      )
+      expectError(defect, 500, "server_error")
+      assert.notInclude(defect.body, "boom")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("serves its OpenAPI document", () =>
+    Effect.gen(function* () {
+      const r = yield* api("GET", "/openapi.json")
+      assert.strictEqual(r.status, 200)
+      assert.deepStrictEqual(r.json, OpenApi.adminDocument())
+      assert.strictEqual((yield* api("GET", "/openapi.json", undefined, { token: null })).status, 401)
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("never answers 5xx, whatever the method, path, query, headers and body", () =>
+    Effect.gen(function* () {
+      const a = yield* createApp()
+      const { user } = yield* newUser()
+      const segment = fc.oneof(
+        fc.constantFrom(
+          "applications",
+          "users",
+          "audit",
+          "secret",
+          "subjects",
+          "tokens",
+          "consents",
+          "openapi.json"
+        ),
+        fc.constantFrom(a.app_key, user.userId, "%", "%2F", "..", "-", "%00"),
+        fc.string({ maxLength: 8 })
+      )
+      const value = fc.jsonValue({ maxDepth: 3 })
+      const bodies = fc.oneof(
+        fc.string({ maxLength: 64 }),
+        value.map((v) => JSON.stringify(v)),
+        fc
+          .dictionary(
+            fc.constantFrom(
+              "name",
+              "redirect_uris",
+              "scopes",
+              "grant_types",
+              "require_pkce",
+              "access_token_ttl",
+              "refresh_token_ttl",
+              "grace_seconds",
+              "username",
+              "password",
+              "disabled"
+            ),
+            value
+          )
+          .map((o) => JSON.stringify(o))
+      )
+      const requests = fc.record({
+        method: fc.constantFrom("GET", "POST", "PATCH", "DELETE", "PUT", "HEAD", "OPTIONS"),
+        segments: fc.array(segment, { maxLength: 5 }),
+        query: fc.oneof(
+          fc.constant(""),
+          fc.string({ maxLength: 20 }),
+          fc.constantFrom("limit=5", "since=0", "type=user_created")
+        ),
+        type: fc.constantFrom(
+          undefined,
+          "application/json",
+          "text/plain",
+          "application/json; charset=utf-16"
+        ),
+        body: bodies
+      })
+      const samples = fc.sample(requests, { numRuns: 300, seed: 42 })
+      for (const r of samples) {
+        const path = `/${r.segments.join("/")}`
+        const res = yield* api(r.method, path, undefined, {
+          query: r.query,
+          raw: r.body,
+          headers: r.type === undefined ? {} : { "content-type": r.type }
+        })
+        assert.isBelow(res.status, 500, `${r.method} ${path} ${r.body}`)
+        assert.doesNotThrow(() => JSON.parse(res.body))
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+})
