@@ -11,9 +11,10 @@ import {
   launchChromium,
   scopeDescriptions,
   seedBrowserFlows,
+  signIn,
   startCallback
 } from "./browserFlows.js"
-import { freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
+import { basic, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
 const db = join(tmp.dir, "browser.sqlite")
@@ -45,6 +46,72 @@ afterAll(async () => {
 
 describe.skipIf(!existsSync(executablePath))("in Chromium", () => {
   browserFlowTests(() => target, { screenshots: true })
+
+  it("lists the consent on the consents page; Withdraw revokes the refresh token and the next authorization asks again", async () => {
+    const context = await browser.newContext()
+    try {
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text())
+      })
+      await page.goto(authorizeUrl(target, { response_type: "code", state: "withdraw" }))
+      await signIn(page, "browser-consents")
+      await Promise.all([
+        page.waitForURL(`${callback.base}/cb?**`),
+        page.getByRole("button", { name: "Allow" }).click()
+      ])
+      const code = new URL(page.url()).searchParams.get("code") as string
+      const token = (body: Record<string, string>) =>
+        fetch(`${target.base}/oauth2/oauth2/token`, {
+          method: "POST",
+          headers: {
+            authorization: basic(target.app.app_key, target.app.app_secret),
+            "content-type": "application/x-www-form-urlencoded"
+          },
+          body: new URLSearchParams(body).toString()
+        })
+      const issued = await token({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: `${callback.base}/cb`
+      })
+      assert.strictEqual(issued.status, 200)
+      const { refresh_token } = (await issued.json()) as { refresh_token: string }
+      // the session cookie (Path=/oauth2/oauth2) reaches the consents page
+      await page.goto(`${target.base}/oauth2/oauth2/consents`)
+      assert.strictEqual(await page.title(), "Authorised applications · Latchkey")
+      await page.getByRole("heading", { name: "Acme Notes" }).waitFor()
+      assert.include(await page.content(), "See your email address")
+      await Promise.all([
+        page.waitForURL(`${target.base}/oauth2/oauth2/consents?withdrawn=**`),
+        page.getByRole("button", { name: "Withdraw access" }).click()
+      ])
+      assert.strictEqual(
+        (await page.getByRole("status").textContent())?.trim(),
+        "Acme Notes can no longer access your account."
+      )
+      assert.strictEqual(await page.getByRole("button", { name: "Withdraw access" }).count(), 0)
+      // the application's refresh token is refused
+      const refreshed = await token({ grant_type: "refresh_token", refresh_token })
+      assert.strictEqual(refreshed.status, 400)
+      assert.strictEqual(((await refreshed.json()) as { error: string }).error, "invalid_grant")
+      // still signed in, the next authorization shows the consent page again instead of going back
+      await page.goto(authorizeUrl(target, { response_type: "code", state: "again" }))
+      await page.getByRole("button", { name: "Allow" }).waitFor()
+      assert.isTrue(page.url().startsWith(`${target.base}/oauth2/oauth2/authorize?`))
+      // Sign out on the consents page: it asks to sign in again
+      await page.goto(`${target.base}/oauth2/oauth2/consents`)
+      await Promise.all([
+        page.waitForURL(`${target.base}/oauth2/oauth2/consents`),
+        page.getByRole("button", { name: "Sign out" }).click()
+      ])
+      await page.getByRole("heading", { name: "Sign in to manage authorised applications" }).waitFor()
+      assert.deepStrictEqual(errors, [])
+    } finally {
+      await context.close()
+    }
+  })
 
   it("refuses to be framed", async () => {
     const context = await browser.newContext()

@@ -51,7 +51,9 @@ export const scopeDescriptions = JSON.stringify({
   "notes.read": "Read your notes"
 })
 
-const password = "browser password"
+/** The password of the flows' users. */
+export const browserPassword = "browser password"
+const password = browserPassword
 
 /** The flows' application, redirecting to `callbackBase`, and their users, created with the CLI. */
 export const seedBrowserFlows = async (
@@ -74,7 +76,7 @@ export const seedBrowserFlows = async (
     ],
     env
   )
-  for (const name of ["browser-pc", "browser-mobile", "browser-implicit"])
+  for (const name of ["browser-pc", "browser-mobile", "browser-implicit", "browser-consents"])
     await createUser(db, name, password, env, inProcess)
   return app
 }
@@ -96,7 +98,8 @@ export const authorizeUrl = (t: BrowserFlowTarget, params: Record<string, string
     ...params
   })}`
 
-const signIn = async (page: Page, username: string) => {
+/** Sign in on the sign-in page `page` shows, and wait for the consent page. */
+export const signIn = async (page: Page, username: string): Promise<void> => {
   await page.getByLabel("Username").fill(username)
   await page.getByLabel("Password").fill(password)
   await page.getByRole("button", { name: "Sign in" }).click()

@@ -48,11 +48,16 @@ export interface AuthorizationRequest {
   readonly codeChallengeMethod: Pkce.Method | null
 }
 
+/** Why an authorize request cannot be trusted: its client, its redirect URI, or the request as a whole. */
+export type ErrorPageReason = "unknown_client" | "bad_redirect_uri" | "bad_request"
+
 /** The client or redirect URI cannot be trusted: show an error page, never redirect (RFC 6749 §4.1.2.1). */
 export class ErrorPage extends Data.TaggedError("ErrorPage")<{
   readonly status: number
   readonly error: string
   readonly description: string
+  /** A stable code for the page to explain in the reader's language. */
+  readonly reason: ErrorPageReason
 }> {}
 
 /** An error delivered to the validated redirect URI. */
@@ -101,22 +106,22 @@ export const errorLocation = (
 
 /** Validate an authorize request's query string. */
 export const validate = Effect.fn("Authorize.validate")(function* (query: string) {
-  const page = (error: string, description: string) =>
-    Effect.fail(new ErrorPage({ status: 400, error, description }))
+  const page = (reason: ErrorPageReason, description: string) =>
+    Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason }))
   const params = yield* Either.match(Form.parse(query), {
-    onLeft: (e) => page("invalid_request", e.description),
+    onLeft: (e) => page("bad_request", e.description),
     onRight: Effect.succeed
   })
   const clientId = params.client_id
   if (clientId === undefined || clientId.length > caps.client_id)
-    return yield* page("invalid_request", "client_id is missing or unknown")
+    return yield* page("unknown_client", "client_id is missing or unknown")
   const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(clientId))
-  if (Option.isNone(found)) return yield* page("invalid_request", "client_id is missing or unknown")
+  if (Option.isNone(found)) return yield* page("unknown_client", "client_id is missing or unknown")
   const app = found.value
   const redirectUri = params.redirect_uri
   // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
   if (redirectUri === undefined || !matchesRedirectUri(app, redirectUri)) {
-    return yield* page("invalid_request", "redirect_uri is missing or not registered for this application")
+    return yield* page("bad_redirect_uri", "redirect_uri is missing or not registered for this application")
   }
   const { issuer, allowPlainPkce } = yield* Config
   const rawState = params.state ?? null

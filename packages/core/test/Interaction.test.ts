@@ -9,100 +9,8 @@ import { SessionStore } from "../src/storage/SessionStore.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
 import * as Throttle from "../src/Throttle.js"
-import { cb, form, issuer, newApp, newUser, TestLayer, token } from "./fixtures.js"
-
-type Answer = Interaction.PageResponse
-
-/** A browser: keeps the session cookie the answers set, and sends it back. */
-class Browser {
-  cookie: string | undefined
-  device: string | undefined
-  constructor(readonly extra: Record<string, string> = {}) {}
-
-  keep(a: Answer): Answer {
-    if (a.setCookie !== null) this.cookie = a.setCookie.split(";")[0]
-    if (a.deviceCookie !== undefined && a.deviceCookie !== null) this.device = a.deviceCookie.split(";")[0]
-    return a
-  }
-
-  cookies(): string | undefined {
-    const all = [this.cookie, this.device].filter((c) => c !== undefined)
-    return all.length === 0 ? undefined : all.join("; ")
-  }
-
-  request(
-    page: "authorize" | "login",
-    method: string,
-    query: string,
-    body = "",
-    headers: Record<string, string> = {},
-    basePath = ""
-  ) {
-    return Effect.map(
-      Interaction.handle({
-        method,
-        path: Metadata.paths[page],
-        query,
-        headers: {
-          ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
-          ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-          ...this.extra,
-          ...headers
-        },
-        body,
-        remoteAddress: "192.0.2.1",
-        basePath,
-        ownOrigin: "http://127.0.0.1:8080"
-      }),
-      (a) => this.keep(a)
-    )
-  }
-
-  get(query: Record<string, string> | string, headers: Record<string, string> = {}) {
-    return this.request("authorize", "GET", typeof query === "string" ? query : form(query), "", headers)
-  }
-
-  post(
-    page: "authorize" | "login",
-    fields: Record<string, string> | string,
-    headers: Record<string, string> = {}
-  ) {
-    return this.request(page, "POST", "", typeof fields === "string" ? fields : form(fields), headers)
-  }
-}
-
-const view = <T extends Interaction.View["_tag"]>(a: Answer, tag: T) => {
-  assert.strictEqual(a.view._tag, tag, JSON.stringify(a.view))
-  return a.view as Extract<Interaction.View, { _tag: T }>
-}
-const ticketOf = (a: Answer) => {
-  const v = a.view
-  if (v._tag !== "SignIn" && v._tag !== "Consent") throw new Error(`no form on ${v._tag}`)
-  return { txn: v.ticket.txn, csrf_token: v.ticket.csrf }
-}
-const errorOf = (a: Answer) => view(a, "ErrorPage")
-
-/** An application, a user, and the authorize query of a code request with state. */
-const setup = (extra: Record<string, string> = {}) =>
-  Effect.gen(function* () {
-    const { app } = yield* newApp({ scope: "read,write" })
-    const { user, password } = yield* newUser()
-    const query = form({
-      response_type: "code",
-      client_id: app.appKey,
-      redirect_uri: cb,
-      state: "s-1",
-      ...extra
-    })
-    return { app, user, password, query }
-  })
-
-/** Sign in from the sign-in page of `query`; returns the login POST's answer. */
-const signIn = (b: Browser, query: string, username: string, password: string) =>
-  Effect.gen(function* () {
-    const page = yield* b.get(query)
-    return yield* b.post("login", { ...ticketOf(page), username, password })
-  })
+import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
+import { cb, form, issuer, newApp, TestLayer, token } from "./fixtures.js"
 
 describe("authorize interaction: GET", () => {
   it.effect(
@@ -237,17 +145,17 @@ describe("authorize interaction: sign-in form", () => {
       Effect.gen(function* () {
         const { user, query } = yield* setup()
         const b = new Browser()
-        for (const [username, password, message] of [
-          [user.username, "", "enter your username and password"],
-          ["nobody", "wrong password", "username or password is incorrect"],
-          [user.username, "wrong password", "username or password is incorrect"]
+        for (const [username, password, problem] of [
+          [user.username, "", "missing_fields"],
+          ["nobody", "wrong password", "bad_credentials"],
+          [user.username, "wrong password", "bad_credentials"]
         ] as const) {
           const page = view(
             yield* b.post("login", { ...ticketOf(yield* b.get(query)), username, password }),
             "SignIn"
           )
           assert.strictEqual(page.status, 400)
-          assert.deepStrictEqual(Option.getOrThrow(page.error), { message, username })
+          assert.deepStrictEqual(Option.getOrThrow(page.error), { problem, username })
         }
       }).pipe(Effect.provide(TestLayer()))
   )
@@ -666,6 +574,12 @@ describe("authorize interaction: methods and failures", () => {
         [e.status, e.error, e.headers["retry-after"]],
         [503, "temporarily_unavailable", "1"]
       )
+      // the page explains it and offers to try the same request again
+      assert.deepStrictEqual(e.problem, { reason: "unavailable" })
+      assert.deepStrictEqual(Option.getOrThrow(e.back), {
+        to: "request",
+        href: `${Metadata.paths.authorize}?${query}`
+      })
     }).pipe(
       Effect.provide(
         Layer.merge(TestLayer(), failingSessions(Effect.fail(new StorageError({ message: "down" }))))
@@ -677,7 +591,10 @@ describe("authorize interaction: methods and failures", () => {
     Effect.gen(function* () {
       const { query } = yield* setup()
       const e = errorOf(yield* new Browser().get(query))
-      assert.deepStrictEqual([e.status, e.error], [500, "server_error"])
+      assert.deepStrictEqual(
+        [e.status, e.error, e.problem],
+        [500, "server_error", { reason: "server_error" }]
+      )
       assert.notInclude(e.description, "secret-detail")
     }).pipe(Effect.provide(Layer.merge(TestLayer(), failingSessions(Effect.die(new Error("secret-detail"))))))
   )
@@ -732,12 +649,14 @@ describe("authorize interaction: methods and failures", () => {
         ownOrigin: issuer
       })
       assert.deepStrictEqual([errorOf(a).status, a.setCookie], [404, null])
+      assert.deepStrictEqual(errorOf(a).problem, { reason: "not_found" })
     }).pipe(Effect.provide(TestLayer()))
   )
 
-  it("pageOf names the two page paths and nothing else", () => {
+  it("pageOf names the three page paths and nothing else", () => {
     assert.deepStrictEqual(Interaction.pageOf(Metadata.paths.authorize), Option.some("authorize"))
     assert.deepStrictEqual(Interaction.pageOf(Metadata.paths.login), Option.some("login"))
+    assert.deepStrictEqual(Interaction.pageOf(Interaction.consentsPath), Option.some("consents"))
     assert.isTrue(Option.isNone(Interaction.pageOf(Metadata.paths.token)))
   })
 
@@ -747,4 +666,126 @@ describe("authorize interaction: methods and failures", () => {
     assert.strictEqual(Authorize.layout("client_type=Mobile&client_type=Mobile"), "PC")
     assert.strictEqual(Authorize.layout("%zz"), "PC")
   })
+})
+
+describe("authorize interaction: what the pages explain, and in which language", () => {
+  it.effect("error pages carry a stable reason for the page to explain; the description stays English", () =>
+    Effect.gen(function* () {
+      const { app, query } = yield* setup()
+      const b = new Browser()
+      const untrusted: Array<Interaction.Problem> = []
+      const reasonOf = (a: Answer) => errorOf(a).problem
+      // the request that led to these cannot be trusted: no way back is offered
+      const noWayBack = (a: Answer) => {
+        assert.isTrue(Option.isNone(errorOf(a).back))
+        untrusted.push(errorOf(a).problem)
+      }
+      noWayBack(yield* b.get({ client_id: "nope", redirect_uri: cb }))
+      noWayBack(yield* b.get({ client_id: app.appKey, redirect_uri: "https://evil.example/" }))
+      const malformed = yield* b.get("client_id=a&client_id=b")
+      noWayBack(malformed)
+      assert.include(errorOf(malformed).description, "repeated")
+      noWayBack(yield* b.get(`${query}&x=${"y".repeat(9000)}`))
+      assert.deepStrictEqual(untrusted, [
+        { reason: "unknown_client" },
+        { reason: "bad_redirect_uri" },
+        { reason: "bad_request" },
+        { reason: "request_too_long", limit: Interaction.maxAuthorizeQuery }
+      ])
+      const expired = errorOf(yield* b.post("login", { txn: "x", csrf_token: "y" }))
+      assert.deepStrictEqual([expired.problem, expired.back], [{ reason: "form_expired" }, Option.none()])
+      assert.deepStrictEqual(reasonOf(yield* b.request("login", "GET", "")), {
+        reason: "method_not_allowed"
+      })
+      assert.deepStrictEqual(
+        reasonOf(yield* b.post("login", "txn=a", { "content-type": "application/json" })),
+        { reason: "bad_form" }
+      )
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a choice that is neither Allow nor Deny links back to the request to start again", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      yield* signIn(b, query, user.username, password)
+      const e = errorOf(yield* b.post("authorize", { ...ticketOf(yield* b.get(query)), decision: "maybe" }))
+      assert.deepStrictEqual(e.problem, { reason: "no_decision" })
+      assert.deepStrictEqual(Option.getOrThrow(e.back), {
+        to: "request",
+        href: `${Metadata.paths.authorize}?${query}`
+      })
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a lockout says how many seconds to wait and links back to the request", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      for (let i = 0; i < 3; i++) yield* signIn(new Browser(), query, user.username, `wrong-${i}-password`)
+      const limited = errorOf(yield* signIn(new Browser(), query, user.username, password))
+      assert.deepStrictEqual(limited.problem, { reason: "rate_limited", seconds: 60 })
+      assert.strictEqual(limited.headers["retry-after"], "60")
+      assert.strictEqual(Option.getOrThrow(limited.back).href, `${Metadata.paths.authorize}?${query}`)
+    }).pipe(
+      Effect.provide(
+        TestLayer(
+          {},
+          {
+            ...Throttle.defaultPolicy,
+            freeFailures: 2,
+            addressFreeFailures: 50,
+            baseLockout: 60,
+            maxLockout: 60
+          }
+        )
+      )
+    )
+  )
+
+  it.effect("ui_locales is kept with the pending request and reaches every page of the flow", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup({ ui_locales: "fr-CA zh-CN en", client_type: "Mobile" })
+      assert.include(Interaction.storedQuery(query), "ui_locales=fr-CA+zh-CN+en")
+      const b = new Browser()
+      const first = yield* b.get(`${query}&junk=1`)
+      const expected = ["fr-CA", "zh-CN", "en"]
+      assert.deepStrictEqual(view(first, "SignIn").uiLocales, expected)
+      // a failed sign-in shows the page again in the same languages
+      const failed = yield* b.post("login", { ...ticketOf(first), username: user.username, password: "nope" })
+      assert.deepStrictEqual(view(failed, "SignIn").uiLocales, expected)
+      const signedIn = view(
+        yield* b.post("login", { ...ticketOf(failed), username: user.username, password }),
+        "Redirect"
+      )
+      assert.strictEqual(signedIn.location, `${Metadata.paths.authorize}?${query}`)
+      const consent = view(yield* b.get(query), "Consent")
+      assert.deepStrictEqual(consent.uiLocales, expected)
+      assert.strictEqual(
+        consent.consentsHref,
+        `${Interaction.consentsPath}?client_type=Mobile&ui_locales=fr-CA%20zh-CN%20en`
+      )
+      // an error page of an untrusted request still speaks the reader's language
+      const bad = errorOf(yield* b.get(query.replace(/redirect_uri=[^&]*/, "redirect_uri=https%3A%2F%2Fx")))
+      assert.deepStrictEqual(bad.uiLocales, expected)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it("uiLocalesOf reads the tags of ui_locales and drops malformed ones", () => {
+    assert.deepStrictEqual(Interaction.uiLocalesOf("ui_locales=zh-CN%20en"), ["zh-CN", "en"])
+    assert.deepStrictEqual(Interaction.uiLocalesOf("ui_locales=%3Cb%3E+de"), ["de"])
+    assert.deepStrictEqual(Interaction.uiLocalesOf("ui_locales=a&ui_locales=b"), [])
+    assert.deepStrictEqual(Interaction.uiLocalesOf(""), [])
+  })
+
+  it.effect("a disabled user is treated as signed out: the sign-in page, and a pending consent is 403", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      yield* signIn(b, query, user.username, password)
+      const t = ticketOf(yield* b.get(query))
+      yield* Effect.flatMap(UserStore, (users) => users.setDisabled(user.userId, true, 0))
+      assert.strictEqual(errorOf(yield* b.post("authorize", { ...t, decision: "allow" })).status, 403)
+      view(yield* b.get(query), "SignIn")
+    }).pipe(Effect.provide(TestLayer()))
+  )
 })

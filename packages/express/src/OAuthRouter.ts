@@ -1,14 +1,16 @@
 /**
  * The Express router of Latchkey: the JSON endpoints (token, introspection,
  * revocation, metadata) handed to `Http.route` as raw requests, and the
- * authorize endpoint with its sign-in and consent pages. It only translates
+ * authorize endpoint with its sign-in and consent pages, and the consents page
+ * where users withdraw what they allowed, in their language. It only translates
  * between HTTP and the core; no OAuth rule lives here.
  */
-import { Config, Http, Interaction, Metadata, type Scope } from "@latchkey/core"
+import { Config, Http, Interaction, Locale, Metadata, type Scope } from "@latchkey/core"
 import { Body, NodeHttp } from "@latchkey/node"
-import type { ManagedRuntime } from "effect"
+import { type ManagedRuntime, Option } from "effect"
 import express, { type Request, type RequestHandler, type Response, type Router } from "express"
 import helmet from "helmet"
+import { type Catalogue, catalogue, defaultLanguage, languages } from "./locales/index.js"
 import * as Pages from "./Pages.js"
 
 /** Options of the router. */
@@ -16,8 +18,9 @@ export interface Options {
   /** Product name shown on the pages (default "Latchkey"). */
   readonly productName?: string
   /**
-   * What each scope allows, shown on the consent page: one text, or texts by language tag;
-   * others read "Access to <scope>".
+   * What each scope allows, shown on the consent and consents pages: one text for every
+   * language, or texts by language tag (the page's language, else `en`); a scope without a
+   * text reads "Access to <scope>" in the page's language.
    */
   readonly scopeDescriptions?: Readonly<Record<string, string | Readonly<Record<string, string>>>>
   /** Called with unexpected failures (defects, a body consumed by another parser); never sent to the client. */
@@ -97,18 +100,31 @@ export const oauthRouter = (
 
   // Pages: the core decides (Interaction.handle); the router reads the body and renders the view.
 
-  const describe = (scope: Scope.ScopeSet): ReadonlyArray<Pages.ScopeLine> =>
-    scope.map((name) => ({
-      name,
-      description: (() => {
-        const d =
-          options.scopeDescriptions !== undefined && Object.hasOwn(options.scopeDescriptions, name)
-            ? options.scopeDescriptions[name]
-            : undefined
-        const text = typeof d === "string" ? d : (d?.en ?? (d === undefined ? undefined : Object.values(d)[0]))
-        return text ?? `Access to ${name}`
-      })()
-    }))
+  /**
+   * The language of a page: the first supported tag of the request's `ui_locales`, else of
+   * `Accept-Language`, else English.
+   */
+  const languageOf = (req: Request, uiLocales: ReadonlyArray<string>): Catalogue =>
+    catalogue(
+      Locale.choose(languages, { uiLocales, acceptLanguage: req.headers["accept-language"] }, defaultLanguage)
+    )
+
+  const describe = (scope: Scope.ScopeSet, t: Catalogue): ReadonlyArray<Pages.ScopeLine> =>
+    scope.map((name) => {
+      const d =
+        options.scopeDescriptions !== undefined && Object.hasOwn(options.scopeDescriptions, name)
+          ? options.scopeDescriptions[name]
+          : undefined
+      if (typeof d === "string") return { name, description: d }
+      const byLanguage =
+        d === undefined
+          ? undefined
+          : Option.getOrUndefined(
+              Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
+            )
+      const text = d !== undefined && byLanguage !== undefined ? d[byLanguage] : undefined
+      return { name, description: text ?? t.consent.scopeFallback(name) }
+    })
 
   const pageHeaders = (res: Response, formTargets: ReadonlyArray<string>) => {
     res.setHeader("content-security-policy", Pages.contentSecurityPolicy(formTargets))
@@ -145,44 +161,104 @@ export const oauthRouter = (
           Pages.login({
             layout: v.layout,
             productName,
+            catalogue: languageOf(req, v.uiLocales),
             appName: v.appName,
             redirectHost: v.redirectHost,
             action: v.action,
             txn: v.ticket.txn,
             csrf: v.ticket.csrf,
-            ...(v.error._tag === "Some"
-              ? { error: v.error.value.message, username: v.error.value.username }
+            ...(Option.isSome(v.error)
+              ? { error: v.error.value.problem, username: v.error.value.username }
               : {})
           }),
           v.formTargets
         ),
-      Consent: (v) =>
+      Consent: (v) => {
+        const t = languageOf(req, v.uiLocales)
         sendHtml(
           res,
           200,
           Pages.consent({
             layout: v.layout,
             productName,
+            catalogue: t,
             appName: v.appName,
             redirectHost: v.redirectHost,
             username: v.username,
-            scopes: describe(v.scope),
+            scopes: describe(v.scope, t),
             action: v.action,
             switchAction: v.switchAction,
+            consentsHref: v.consentsHref,
             txn: v.ticket.txn,
             csrf: v.ticket.csrf
           }),
           v.formTargets
+        )
+      },
+      ConsentsSignIn: (v) =>
+        sendHtml(
+          res,
+          v.status,
+          Pages.consentsSignIn({
+            layout: v.layout,
+            productName,
+            catalogue: languageOf(req, v.uiLocales),
+            action: v.action,
+            txn: v.ticket.txn,
+            csrf: v.ticket.csrf,
+            ...(Option.isSome(v.error)
+              ? { error: v.error.value.problem, username: v.error.value.username }
+              : {})
+          }),
+          v.formTargets
         ),
+      Consents: (v) => {
+        const t = languageOf(req, v.uiLocales)
+        sendHtml(
+          res,
+          200,
+          Pages.consents({
+            layout: v.layout,
+            productName,
+            catalogue: t,
+            username: v.username,
+            apps: v.consents.map((c) => ({
+              appKey: c.appKey,
+              appName: c.appName,
+              grantedAt: c.grantedAt,
+              scopes: describe(c.scope, t)
+            })),
+            ...(Option.isSome(v.withdrawn) ? { withdrawn: v.withdrawn.value } : {}),
+            action: v.action,
+            txn: v.ticket.txn,
+            csrf: v.ticket.csrf
+          }),
+          v.formTargets
+        )
+      },
       ErrorPage: (e) => {
         for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v)
-        // Content negotiation: JSON instead of the page when the client asks for JSON
+        // Content negotiation: JSON instead of the page when the client asks for JSON (always English)
         if (req.accepts(["html", "json"]) === "json") {
           pageHeaders(res, [])
           write(res, Http.json(e.status, { error: e.error, error_description: e.description }))
           return
         }
-        sendHtml(res, e.status, Pages.error({ productName, ...e }), [])
+        sendHtml(
+          res,
+          e.status,
+          Pages.error({
+            layout: e.layout,
+            productName,
+            catalogue: languageOf(req, e.uiLocales),
+            status: e.status,
+            error: e.error,
+            description: e.description,
+            problem: e.problem,
+            ...(Option.isSome(e.back) ? { back: e.back.value } : {})
+          }),
+          []
+        )
       }
     })
   }
@@ -211,7 +287,7 @@ export const oauthRouter = (
     render(req, res, answer)
   }
 
-  for (const path of [Metadata.paths.authorize, Metadata.paths.login]) {
+  for (const path of [Metadata.paths.authorize, Metadata.paths.login, Interaction.consentsPath]) {
     router.all(path, secure, (req, res) => {
       servePage(req, res).catch((e: unknown) => {
         onError(e instanceof Body.BodyConsumed ? e.message : e)

@@ -1,9 +1,14 @@
 /**
- * The server-rendered sign-in, consent and error pages: self-contained HTML with
- * one inline stylesheet (allowed by its hash in the CSP), every reflected value
- * escaped, a desktop layout (`client_type=PC`) and a mobile-first one (`Mobile`).
+ * The server-rendered sign-in, consent, consents and error pages: self-contained HTML with
+ * one inline stylesheet (allowed by its hash in the CSP), no script, every reflected value
+ * escaped, a desktop layout (`client_type=PC`) and a mobile-first one (`Mobile`), written in
+ * the language of a message catalogue (`locales/`), and meant to meet WCAG 2.1 AA (contrast,
+ * visible focus, labels, focus order, `lang`).
  */
 import { createHash } from "node:crypto"
+import type { Interaction } from "@latchkey/core"
+import type { Catalogue, ProblemText, Reason, Rich } from "./locales/Catalogue.js"
+import { en } from "./locales/en.js"
 
 /** Page layout, chosen by `client_type`. */
 export type Layout = "PC" | "Mobile"
@@ -14,41 +19,56 @@ export const escapeHtml = (value: string): string =>
     c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;"
   )
 
-/** The one stylesheet of every page. */
+/** A catalogue text as HTML: every part escaped, the emphasised ones in `<strong>`. */
+export const rich = (text: Rich): string =>
+  text
+    .map((part) =>
+      typeof part === "string" ? escapeHtml(part) : `<strong>${escapeHtml(part.strong)}</strong>`
+    )
+    .join("")
+
+/**
+ * The one stylesheet of every page. Colours meet WCAG 2.1 AA on their backgrounds: text at
+ * least 4.5:1, control borders and focus indicators at least 3:1 (1.4.3, 1.4.11).
+ */
 export const stylesheet = `
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
-body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;font-size:16px;line-height:1.5;color:#1f2937;background:#f3f4f6;-webkit-font-smoothing:antialiased}
+body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC",sans-serif;font-size:16px;line-height:1.5;color:#1f2937;background:#f3f4f6;-webkit-font-smoothing:antialiased}
 .shell{min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;padding:48px 16px}
 .brand{display:flex;align-items:center;gap:10px;font-weight:650;font-size:18px;letter-spacing:-.01em;color:#111827;margin:0 0 24px}
 .brand svg{width:30px;height:30px;flex:none}
 .card{width:100%;max-width:440px;background:#fff;border:1px solid #e5e7eb;border-radius:16px;box-shadow:0 1px 2px rgba(16,24,40,.04),0 16px 40px rgba(16,24,40,.08);padding:40px 40px 32px}
 h1{font-size:24px;line-height:1.3;margin:0 0 8px;letter-spacing:-.02em;font-weight:650;color:#111827}
 h2{font-size:14px;font-weight:600;margin:24px 0 12px;color:#374151}
+a{color:#4338ca;text-decoration:underline;text-underline-offset:2px}
+a:hover{color:#3730a3}
+a:focus-visible,summary:focus-visible,.btn:focus-visible{outline:3px solid #4338ca;outline-offset:2px}
 .lead{margin:0 0 28px;color:#4b5563}
 .lead strong,h1 strong{color:#111827;font-weight:650}
 .field{margin:0 0 18px}
 label{display:block;font-weight:600;font-size:14px;margin:0 0 6px;color:#374151}
-.input{display:block;width:100%;font:inherit;padding:11px 13px;border:1px solid #d1d5db;border-radius:10px;background:#fff;color:#111827;transition:border-color .15s,box-shadow .15s}
-.input:focus{outline:none;border-color:#4f46e5;box-shadow:0 0 0 4px rgba(79,70,229,.16)}
-.input[aria-invalid=true]{border-color:#dc2626}
-.btn{display:flex;align-items:center;justify-content:center;width:100%;font:inherit;font-weight:600;padding:12px 18px;border-radius:10px;border:1px solid transparent;cursor:pointer;transition:background-color .15s,border-color .15s}
-.btn:focus-visible{outline:3px solid rgba(79,70,229,.5);outline-offset:2px}
+.input{display:block;width:100%;font:inherit;padding:11px 13px;border:1px solid #6b7280;border-radius:10px;background:#fff;color:#111827;transition:border-color .15s}
+.input:focus{outline:3px solid #4338ca;outline-offset:1px;border-color:#4338ca}
+.input[aria-invalid=true]{border-color:#b91c1c}
+.btn{display:flex;align-items:center;justify-content:center;width:100%;font:inherit;font-weight:600;padding:12px 18px;border-radius:10px;border:1px solid transparent;cursor:pointer;text-decoration:none;text-align:center;transition:background-color .15s,border-color .15s}
 .btn-primary{background:#4f46e5;color:#fff;box-shadow:0 1px 2px rgba(16,24,40,.12)}
-.btn-primary:hover{background:#4338ca}
-.btn-secondary{background:#fff;color:#374151;border-color:#d1d5db}
-.btn-secondary:hover{background:#f9fafb;border-color:#9ca3af}
-.btn-link{display:inline;width:auto;padding:0;border:0;background:none;color:#4f46e5;font-weight:600;font-size:inherit}
-.btn-link:hover{text-decoration:underline}
+.btn-primary:hover{background:#4338ca;color:#fff}
+.btn-secondary{background:#fff;color:#374151;border-color:#6b7280}
+.btn-secondary:hover{background:#f9fafb;border-color:#374151}
+.btn-link{display:inline;width:auto;padding:0;border:0;background:none;color:#4338ca;font-weight:600;font-size:inherit;text-decoration:underline;text-underline-offset:2px}
+.btn-link:hover{color:#3730a3}
 form.inline{display:inline}
 .submit{margin-top:26px}
 .alert{display:flex;gap:10px;align-items:flex-start;padding:12px 14px;border-radius:10px;background:#fef2f2;border:1px solid #fecaca;color:#991b1b;font-size:14px;margin:0 0 22px}
-.alert svg{width:18px;height:18px;flex:none;margin-top:1px}
+.alert svg,.notice svg{width:18px;height:18px;flex:none;margin-top:1px}
+.notice{display:flex;gap:10px;align-items:flex-start;padding:12px 14px;border-radius:10px;background:#ecfdf5;border:1px solid #a7f3d0;color:#065f46;font-size:14px;margin:0 0 22px}
+.notice strong{color:#064e3b}
 .pair{display:flex;align-items:center;justify-content:center;gap:12px;margin:0 0 24px}
-.avatar{width:52px;height:52px;border-radius:14px;display:flex;align-items:center;justify-content:center;font-weight:700;font-size:22px;color:#fff;background:linear-gradient(135deg,#0ea5e9,#6366f1)}
+.avatar{width:52px;height:52px;border-radius:14px;display:flex;align-items:center;justify-content:center;font-weight:700;font-size:22px;color:#fff;background:linear-gradient(135deg,#0369a1,#4338ca)}
 .avatar-brand{background:#eef2ff}
 .avatar-brand svg{width:30px;height:30px}
-.dots{width:44px;border-top:2px dotted #c7cbd3}
+.dots{width:44px;border-top:2px dotted #9ca3af}
 .center{text-align:center}
 h1.center{font-size:22px}
 .account{display:flex;align-items:center;justify-content:space-between;gap:12px;padding:10px 14px;border:1px solid #e5e7eb;border-radius:10px;background:#f9fafb;font-size:14px;color:#4b5563;margin:20px 0 8px}
@@ -58,13 +78,23 @@ h1.center{font-size:22px}
 .scopes li+li{border-top:1px solid #f0f1f4}
 .scopes svg{width:20px;height:20px;flex:none;margin-top:2px}
 .scope-desc{color:#111827;font-weight:500}
-.scope-name{display:block;margin-top:2px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;color:#6b7280}
+.scope-name{display:block;margin-top:2px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;color:#4b5563}
 .actions{display:flex;gap:12px;margin-top:28px}
-.fine{margin:20px 0 0;font-size:13px;color:#6b7280}
+.fine{margin:20px 0 0;font-size:13px;color:#4b5563}
 .fine strong{color:#374151;font-weight:600}
-.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;color:#6b7280;background:#f3f4f6;border-radius:6px;padding:2px 6px}
+.next{margin:0 0 8px;color:#374151;font-weight:500}
+.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;color:#374151;background:#f3f4f6;border-radius:6px;padding:2px 6px}
+details.fine summary{cursor:pointer;color:#374151}
+details.fine p{margin:8px 0 0;overflow-wrap:anywhere}
 .status-icon{width:48px;height:48px;margin:0 0 20px}
-.footer{margin-top:28px;font-size:13px;color:#6b7280;text-align:center}
+.apps{list-style:none;margin:24px 0 0;padding:0}
+.app{border:1px solid #e5e7eb;border-radius:12px;padding:16px;margin:0 0 14px}
+.app h2{margin:0;font-size:17px;color:#111827}
+.app-meta{margin:2px 0 12px;font-size:13px;color:#4b5563}
+.app .scopes{margin:0 0 14px}
+.app .scopes li{padding:10px 12px}
+.empty{margin:24px 0 0;padding:16px;border:1px dashed #9ca3af;border-radius:12px;color:#4b5563;text-align:center}
+.footer{margin-top:28px;font-size:13px;color:#4b5563;text-align:center}
 @media (max-width:520px){.layout-pc .card{padding:28px 22px 24px}.layout-pc .shell{padding:28px 12px}}
 .layout-mobile{background:#fff}
 .layout-mobile .shell{justify-content:flex-start;padding:0;min-height:100vh}
@@ -75,7 +105,7 @@ h1.center{font-size:22px}
 .layout-mobile .input{font-size:17px;padding:14px 15px;border-radius:12px}
 .layout-mobile .btn{font-size:17px;padding:15px 18px;border-radius:12px}
 .layout-mobile .btn-link{padding:0;font-size:inherit}
-.layout-mobile .actions{flex-direction:column-reverse;gap:10px;margin-top:auto;padding-top:28px}
+.layout-mobile .actions{flex-direction:column;gap:10px;margin-top:auto;padding-top:28px}
 .layout-mobile .submit{margin-top:30px}
 .layout-mobile .pair{justify-content:flex-start}
 .layout-mobile .center{text-align:left}
@@ -105,10 +135,13 @@ const alertIcon = `<svg viewBox="0 0 20 20" aria-hidden="true" focusable="false"
 
 const checkIcon = `<svg viewBox="0 0 20 20" aria-hidden="true" focusable="false"><circle cx="10" cy="10" r="10" fill="#e0e7ff"/><path d="M6 10.5l2.6 2.6L14 7.8" fill="none" stroke="#4f46e5" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`
 
+const doneIcon = `<svg viewBox="0 0 20 20" aria-hidden="true" focusable="false"><circle cx="10" cy="10" r="10" fill="#047857"/><path d="M6 10.5l2.6 2.6L14 7.8" fill="none" stroke="#fff" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`
+
 const warnIcon = `<svg class="status-icon" viewBox="0 0 48 48" aria-hidden="true" focusable="false"><circle cx="24" cy="24" r="24" fill="#fef3c7"/><path d="M24 13.5v13" stroke="#b45309" stroke-width="3.4" stroke-linecap="round"/><circle cx="24" cy="33.5" r="2.3" fill="#b45309"/></svg>`
 
 interface Frame {
   readonly layout: Layout
+  readonly lang: string
   readonly productName: string
   readonly title: string
   readonly body: string
@@ -116,7 +149,7 @@ interface Frame {
 }
 
 const frame = (f: Frame): string => `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(f.lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -147,51 +180,67 @@ const sentence = (s: string): string => {
   return capitalised.replace(/([^.])$/, "$1.")
 }
 
-/** What the sign-in page shows. */
-export interface LoginPage {
+/** What every page takes: its layout, the product's name and the language to write in. */
+interface Common {
   readonly layout: Layout
   readonly productName: string
-  readonly appName: string
-  /** Host the user is sent back to afterwards. */
-  readonly redirectHost: string
+  /** The language of the page (default English). */
+  readonly catalogue?: Catalogue
+}
+
+/** The fields of a sign-in form, with the error of a failed attempt. */
+interface SignInFields {
   /** Where the form posts. */
   readonly action: string
   readonly txn: string
   readonly csrf: string
   /** The username to fill in again after a failed attempt. */
   readonly username?: string
-  /** An inline error message. */
-  readonly error?: string
+  /** Why the last attempt failed. */
+  readonly error?: Interaction.SignInProblem
+}
+
+const signInForm = (t: Catalogue, p: SignInFields, extra = ""): string => {
+  const invalid = p.error !== undefined ? ` aria-invalid="true" aria-describedby="form-error"` : ""
+  const hasUser = p.username !== undefined && p.username.length > 0
+  return `${
+    p.error !== undefined
+      ? `<div class="alert" role="alert" id="form-error">${alertIcon}<span>${escapeHtml(t.signIn.problems[p.error])}</span></div>\n`
+      : ""
+  }<form method="post" action="${escapeHtml(p.action)}">
+${hidden("txn", p.txn)}
+${hidden("csrf_token", p.csrf)}${extra}
+<div class="field">
+<label for="username">${escapeHtml(t.signIn.username)}</label>
+<input class="input" id="username" name="username" type="text" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
+</div>
+<div class="field">
+<label for="password">${escapeHtml(t.signIn.password)}</label>
+<input class="input" id="password" name="password" type="password" autocomplete="current-password" maxlength="1024" required${hasUser ? " autofocus" : ""}${invalid}>
+</div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.signIn.submit)}</button></div>
+</form>`
+}
+
+/** What the sign-in page shows. */
+export interface LoginPage extends Common, SignInFields {
+  readonly appName: string
+  /** Host the user is sent back to afterwards. */
+  readonly redirectHost: string
 }
 
 /** The sign-in page: fields Username and Password, button Sign in. */
 export const login = (p: LoginPage): string => {
-  const invalid = p.error !== undefined ? ` aria-invalid="true" aria-describedby="form-error"` : ""
-  const hasUser = p.username !== undefined && p.username.length > 0
+  const t = p.catalogue ?? en
   return frame({
     layout: p.layout,
+    lang: t.lang,
     productName: p.productName,
-    title: "Sign in",
-    body: `<h1>Sign in</h1>
-<p class="lead">to continue to <strong>${escapeHtml(p.appName)}</strong></p>
-${
-  p.error !== undefined
-    ? `<div class="alert" role="alert" id="form-error">${alertIcon}<span>${escapeHtml(sentence(p.error))}</span></div>`
-    : ""
-}<form method="post" action="${escapeHtml(p.action)}">
-${hidden("txn", p.txn)}
-${hidden("csrf_token", p.csrf)}
-<div class="field">
-<label for="username">Username</label>
-<input class="input" id="username" name="username" type="text" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
-</div>
-<div class="field">
-<label for="password">Password</label>
-<input class="input" id="password" name="password" type="password" autocomplete="current-password" maxlength="1024" required${hasUser ? " autofocus" : ""}${invalid}>
-</div>
-<div class="submit"><button class="btn btn-primary" type="submit">Sign in</button></div>
-</form>`,
-    footer: `After you sign in you will return to <strong>${escapeHtml(p.redirectHost)}</strong>.`
+    title: t.signIn.title,
+    body: `<h1>${escapeHtml(t.signIn.title)}</h1>
+<p class="lead">${rich(t.signIn.lead(p.appName))}</p>
+${signInForm(t, p)}`,
+    footer: rich(t.signIn.footer(p.redirectHost))
   })
 }
 
@@ -202,9 +251,7 @@ export interface ScopeLine {
 }
 
 /** What the consent page shows. */
-export interface ConsentPage {
-  readonly layout: Layout
-  readonly productName: string
+export interface ConsentPage extends Common {
   readonly appName: string
   readonly redirectHost: string
   readonly username: string
@@ -213,76 +260,170 @@ export interface ConsentPage {
   readonly action: string
   /** Where "switch account" posts. */
   readonly switchAction: string
+  /** The consents page, linked from the fine print. */
+  readonly consentsHref?: string
   readonly txn: string
   readonly csrf: string
 }
 
-/** The consent page: the application's name, the scopes with descriptions, buttons Allow and Deny. */
+const scopeItems = (t: Catalogue, productName: string, scopes: ReadonlyArray<ScopeLine>): string =>
+  scopes.length === 0
+    ? `<li>${checkIcon}<div><span class="scope-desc">${escapeHtml(t.consent.identityOnly(productName))}</span></div></li>`
+    : scopes
+        .map(
+          (s) =>
+            `<li>${checkIcon}<div><span class="scope-desc">${escapeHtml(s.description)}</span><span class="scope-name">${escapeHtml(s.name)}</span></div></li>`
+        )
+        .join("\n")
+
+/** The consent page: the application's name, the scopes with descriptions, buttons Deny and Allow. */
 export const consent = (p: ConsentPage): string => {
-  const app = escapeHtml(p.appName)
+  const t = p.catalogue ?? en
   const initial = escapeHtml(Array.from(p.appName.trim())[0]?.toUpperCase() ?? "?")
-  const scopes =
-    p.scopes.length === 0
-      ? `<li>${checkIcon}<div><span class="scope-desc">Know which ${escapeHtml(p.productName)} account you use</span></div></li>`
-      : p.scopes
-          .map(
-            (s) =>
-              `<li>${checkIcon}<div><span class="scope-desc">${escapeHtml(s.description)}</span><span class="scope-name">${escapeHtml(s.name)}</span></div></li>`
-          )
-          .join("\n")
   return frame({
     layout: p.layout,
+    lang: t.lang,
     productName: p.productName,
-    title: `Allow ${p.appName}?`,
+    title: t.consent.title(p.appName),
     body: `<div class="pair" aria-hidden="true"><span class="avatar">${initial}</span><span class="dots"></span><span class="avatar avatar-brand">${logo}</span></div>
-<h1 class="center"><strong>${app}</strong> wants to access your ${escapeHtml(p.productName)} account</h1>
-<div class="account"><span>Signed in as <strong>${escapeHtml(p.username)}</strong></span><form class="inline" method="post" action="${escapeHtml(p.switchAction)}">${hidden("txn", p.txn)}${hidden("csrf_token", p.csrf)}${hidden("switch_account", "1")}<button class="btn btn-link" type="submit">Not you?</button></form></div>
-<h2 id="scopes-heading">This will allow ${app} to:</h2>
+<h1 class="center">${rich(t.consent.heading(p.appName, p.productName))}</h1>
+<div class="account"><span>${rich(t.consent.signedInAs(p.username))}</span><form class="inline" method="post" action="${escapeHtml(p.switchAction)}">${hidden("txn", p.txn)}${hidden("csrf_token", p.csrf)}${hidden("switch_account", "1")}<button class="btn btn-link" type="submit">${escapeHtml(t.consent.notYou)}</button></form></div>
+<h2 id="scopes-heading">${escapeHtml(t.consent.willAllow(p.appName))}</h2>
 <ul class="scopes" aria-labelledby="scopes-heading">
-${scopes}
+${scopeItems(t, p.productName, p.scopes)}
 </ul>
 <form method="post" action="${escapeHtml(p.action)}">
 ${hidden("txn", p.txn)}
 ${hidden("csrf_token", p.csrf)}
 <div class="actions">
-<button class="btn btn-secondary" type="submit" name="decision" value="deny">Deny</button>
-<button class="btn btn-primary" type="submit" name="decision" value="allow">Allow</button>
+<button class="btn btn-secondary" type="submit" name="decision" value="deny">${escapeHtml(t.consent.deny)}</button>
+<button class="btn btn-primary" type="submit" name="decision" value="allow">${escapeHtml(t.consent.allow)}</button>
 </div>
 </form>
-<p class="fine">Make sure you trust ${app}. ${escapeHtml(p.productName)} remembers your choice for this application.</p>`,
-    footer: `Allow or Deny sends you back to <strong>${escapeHtml(p.redirectHost)}</strong>.`
+<p class="fine">${escapeHtml(t.consent.trust(p.appName, p.productName))}${
+      p.consentsHref === undefined
+        ? ""
+        : ` <a href="${escapeHtml(p.consentsHref)}">${escapeHtml(t.consent.manage)}</a>`
+    }</p>`,
+    footer: rich(t.consent.footer(p.redirectHost))
+  })
+}
+
+/** What the consents page shows to nobody signed in: a sign-in form that comes back to it. */
+export interface ConsentsSignInPage extends Common, SignInFields {}
+
+/** The consents page before sign-in. */
+export const consentsSignIn = (p: ConsentsSignInPage): string => {
+  const t = p.catalogue ?? en
+  return frame({
+    layout: p.layout,
+    lang: t.lang,
+    productName: p.productName,
+    title: t.consents.signInTitle,
+    body: `<h1>${escapeHtml(t.consents.signInTitle)}</h1>
+<p class="lead">${escapeHtml(t.consents.signInLead(p.productName))}</p>
+${signInForm(t, p, `\n${hidden("action", "signin")}`)}`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })
+}
+
+/** One authorised application on the consents page. */
+export interface AuthorisedApp {
+  readonly appKey: string
+  readonly appName: string
+  /** Epoch seconds of the consent. */
+  readonly grantedAt: number
+  readonly scopes: ReadonlyArray<ScopeLine>
+}
+
+/** What the consents page shows to a signed-in user. */
+export interface ConsentsPage extends Common {
+  readonly username: string
+  readonly apps: ReadonlyArray<AuthorisedApp>
+  /** The name of the application whose access was just withdrawn. */
+  readonly withdrawn?: string
+  /** Where Withdraw and Sign out post. */
+  readonly action: string
+  readonly txn: string
+  readonly csrf: string
+}
+
+/** The consents page: each authorised application, its scopes and a Withdraw button; Sign out. */
+export const consents = (p: ConsentsPage): string => {
+  const t = p.catalogue ?? en
+  const ticket = `${hidden("txn", p.txn)}${hidden("csrf_token", p.csrf)}`
+  const apps =
+    p.apps.length === 0
+      ? `<p class="empty">${escapeHtml(t.consents.empty)}</p>`
+      : `<ul class="apps">
+${p.apps
+  .map((app, i) => {
+    const id = `app-${i}`
+    return `<li class="app">
+<h2 id="${id}">${escapeHtml(app.appName)}</h2>
+<p class="app-meta">${escapeHtml(t.consents.allowedOn(t.date(app.grantedAt)))}</p>
+<ul class="scopes" aria-label="${escapeHtml(t.consents.scopesOf(app.appName))}">
+${scopeItems(t, p.productName, app.scopes)}
+</ul>
+<form method="post" action="${escapeHtml(p.action)}">${ticket}${hidden("action", "withdraw")}${hidden("app_key", app.appKey)}<button class="btn btn-secondary" type="submit" aria-describedby="${id}">${escapeHtml(t.consents.withdraw)}</button></form>
+</li>`
+  })
+  .join("\n")}
+</ul>
+<p class="fine">${escapeHtml(t.consents.withdrawNote)}</p>`
+  return frame({
+    layout: p.layout,
+    lang: t.lang,
+    productName: p.productName,
+    title: t.consents.title,
+    body: `<h1>${escapeHtml(t.consents.title)}</h1>
+<p class="lead">${escapeHtml(t.consents.lead(p.productName))}</p>
+${
+  p.withdrawn === undefined
+    ? ""
+    : `<div class="notice" role="status">${doneIcon}<span>${rich(t.consents.withdrawn(p.withdrawn))}</span></div>\n`
+}<div class="account"><span>${rich(t.consents.signedInAs(p.username))}</span><form class="inline" method="post" action="${escapeHtml(p.action)}">${ticket}${hidden("action", "signout")}<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button></form></div>
+${apps}`,
+    footer: rich(t.frame.securedBy(p.productName))
   })
 }
 
 /** What an error page shows. */
-export interface ErrorPage {
-  readonly layout: Layout
-  readonly productName: string
+export interface ErrorPage extends Common {
   readonly status: number
+  /** The OAuth error code, shown small. */
   readonly error: string
+  /** The technical description (English), shown folded under the code. */
   readonly description: string
-}
-
-const titles: Record<number, string> = {
-  403: "This form has expired",
-  405: "This address does not take that request",
-  429: "Too many attempts",
-  500: "Something went wrong on our side",
-  503: "Temporarily unavailable"
+  /** What the page explains. */
+  readonly problem: Interaction.Problem
+  /** A link to start again, when there is a safe one. */
+  readonly back?: Interaction.WayBack
 }
 
 /** An error page shown instead of redirecting (the client or redirect URI cannot be trusted). */
 export const error = (p: ErrorPage): string => {
-  const title = titles[p.status] ?? "This request can't be completed"
+  const t = p.catalogue ?? en
+  // The entry for this reason takes this problem: the catalogue's type pairs them
+  const text = t.error.problems[p.problem.reason] as unknown as ProblemText<Reason>
+  const explain = text.explain(p.problem, p.productName)
+  const way =
+    p.back === undefined
+      ? `<p class="next">${escapeHtml(t.error.closeWindow)}</p>`
+      : `<p><a class="btn btn-primary" href="${escapeHtml(p.back.href)}">${escapeHtml(
+          p.back.to === "consents" ? t.error.backToConsents : t.error.tryAgain
+        )}</a></p>`
   return frame({
     layout: p.layout,
+    lang: t.lang,
     productName: p.productName,
-    title,
+    title: text.title,
     body: `${warnIcon}
-<h1>${escapeHtml(title)}</h1>
-<p class="lead">${escapeHtml(sentence(p.description))}</p>
-<p class="fine">Error code <span class="code">${escapeHtml(p.error)}</span></p>
-<p class="fine">You can close this window and return to the application you came from.</p>`,
-    footer: `Secured by ${escapeHtml(p.productName)}`
+<h1>${escapeHtml(text.title)}</h1>
+<p class="lead">${escapeHtml(explain)}</p>
+${way}
+<p class="fine">${escapeHtml(t.error.errorCode)} <span class="code">${escapeHtml(p.error)}</span></p>
+<details class="fine"><summary>${escapeHtml(t.error.details)}</summary><p lang="en">${escapeHtml(sentence(p.description))}</p></details>`,
+    footer: rich(t.frame.securedBy(p.productName))
   })
 }

@@ -1,3 +1,4 @@
+export * as Locales from "./locales/index.js"
 export * as OAuthRouter from "./OAuthRouter.js"
 export { oauthRouter } from "./OAuthRouter.js"
 export * as Pages from "./Pages.js"

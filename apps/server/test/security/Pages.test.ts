@@ -3,7 +3,8 @@
  * consent pages — CSRF bound to the session and the pending authorization,
  * cross-site posts refused, session fixation, cookie attributes, framing and
  * caching headers, escaping, 303 after a POST, no user enumeration, one
- * throttle budget with the password grant, and Deny.
+ * throttle budget with the password grant, and Deny; and the same defences on
+ * the consents page, where a user withdraws what they allowed.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -27,9 +28,10 @@ import {
   get,
   signIn
 } from "./browse.js"
-import { type Client, cb, read, type Stack, startStack, token } from "./harness.js"
+import { type Client, cb, post, read, type Stack, startStack, token } from "./harness.js"
 
 const loginPath = "/oauth2/oauth2/login"
+const consentsPath = "/oauth2/oauth2/consents"
 
 let s: Stack
 
@@ -140,13 +142,19 @@ const everyPage = async (): Promise<ReadonlyArray<readonly [string, Response, st
     redirect: "manual"
   })
   const method = await get(s.base + loginPath)
+  const consentsSignedOut = await get(s.base + consentsPath)
+  const consentsSignedIn = await (
+    await atConsent(authorizeUrl(s, { response_type: "code" }, client))
+  ).browser.fetch(s.base + consentsPath)
   const pages: Array<readonly [string, Response, string]> = []
   for (const [name, res] of [
     ["login", login],
     ["consent", consent],
     ["error 400", bad],
     ["error 403", forbidden],
-    ["error 405", method]
+    ["error 405", method],
+    ["consents, signed out", consentsSignedOut],
+    ["consents, signed in", consentsSignedIn]
   ] as const) {
     pages.push([name, res, consent === res ? "" : await res.text()])
   }
@@ -590,5 +598,93 @@ describe("U — CSRF, clickjacking and headers (docs/security.md, checklist U)",
     )
     assert.notInclude(errorHtml, "<script>alert(1)")
     assert.include(errorHtml, "&lt;script&gt;alert(1)&lt;/script&gt;")
+  })
+})
+
+describe("the consents page (docs/pages.md): the pages' defences, and Withdraw revokes", () => {
+  /** alice signed in, with consent given to a fresh client; returns her browser and the client. */
+  const consentedTo = async (name: string) => {
+    const client = await freshClient(name)
+    const { browser, form } = await atConsent(authorizeUrl(s, { response_type: "code" }, client))
+    const allowed = await browser.postForm(s.base + form.action, { ...form.fields, decision: "allow" })
+    return { browser, client, code: assertRedirect(allowed, { status: 303 }).get("code") as string }
+  }
+  /** The Withdraw form of `client` on the consents page. */
+  const withdrawForm = async (browser: Browser, client: Client) => {
+    const html = await (await browser.fetch(s.base + consentsPath)).text()
+    for (const m of html.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)) {
+      const fields = Object.fromEntries(
+        [...(m[2] as string).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((i) => [
+          i[1] as string,
+          (i[2] as string).replace(/&amp;/g, "&")
+        ])
+      )
+      if (fields.app_key === client.appKey) return { action: (m[1] as string).replace(/&amp;/g, "&"), fields }
+    }
+    throw new Error(`no Withdraw form for ${client.appKey}`)
+  }
+
+  it("a withdraw POST without a token, with another session's form, or cross-site → 403 and the consent stays", async () => {
+    const { browser, client } = await consentedTo("Withdraw CSRF App")
+    const form = await withdrawForm(browser, client)
+    const post = (b: Browser, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      b.fetch(s.base + form.action, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams(fields).toString()
+      })
+    await assertForbidden(await post(browser, { action: "withdraw", app_key: client.appKey }))
+    await assertForbidden(await post(new Browser(), form.fields))
+    await assertForbidden(
+      await post(browser, (await withdrawForm(browser, client)).fields, { origin: "https://evil.example" })
+    )
+    await assertForbidden(
+      await post(browser, (await withdrawForm(browser, client)).fields, { "sec-fetch-site": "cross-site" })
+    )
+    // a consents page ticket does not continue the authorize flow (nor the sign-in form)
+    const ticket = (await withdrawForm(browser, client)).fields
+    await assertForbidden(await browser.postForm(s.base + authorizePath, { ...ticket, decision: "allow" }))
+    const another = (await withdrawForm(browser, client)).fields
+    await assertForbidden(await browser.postForm(s.base + loginPath, { ...another, switch_account: "1" }))
+    assert.isTrue(await consented(browser, client))
+  })
+
+  it("Withdraw (303 back to the page) revokes the application's tokens for alice; the next authorization asks for consent", async () => {
+    const { browser, client, code } = await consentedTo("Withdraw Revokes App")
+    const issued = await read(
+      await token(s, { grant_type: "authorization_code", code, redirect_uri: cb }, client)
+    )
+    assert.strictEqual(issued.status, 200)
+    const form = await withdrawForm(browser, client)
+    const done = await browser.postForm(s.base + form.action, form.fields)
+    assert.strictEqual(done.status, 303)
+    assert.isTrue((done.headers.get("location") ?? "").startsWith(`${consentsPath}?withdrawn=`))
+    const refreshed = await read(
+      await token(
+        s,
+        { grant_type: "refresh_token", refresh_token: issued.body.refresh_token as string },
+        client
+      )
+    )
+    assert.deepStrictEqual([refreshed.status, refreshed.body.error], [400, "invalid_grant"])
+    const introspected = await read(
+      await post(
+        s,
+        "/oauth2/oauth2/introspect",
+        { token: issued.body.access_token as string },
+        {
+          authorization: client.basic
+        }
+      )
+    )
+    assert.strictEqual(introspected.body.active, false)
+    assert.isFalse(await consented(browser, client))
+  })
+
+  it("escapes the application's name on the consents page", async () => {
+    const { browser } = await consentedTo(`<img src=x onerror=alert(1)>"'`)
+    const html = await (await browser.fetch(s.base + consentsPath)).text()
+    assert.notInclude(html, "<img src=x")
+    assert.include(html, "&lt;img src=x onerror=alert(1)&gt;&quot;&#39;")
   })
 })

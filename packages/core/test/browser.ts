@@ -1,0 +1,113 @@
+/**
+ * A browser for the pages' route (`Interaction.handle`): it keeps the cookies the answers set
+ * and sends them back, as the tests of the authorize flow and the consents page drive it.
+ */
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Interaction from "../src/Interaction.js"
+import * as Metadata from "../src/Metadata.js"
+import { cb, form, newApp, newUser } from "./fixtures.js"
+
+/** What the route answers. */
+export type Answer = Interaction.PageResponse
+
+/** A browser: keeps the session cookie the answers set, and sends it back. */
+export class Browser {
+  cookie: string | undefined
+  device: string | undefined
+  constructor(readonly extra: Record<string, string> = {}) {}
+
+  keep(a: Answer): Answer {
+    if (a.setCookie !== null) this.cookie = a.setCookie.split(";")[0]
+    if (a.deviceCookie !== undefined && a.deviceCookie !== null) this.device = a.deviceCookie.split(";")[0]
+    return a
+  }
+
+  cookies(): string | undefined {
+    const all = [this.cookie, this.device].filter((c) => c !== undefined)
+    return all.length === 0 ? undefined : all.join("; ")
+  }
+
+  request(
+    page: Interaction.Page,
+    method: string,
+    query: string,
+    body = "",
+    headers: Record<string, string> = {},
+    basePath = ""
+  ) {
+    return Effect.map(
+      Interaction.handle({
+        method,
+        path: page === "consents" ? Interaction.consentsPath : Metadata.paths[page],
+        query,
+        headers: {
+          ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
+          ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+          ...this.extra,
+          ...headers
+        },
+        body,
+        remoteAddress: "192.0.2.1",
+        basePath,
+        ownOrigin: "http://127.0.0.1:8080"
+      }),
+      (a) => this.keep(a)
+    )
+  }
+
+  get(query: Record<string, string> | string, headers: Record<string, string> = {}) {
+    return this.request("authorize", "GET", typeof query === "string" ? query : form(query), "", headers)
+  }
+
+  post(
+    page: Interaction.Page,
+    fields: Record<string, string> | string,
+    headers: Record<string, string> = {},
+    query = ""
+  ) {
+    return this.request(page, "POST", query, typeof fields === "string" ? fields : form(fields), headers)
+  }
+
+  /** GET the consents page with this query. */
+  consents(query = "", headers: Record<string, string> = {}) {
+    return this.request("consents", "GET", query, "", headers)
+  }
+}
+
+/** The answer's view, asserted to be a `tag`. */
+export const view = <T extends Interaction.View["_tag"]>(a: Answer, tag: T) => {
+  assert.strictEqual(a.view._tag, tag, JSON.stringify(a.view))
+  return a.view as Extract<Interaction.View, { _tag: T }>
+}
+/** The hidden fields of the form on the answer's page. */
+export const ticketOf = (a: Answer) => {
+  const v = a.view
+  if (v._tag !== "SignIn" && v._tag !== "Consent" && v._tag !== "ConsentsSignIn" && v._tag !== "Consents")
+    throw new Error(`no form on ${v._tag}`)
+  return { txn: v.ticket.txn, csrf_token: v.ticket.csrf }
+}
+/** The answer's error page. */
+export const errorOf = (a: Answer) => view(a, "ErrorPage")
+
+/** An application, a user, and the authorize query of a code request with state. */
+export const setup = (extra: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const { app } = yield* newApp({ scope: "read,write" })
+    const { user, password } = yield* newUser()
+    const query = form({
+      response_type: "code",
+      client_id: app.appKey,
+      redirect_uri: cb,
+      state: "s-1",
+      ...extra
+    })
+    return { app, user, password, query }
+  })
+
+/** Sign in from the sign-in page of `query`; returns the login POST's answer. */
+export const signIn = (b: Browser, query: string, username: string, password: string) =>
+  Effect.gen(function* () {
+    const page = yield* b.get(query)
+    return yield* b.post("login", { ...ticketOf(page), username, password })
+  })

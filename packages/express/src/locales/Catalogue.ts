@@ -1,0 +1,99 @@
+/**
+ * The shape of a message catalogue: every text the pages show, in one language. A catalogue
+ * is typed as `Catalogue`, so one that lacks a text (or gives a text the wrong parameters)
+ * does not compile. Texts are plain: the pages escape every part, so a catalogue cannot
+ * inject markup; the parts it wants emphasised it marks with `strong`.
+ */
+import type { Interaction } from "@latchkey/core"
+
+/** A part of a text shown in bold. */
+export interface Strong {
+  readonly strong: string
+}
+
+/** A text with emphasised parts: plain strings and `strong` parts, each escaped when rendered. */
+export type Rich = ReadonlyArray<string | Strong>
+
+/** Mark a part of a text to be shown in bold. */
+export const strong = (text: string): Strong => ({ strong: text })
+
+/** The codes of the error pages. */
+export type Reason = Interaction.Problem["reason"]
+
+/** The title and explanation of one kind of error page. */
+export interface ProblemText<R extends Reason> {
+  /** The page's heading, in plain words. */
+  readonly title: string
+  /** What happened and what the reader can do, given what the page knows (e.g. the seconds to wait). */
+  readonly explain: (problem: Interaction.Problem & { readonly reason: R }, productName: string) => string
+}
+
+/** Every text of the pages in one language. */
+export interface Catalogue {
+  /** The BCP 47 tag of the language, as written in `<html lang>`. */
+  readonly lang: string
+  /** A date (epoch seconds), as the consents page shows when an application was allowed. */
+  readonly date: (epochSeconds: number) => string
+  readonly frame: {
+    /** The footer of pages that do not send the reader anywhere. */
+    readonly securedBy: (productName: string) => Rich
+  }
+  readonly signIn: {
+    /** The page title and heading. */
+    readonly title: string
+    readonly lead: (appName: string) => Rich
+    readonly username: string
+    readonly password: string
+    readonly submit: string
+    readonly footer: (redirectHost: string) => Rich
+    /** The message above the form when the sign-in failed. */
+    readonly problems: { readonly [P in Interaction.SignInProblem]: string }
+  }
+  readonly consent: {
+    readonly title: (appName: string) => string
+    readonly heading: (appName: string, productName: string) => Rich
+    readonly signedInAs: (username: string) => Rich
+    readonly notYou: string
+    readonly willAllow: (appName: string) => string
+    /** The only line when no scope is asked for. */
+    readonly identityOnly: (productName: string) => string
+    /** What a scope allows when the server has no description of it. */
+    readonly scopeFallback: (scope: string) => string
+    readonly allow: string
+    readonly deny: string
+    readonly trust: (appName: string, productName: string) => string
+    /** The link to the consents page. */
+    readonly manage: string
+    readonly footer: (redirectHost: string) => Rich
+  }
+  readonly consents: {
+    /** The page title and heading when signed in. */
+    readonly title: string
+    readonly lead: (productName: string) => string
+    readonly signedInAs: (username: string) => Rich
+    readonly signOut: string
+    readonly empty: string
+    readonly allowedOn: (date: string) => string
+    /** The label of an application's list of scopes. */
+    readonly scopesOf: (appName: string) => string
+    readonly withdraw: string
+    readonly withdrawNote: string
+    /** The confirmation after a withdrawal. */
+    readonly withdrawn: (appName: string) => Rich
+    /** The heading of the sign-in form when nobody is signed in. */
+    readonly signInTitle: string
+    readonly signInLead: (productName: string) => string
+  }
+  readonly error: {
+    readonly errorCode: string
+    /** The summary of the technical description, shown folded. */
+    readonly details: string
+    /** The way back when there is no safe link. */
+    readonly closeWindow: string
+    /** The link back to the request, to try again. */
+    readonly tryAgain: string
+    /** The link back to the consents page. */
+    readonly backToConsents: string
+    readonly problems: { readonly [R in Reason]: ProblemText<R> }
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The pages in English: the default language, and the one every other catalogue translates.
+ */
+import { type Catalogue, strong } from "./Catalogue.js"
+
+const dates = new Intl.DateTimeFormat("en", { dateStyle: "long", timeZone: "UTC" })
+
+const wait = (seconds: number): string =>
+  seconds < 120 ? (seconds === 1 ? "1 second" : `${seconds} seconds`) : `${Math.ceil(seconds / 60)} minutes`
+
+/** English. */
+export const en: Catalogue = {
+  lang: "en",
+  date: (epochSeconds) => dates.format(new Date(epochSeconds * 1000)),
+  frame: {
+    securedBy: (productName) => [`Secured by ${productName}`]
+  },
+  signIn: {
+    title: "Sign in",
+    lead: (appName) => ["to continue to ", strong(appName)],
+    username: "Username",
+    password: "Password",
+    submit: "Sign in",
+    footer: (redirectHost) => ["After you sign in you will return to ", strong(redirectHost), "."],
+    problems: {
+      missing_fields: "Enter your username and password.",
+      bad_credentials: "Username or password is incorrect."
+    }
+  },
+  consent: {
+    title: (appName) => `Allow ${appName}?`,
+    heading: (appName, productName) => [strong(appName), ` wants to access your ${productName} account`],
+    signedInAs: (username) => ["Signed in as ", strong(username)],
+    notYou: "Not you?",
+    willAllow: (appName) => `This will allow ${appName} to:`,
+    identityOnly: (productName) => `Know which ${productName} account you use`,
+    scopeFallback: (scope) => `Access to ${scope}`,
+    allow: "Allow",
+    deny: "Deny",
+    trust: (appName, productName) =>
+      `Make sure you trust ${appName}. ${productName} remembers your choice for this application.`,
+    manage: "Manage the applications you have authorised",
+    footer: (redirectHost) => ["Allow or Deny sends you back to ", strong(redirectHost), "."]
+  },
+  consents: {
+    title: "Authorised applications",
+    lead: (productName) =>
+      `These applications can use your ${productName} account. Withdraw access from any you no longer use.`,
+    signedInAs: (username) => ["Signed in as ", strong(username)],
+    signOut: "Sign out",
+    empty: "You have not authorised any application.",
+    allowedOn: (date) => `Allowed on ${date}`,
+    scopesOf: (appName) => `What ${appName} can do`,
+    withdraw: "Withdraw access",
+    withdrawNote:
+      "Withdrawing access signs the application out at once; it has to ask for your permission again.",
+    withdrawn: (appName) => [strong(appName), " can no longer access your account."],
+    signInTitle: "Sign in to manage authorised applications",
+    signInLead: (productName) =>
+      `Sign in with your ${productName} account to see the applications you have allowed to use it.`
+  },
+  error: {
+    errorCode: "Error code",
+    details: "Technical details",
+    closeWindow: "Close this window and return to the application you came from.",
+    tryAgain: "Try again",
+    backToConsents: "Back to your authorised applications",
+    problems: {
+      unknown_client: {
+        title: "This application isn't recognised",
+        explain: (_, productName) =>
+          `The link that brought you here names an application that is not registered with ${productName}, or that has been removed. Nothing has been shared with it. If this keeps happening, contact the application's support.`
+      },
+      bad_redirect_uri: {
+        title: "This sign-in link can't be used",
+        explain: (_, productName) =>
+          `The application asked ${productName} to send you back to an address it has not registered, so we stopped here to protect your account. Nothing has been shared with it.`
+      },
+      bad_request: {
+        title: "This sign-in link is broken",
+        explain: (_, productName) =>
+          `The link that brought you here is incomplete or damaged, so ${productName} can't tell what the application is asking for. Nothing has been shared.`
+      },
+      request_too_long: {
+        title: "This sign-in link is too long",
+        explain: (p, productName) =>
+          `The link that brought you here is longer than ${p.limit} characters, which ${productName} does not accept. Nothing has been shared.`
+      },
+      form_expired: {
+        title: "This form has expired",
+        explain: () =>
+          "The page was open too long, was already sent, or came from another site. For your safety it can't be used again. Nothing has been changed."
+      },
+      bad_form: {
+        title: "This form couldn't be read",
+        explain: () => "What your browser sent was not in the expected form. Nothing has been changed."
+      },
+      no_decision: {
+        title: "Choose Allow or Deny",
+        explain: () => "The form didn't say whether you allow the application. Nothing has been shared."
+      },
+      rate_limited: {
+        title: "Too many attempts",
+        explain: (p) =>
+          `Signing in to this account is paused after several unsuccessful attempts. Wait ${wait(p.seconds)} and try again.`
+      },
+      unavailable: {
+        title: "Temporarily unavailable",
+        explain: (_, productName) =>
+          `${productName} can't reach its storage at the moment. Nothing has been changed. Wait a moment and try again.`
+      },
+      server_error: {
+        title: "Something went wrong on our side",
+        explain: (_, productName) =>
+          `${productName} ran into an unexpected problem and could not finish. Nothing has been shared. Try again later.`
+      },
+      not_found: {
+        title: "Page not found",
+        explain: () =>
+          "There is no page at this address. Check the link, or go back to the application you came from."
+      },
+      method_not_allowed: {
+        title: "This page can't be opened like this",
+        explain: (_, productName) =>
+          `This address only answers forms sent from ${productName}'s own pages, for example after a page was reloaded or bookmarked. Start again from the application.`
+      }
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The pages in Simplified Chinese (`zh-CN`; also served for `zh`, `zh-Hans` and `zh-SG`).
+ */
+import { type Catalogue, strong } from "./Catalogue.js"
+
+const dates = new Intl.DateTimeFormat("zh-CN", { dateStyle: "long", timeZone: "UTC" })
+
+const wait = (seconds: number): string =>
+  seconds < 120 ? `${seconds} 秒` : `${Math.ceil(seconds / 60)} 分钟`
+
+/** Simplified Chinese. */
+export const zhCN: Catalogue = {
+  lang: "zh-CN",
+  date: (epochSeconds) => dates.format(new Date(epochSeconds * 1000)),
+  frame: {
+    securedBy: (productName) => [`由 ${productName} 提供安全保护`]
+  },
+  signIn: {
+    title: "登录",
+    lead: (appName) => ["以继续使用 ", strong(appName)],
+    username: "用户名",
+    password: "密码",
+    submit: "登录",
+    footer: (redirectHost) => ["登录后你将返回 ", strong(redirectHost), "。"],
+    problems: {
+      missing_fields: "请输入用户名和密码。",
+      bad_credentials: "用户名或密码不正确。"
+    }
+  },
+  consent: {
+    title: (appName) => `允许 ${appName} 访问？`,
+    heading: (appName, productName) => [strong(appName), ` 请求访问你的 ${productName} 账号`],
+    signedInAs: (username) => ["当前登录：", strong(username)],
+    notYou: "不是你？",
+    willAllow: (appName) => `这将允许 ${appName}：`,
+    identityOnly: (productName) => `知道你使用的是哪个 ${productName} 账号`,
+    scopeFallback: (scope) => `访问 ${scope}`,
+    allow: "允许",
+    deny: "拒绝",
+    trust: (appName, productName) => `请确认你信任 ${appName}。${productName} 会记住你对此应用的选择。`,
+    manage: "管理你已授权的应用",
+    footer: (redirectHost) => ["选择“允许”或“拒绝”后将返回 ", strong(redirectHost), "。"]
+  },
+  consents: {
+    title: "已授权的应用",
+    lead: (productName) => `这些应用可以使用你的 ${productName} 账号。不再使用的应用，可以撤销其访问权限。`,
+    signedInAs: (username) => ["当前登录：", strong(username)],
+    signOut: "退出登录",
+    empty: "你尚未授权任何应用。",
+    allowedOn: (date) => `授权于 ${date}`,
+    scopesOf: (appName) => `${appName} 可以`,
+    withdraw: "撤销访问权限",
+    withdrawNote: "撤销后该应用会立即失去访问权限，下次使用时必须重新征得你的同意。",
+    withdrawn: (appName) => [strong(appName), " 已无法再访问你的账号。"],
+    signInTitle: "登录以管理已授权的应用",
+    signInLead: (productName) => `登录你的 ${productName} 账号，查看你允许使用该账号的应用。`
+  },
+  error: {
+    errorCode: "错误代码",
+    details: "技术详情",
+    closeWindow: "请关闭此窗口，返回你原来使用的应用。",
+    tryAgain: "重试",
+    backToConsents: "返回已授权的应用",
+    problems: {
+      unknown_client: {
+        title: "无法识别此应用",
+        explain: (_, productName) =>
+          `引导你来到这里的链接指向一个未在 ${productName} 注册或已被移除的应用。没有任何信息被分享给它。如果问题持续出现，请联系该应用的客服。`
+      },
+      bad_redirect_uri: {
+        title: "无法使用此登录链接",
+        explain: (_, productName) =>
+          `该应用要求 ${productName} 把你送回一个未登记的地址，为保护你的账号，我们在此停止。没有任何信息被分享给它。`
+      },
+      bad_request: {
+        title: "此登录链接已损坏",
+        explain: (_, productName) =>
+          `引导你来到这里的链接不完整或已损坏，${productName} 无法判断该应用的请求内容。没有任何信息被分享。`
+      },
+      request_too_long: {
+        title: "此登录链接过长",
+        explain: (p, productName) =>
+          `引导你来到这里的链接超过 ${p.limit} 个字符，${productName} 无法接受。没有任何信息被分享。`
+      },
+      form_expired: {
+        title: "此表单已过期",
+        explain: () =>
+          "该页面打开时间过长、已经提交过，或来自其他网站。为了你的安全，它不能再次使用。没有任何更改。"
+      },
+      bad_form: {
+        title: "无法读取此表单",
+        explain: () => "浏览器发送的内容格式不正确。没有任何更改。"
+      },
+      no_decision: {
+        title: "请选择“允许”或“拒绝”",
+        explain: () => "表单中没有说明你是否允许该应用。没有任何信息被分享。"
+      },
+      rate_limited: {
+        title: "尝试次数过多",
+        explain: (p) => `多次登录失败后，此账号的登录已暂停。请等待 ${wait(p.seconds)} 后重试。`
+      },
+      unavailable: {
+        title: "服务暂时不可用",
+        explain: (_, productName) => `${productName} 暂时无法访问其存储。没有任何更改。请稍候再试。`
+      },
+      server_error: {
+        title: "我们这边出了问题",
+        explain: (_, productName) =>
+          `${productName} 遇到意外问题，未能完成操作。没有任何信息被分享。请稍后再试。`
+      },
+      not_found: {
+        title: "找不到页面",
+        explain: () => "此地址没有对应的页面。请检查链接，或返回你原来使用的应用。"
+      },
+      method_not_allowed: {
+        title: "无法以这种方式打开此页面",
+        explain: (_, productName) =>
+          `此地址只接受从 ${productName} 自身页面提交的表单，例如在页面被刷新或收藏后再次打开时。请从应用重新开始。`
+      }
+    }
+  }
+}
