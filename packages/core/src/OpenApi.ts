@@ -16,7 +16,7 @@ import * as ClientCredentialsGrant from "./grants/ClientCredentialsGrant.js"
 import * as PasswordGrant from "./grants/PasswordGrant.js"
 import * as RefreshTokenGrant from "./grants/RefreshTokenGrant.js"
 import * as Http from "./Http.js"
-import { maxAuthorizeQuery } from "./Interaction.js"
+import { consentsPath, maxAuthorizeQuery } from "./Interaction.js"
 import * as Metadata from "./Metadata.js"
 import * as OAuthError from "./OAuthError.js"
 import { OpenIdParam } from "./OpenId.js"
@@ -98,7 +98,9 @@ export const AuthorizeQuery = Schema.Struct({
   state: Schema.optional(Text(caps.state)),
   client_type: Schema.optional(Schema.Literal("PC", "Mobile")),
   code_challenge: Schema.optional(Pkce.Verifier),
-  code_challenge_method: Schema.optional(Pkce.Method)
+  code_challenge_method: Schema.optional(Pkce.Method),
+  /** The pages' language preference, space-separated BCP 47 tags (OpenID Connect's `ui_locales`). */
+  ui_locales: Schema.optional(Schema.String.pipe(Schema.maxLength(256)))
 })
 
 /** The sign-in form (`POST /oauth2/oauth2/login`). */
@@ -116,6 +118,16 @@ const ConsentForm = Schema.Struct({
   csrf_token: Schema.String,
   decision: Schema.Literal("allow", "deny")
 }).annotations({ identifier: "ConsentForm" })
+
+/** A form of the consents page (`POST /oauth2/oauth2/consents`). */
+const ConsentsForm = Schema.Struct({
+  txn: Schema.String,
+  csrf_token: Schema.String,
+  action: Schema.Literal("signin", "withdraw", "signout"),
+  username: Schema.optional(Schema.String),
+  password: Schema.optional(Schema.String),
+  app_key: Schema.optional(Schema.String)
+}).annotations({ identifier: "ConsentsForm" })
 
 /** `/api/me`'s body. */
 const Me = Schema.Struct({
@@ -394,6 +406,36 @@ export const document = (options: { readonly issuer: string }): Json => {
         responses: {
           ...redirect(303, "signed in (or switching account): back to the authorize endpoint"),
           400: html("wrong username or password: the sign-in page again"),
+          403: html("the form's ticket, CSRF token, session or origin is not valid"),
+          413: html("the body is too large"),
+          415: html("the body is compressed"),
+          429: html("too many failed sign-ins", retryAfter),
+          503: html("storage is unavailable", retryAfter)
+        }
+      }
+    },
+    [consentsPath]: {
+      get: {
+        operationId: "consents",
+        summary: "The consents page: a signed-in user's authorised applications, or a sign-in form",
+        parameters: ["client_type", "ui_locales"].map((name) => ({
+          name,
+          in: "query",
+          required: false,
+          schema: query.properties?.[name]
+        })),
+        responses: {
+          200: html("the consents page, or its sign-in form when nobody is signed in"),
+          503: html("storage is unavailable (temporarily_unavailable)", retryAfter)
+        }
+      },
+      post: {
+        operationId: "consentsForm",
+        summary: "Sign in, withdraw a consent (revoking that application's tokens for the user) or sign out",
+        requestBody: formBody(schema(ConsentsForm), "Posted by the consents page with the session cookie."),
+        responses: {
+          ...redirect(303, "back to the consents page"),
+          400: html("wrong username or password, or an unknown action"),
           403: html("the form's ticket, CSRF token, session or origin is not valid"),
           413: html("the body is too large"),
           415: html("the body is compressed"),
