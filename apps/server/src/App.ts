@@ -2,10 +2,11 @@
  * The server's request listener: one log line per request, the JSON endpoints
  * (token, introspection, revocation, metadata) on the plain node:http binding,
  * and an Express application for the rest: health probes, the authorize endpoint
- * with its pages, the example protected resource `/api/me`, and JSON 404s.
+ * with its pages, the example protected resource `/api/me`, and JSON 404s. With `metrics`, every
+ * request is timed by endpoint and every OAuth error counted by endpoint and code.
  */
 import { randomUUID } from "node:crypto"
-import type { IncomingMessage, RequestListener } from "node:http"
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http"
 import { OpenApi, StorageHealth } from "@latchkey/core"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
 import { NodeHttp } from "@latchkey/node"
@@ -14,6 +15,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import proxyaddr from "proxy-addr"
 import type { ServerEnv } from "./Env.js"
 import type { Log } from "./Log.js"
+import * as Metrics from "./Metrics.js"
 import type { Services } from "./Services.js"
 
 /** What the app needs. */
@@ -22,9 +24,12 @@ export interface AppOptions {
   readonly issuer: string
   readonly log: Log
   readonly scopeDescriptions: ServerEnv["scopeDescriptions"]
-  readonly productName: string
+  /** The product name the pages show (default "Latchkey"). */
+  readonly productName?: string
   /** Express "trust proxy" (exact proxy addresses), or false. */
   readonly trustProxy: string | false
+  /** Where to record request durations and OAuth errors; none by default. */
+  readonly metrics?: Metrics.Metrics
 }
 
 const requestIds = new WeakMap<IncomingMessage, string>()
@@ -81,7 +86,7 @@ export const make = (options: AppOptions): RequestListener => {
     prefix === "" ? "/" : prefix,
     oauthRouter(runtime, {
       scopeDescriptions: options.scopeDescriptions,
-      productName: options.productName,
+      productName: options.productName ?? "Latchkey",
       requestId,
       onError
     })
@@ -116,13 +121,47 @@ export const make = (options: AppOptions): RequestListener => {
     json(res, 500, { error: "server_error", error_description: "internal server error" })
   })
 
+  // The error code of each JSON endpoint response, read by the metrics once the response is sent
+  const errors = new WeakMap<IncomingMessage, string>()
+  const metrics = options.metrics
   const endpoints = NodeHttp.handler(runtime, {
     prefix,
     remoteAddress: address,
     requestId,
     onError,
-    headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:"))
+    headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:")),
+    ...(metrics === undefined
+      ? {}
+      : {
+          onResponse: (req: IncomingMessage, response: Parameters<typeof Metrics.errorOfResponse>[0]) => {
+            const error = Metrics.errorOfResponse(response)
+            if (error !== undefined) errors.set(req, error)
+          }
+        })
   })
+
+  const observe = (
+    m: Metrics.Metrics,
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    seconds: number
+  ) => {
+    const endpoint = Metrics.endpointOf(path, prefix)
+    m.request(endpoint, req.method, res.statusCode, seconds)
+    if (res.statusCode < 300) return
+    // The pages' errors: a redirect to the client (absolute; the pages' own redirects are relative),
+    // or a Bearer challenge of the resource
+    const location = res.getHeader("location")
+    const challenge = res.getHeader("www-authenticate")
+    const error =
+      errors.get(req) ??
+      Metrics.errorOfHeaders(
+        typeof location === "string" && /^[A-Za-z][A-Za-z0-9+.-]*:/.test(location) ? location : undefined,
+        typeof challenge === "string" ? challenge : undefined
+      )
+    if (error !== undefined) m.oauthError(endpoint, error)
+  }
 
   return (req, res) => {
     // One log line per request: id, method, path (never the query string), status, duration.
@@ -132,17 +171,20 @@ export const make = (options: AppOptions): RequestListener => {
     requestIds.set(req, id)
     res.setHeader("x-request-id", id)
     res.on("finish", () => {
+      const elapsed = process.hrtime.bigint() - start
+      const path = (req.url ?? "").split("?")[0] as string
       log.info(
         {
           reqId: id,
           method: req.method,
-          path: (req.url ?? "").split("?")[0],
+          path,
           status: res.statusCode,
-          durationMs: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
+          durationMs: Number(elapsed / 1000n) / 1000,
           remoteAddress: address(req)
         },
         "request"
       )
+      if (metrics !== undefined) observe(metrics, req, res, path, Number(elapsed) / 1e9)
     })
     if (!endpoints(req, res)) app(req, res)
   }

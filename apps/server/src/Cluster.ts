@@ -4,9 +4,12 @@
  * each worker runs the single-process server of `main.ts`. The primary serves nothing and keeps
  * no state: it migrates the database once before forking, restarts a worker that dies
  * unexpectedly (at a bounded rate), and passes SIGTERM/SIGINT on to the workers, exiting once
- * they have all stopped.
+ * they have all stopped. With LATCHKEY_ADMIN_PORT set, the primary also runs the admin listener
+ * (`AdminServer.startForCluster`), and gathers the workers' metrics for it over the IPC channel
+ * (`workerMetrics`, answered by `answerMetrics` in each worker).
  */
 import cluster, { type Worker } from "node:cluster"
+import type { MetricObjectWithValues, MetricValue, Registry } from "prom-client"
 import type { Log } from "./Log.js"
 
 /** The message a worker sends the primary once it serves requests (its "listening" line). */
@@ -19,6 +22,73 @@ const isReady = (m: unknown): boolean =>
 /** Tell the primary this worker serves requests; nothing when this process is no cluster worker. */
 export const reportReady = (): void => {
   if (cluster.isWorker && process.send !== undefined) process.send(readyMessage, undefined, {}, () => {})
+}
+
+/** The metrics of one registry, as `Registry.getMetricsAsJSON` gives them. */
+export type MetricsJson = ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
+
+/** The primary's request for a worker's metrics, and the worker's answer. */
+const metricsTag = "metrics"
+
+const isMetricsMessage = (m: unknown): m is { latchkey: "metrics"; id: number; metrics?: MetricsJson } =>
+  typeof m === "object" &&
+  m !== null &&
+  (m as { latchkey?: unknown }).latchkey === metricsTag &&
+  typeof (m as { id?: unknown }).id === "number"
+
+/** In a cluster worker: answer the primary's requests for the metrics of `registry`; nothing elsewhere. */
+export const answerMetrics = (registry: Registry): void => {
+  if (!cluster.isWorker || process.send === undefined) return
+  process.on("message", (m: unknown) => {
+    if (!isMetricsMessage(m) || m.metrics !== undefined) return
+    registry.getMetricsAsJSON().then(
+      (metrics) => process.send?.({ latchkey: metricsTag, id: m.id, metrics }, undefined, {}, () => {}),
+      () => process.send?.({ latchkey: metricsTag, id: m.id, metrics: [] }, undefined, {}, () => {})
+    )
+  })
+}
+
+let nextRequest = 0
+const pendingRequests = new Map<number, (worker: number, metrics: MetricsJson) => void>()
+let listening = false
+
+/**
+ * In the primary: the metrics of every connected worker, each asked over its IPC channel; a worker
+ * that has not answered within `timeoutMs` (starting, stopping, stuck) is left out of this answer.
+ */
+export const workerMetrics = (timeoutMs = 2_000): Promise<Array<MetricsJson>> => {
+  if (!listening) {
+    listening = true
+    cluster.on("message", (worker, m: unknown) => {
+      if (isMetricsMessage(m) && m.metrics !== undefined) pendingRequests.get(m.id)?.(worker.id, m.metrics)
+    })
+  }
+  const id = nextRequest++
+  const asked = new Set<number>()
+  for (const w of Object.values(cluster.workers ?? {})) {
+    if (w === undefined || !w.isConnected()) continue
+    try {
+      w.send({ latchkey: metricsTag, id })
+      asked.add(w.id)
+    } catch {
+      // its channel closed meanwhile: left out
+    }
+  }
+  return new Promise((resolve) => {
+    const answers: Array<MetricsJson> = []
+    const done = () => {
+      clearTimeout(timer)
+      pendingRequests.delete(id)
+      resolve(answers)
+    }
+    const timer = setTimeout(done, timeoutMs)
+    pendingRequests.set(id, (worker, metrics) => {
+      if (!asked.delete(worker)) return
+      answers.push(metrics)
+      if (asked.size === 0) done()
+    })
+    if (asked.size === 0) done()
+  })
 }
 
 /** How often workers may be restarted: at most `max` restarts within any `windowMs`. */
@@ -57,12 +127,37 @@ const exitFields = (worker: Worker, code: number, signal: string | null) => ({
  * `restartPolicy`. The first SIGTERM or SIGINT is passed to every worker (the same signal again
  * within a second counts once, as in a worker); a later one is passed on too, so the workers exit
  * at once. The primary exits when the last worker has: 0 when every one stopped with code 0.
+ *
+ * `serve`, when given, starts what the primary serves itself (the admin listener) after the
+ * migration and before the workers: failing it exits 1 like a failed migration (`onStartError`
+ * reports the reason first); the function it resolves with is called before the primary exits.
  */
-export const runPrimary = async (workers: number, log: Log, migrate: () => Promise<void>): Promise<void> => {
-  const flushAndExit = (code: number) => log.flush(() => process.exit(code))
+export const runPrimary = async (
+  workers: number,
+  log: Log,
+  migrate: () => Promise<void>,
+  serve?: () => Promise<() => Promise<void>>,
+  onStartError: (e: unknown) => void = () => {}
+): Promise<void> => {
+  let stopServing: () => Promise<void> = async () => {}
+  let exiting = false
+  const flushAndExit = (code: number) => {
+    if (exiting) return
+    exiting = true
+    stopServing()
+      .catch((e: unknown) =>
+        log.error(
+          { reason: e instanceof Error ? e.message : String(e) },
+          "stopping the admin listener failed"
+        )
+      )
+      .finally(() => log.flush(() => process.exit(code)))
+  }
   try {
     await migrate()
+    if (serve !== undefined) stopServing = await serve()
   } catch (e) {
+    onStartError(e)
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
     flushAndExit(1)
     return

@@ -590,6 +590,8 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
     io.stdout(usage)
     return exitCodes.ok
   }
+  // A misspelt setting (LATCHKEY_DBB) would silently leave the default in place: say so first
+  for (const warning of Env.warnings(io.env)) io.stderr(`latchkey: warning: ${warning}\n`)
   let runtime: Runtime | undefined
   try {
     const getRuntime = (): Runtime => {

@@ -1,16 +1,21 @@
 /**
  * Running the server: listen, build the services, sweep expired rows and audit
  * events past the retention on a schedule, and shut down gracefully (stop
- * accepting, finish in-flight requests, close the database).
+ * accepting, finish in-flight requests, close the database). With LATCHKEY_ADMIN_PORT
+ * set it also runs the admin listener (`AdminServer`), and with OTEL_EXPORTER_OTLP_ENDPOINT
+ * the trace export (`Tracing`).
  */
 import { createServer, type RequestListener, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { AuditStore, CodeStore, SessionStore, Throttle, Time, TokenStore } from "@latchkey/core"
-import { Duration, Effect, Fiber, ManagedRuntime, Schedule } from "effect"
+import { Duration, Effect, Fiber, Layer, ManagedRuntime, Schedule } from "effect"
+import * as AdminServer from "./AdminServer.js"
 import * as App from "./App.js"
 import { describeStore, type ServerEnv } from "./Env.js"
+import { listen } from "./Listen.js"
 import type { Log } from "./Log.js"
+import * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
+import * as Tracing from "./Tracing.js"
 
 /** Interval of the sweep of expired codes, tokens and sign-in sessions, and of old audit events. */
 export const sweepInterval = Duration.minutes(5)
@@ -56,12 +61,28 @@ export interface Running {
   readonly server: Server
   readonly port: number
   readonly issuer: string
+  /** The admin listener, when this process runs it. */
+  readonly admin: AdminServer.AdminServer | null
+  /** This process's metrics. */
+  readonly metrics: Metrics.Metrics
   /** Stop gracefully; resolves once the database is closed. */
   readonly stop: () => Promise<void>
 }
 
-/** Start listening and serving; fails (after closing the port) when the database cannot be opened. */
-export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
+/** Options of `start`. */
+export interface StartOptions {
+  /**
+   * Run the admin listener when `env.admin` is set (default true); a cluster worker passes false,
+   * since the primary runs it for all (`AdminServer.startForCluster`).
+   */
+  readonly adminListener?: boolean
+}
+
+/**
+ * Start listening and serving; fails (after closing the port) when the database cannot be opened,
+ * and with a `ListenError` naming the variable to change when a port is taken.
+ */
+export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}): Promise<Running> => {
   let handler: RequestListener = (_req, res) => {
     res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" })
     res.end('{"error":"temporarily_unavailable","error_description":"starting"}')
@@ -78,22 +99,39 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     (req, res) => handler(req, res)
   )
   server.keepAliveTimeout = 5_000
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(env.port, env.host, () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
-  const port = (server.address() as AddressInfo).port
+  const port = await listen(server, env.port, env.host, { port: "PORT", host: "HOST" })
   const issuer = env.issuer ?? `http://localhost:${port}`
-  const runtime = ManagedRuntime.make(Services.layer(env, issuer, log))
+  const metrics = Metrics.make()
+  const tracing = await Tracing.layer(env.otel)
+  const runtime: ManagedRuntime.ManagedRuntime<Services.Services, unknown> = ManagedRuntime.make(
+    Layer.merge(Services.layer(env, issuer, log, { metrics }), tracing)
+  )
+  let admin: AdminServer.AdminServer | null = null
   try {
     await runtime.runtime()
+    metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
+    if (env.admin !== null && options.adminListener !== false) {
+      admin = await AdminServer.start({
+        host: env.admin.host,
+        port: env.admin.port,
+        token: env.admin.token,
+        runtime,
+        log,
+        headersTimeoutMs: env.headersTimeoutMs,
+        requestTimeoutMs: env.requestTimeoutMs,
+        metrics: () => metrics.registry.metrics()
+      })
+    }
   } catch (e) {
     server.close()
     await runtime.dispose()
     throw e
+  }
+  if (env.otel !== null) {
+    const otlp = new URL(env.otel.tracesUrl)
+    otlp.username = ""
+    otlp.password = ""
+    log.info({ otlp: otlp.toString(), serviceName: env.otel.serviceName }, "exporting traces over OTLP/HTTP")
   }
   handler = App.make({
     runtime,
@@ -101,7 +139,8 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     log,
     scopeDescriptions: env.scopeDescriptions,
     productName: env.productName,
-    trustProxy: env.trustProxy
+    trustProxy: env.trustProxy,
+    metrics
   })
 
   const expired = Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
@@ -137,7 +176,7 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
       server.closeIdleConnections()
       const grace = setTimeout(() => server.closeAllConnections(), 10_000)
       grace.unref()
-      await closed
+      await Promise.all([closed, admin?.stop()])
       clearTimeout(grace)
       await runtime.runPromise(Fiber.interrupt(sweeper))
       await runtime.dispose()
@@ -147,5 +186,5 @@ export const start = async (env: ServerEnv, log: Log): Promise<Running> => {
     return stopping
   }
   log.info({ port, address: env.host, issuer, db: describeStore(env) }, `listening on ${env.host}:${port}`)
-  return { server, port, issuer, stop }
+  return { server, port, issuer, admin, metrics, stop }
 }

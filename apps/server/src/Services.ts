@@ -1,7 +1,8 @@
 /**
  * The layers the server and the CLI run on: SQLite or PostgreSQL storage, settings with the
  * server key, randomness, scrypt, the throttle policy (its counters are in the store),
- * and the audit trail as log lines.
+ * and the audit trail as log lines; with `Overrides.metrics`, the stores timed and the audit
+ * events counted into Prometheus metrics.
  */
 import {
   Audit,
@@ -22,6 +23,8 @@ import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer } from "effect"
 import type { ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
+import type * as Metrics from "./Metrics.js"
+import { countingAudit, timedStorage } from "./Metrics.js"
 import * as ScryptHasher from "./ScryptHasher.js"
 
 /** Every service of the server. */
@@ -46,9 +49,11 @@ export const storageLayer = (
       })
     : SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
 
-/** Replacements for tests (a cheaper password hash). */
+/** Replacements for tests (a cheaper password hash), and the metrics to record into. */
 export interface Overrides {
   readonly hasher?: Layer.Layer<PasswordHasher.PasswordHasher>
+  /** Time every store call and count every audit event into these metrics (the server's); none by default (the CLI). */
+  readonly metrics?: Metrics.Metrics
 }
 
 /** Name of the generated server key in the settings table. */
@@ -64,7 +69,8 @@ export const layer = (
   log: Log.Log,
   overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
-  const storage = storageLayer(env)
+  const metrics = overrides.metrics
+  const storage = metrics === undefined ? storageLayer(env) : timedStorage(storageLayer(env), metrics)
   const config = Layer.effect(
     Config.Config,
     Effect.gen(function* () {
@@ -85,7 +91,10 @@ export const layer = (
     })
   ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))
   // Audit events go to the append-only table and, as "audit" log lines, to pino
-  const audit = Audit.layer.pipe(Layer.provide(storage))
+  const audit =
+    metrics === undefined
+      ? Audit.layer.pipe(Layer.provide(storage))
+      : countingAudit(Audit.layer.pipe(Layer.provide(storage)), metrics)
   return Layer.mergeAll(
     storage,
     config,

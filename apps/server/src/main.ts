@@ -1,14 +1,17 @@
 /**
  * Entry point of `pnpm start`: read the environment, start, and stop on
  * SIGTERM/SIGINT. With LATCHKEY_WORKERS above 1 this process is the primary of
- * that many workers (`Cluster.ts`), each of which runs the same server.
+ * that many workers (`Cluster.ts`), each of which runs the same server; the primary
+ * runs the admin listener, when there is one.
  */
 import cluster from "node:cluster"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect } from "effect"
+import * as AdminServer from "./AdminServer.js"
 import * as Cluster from "./Cluster.js"
 import * as Env from "./Env.js"
+import { ListenError } from "./Listen.js"
 import * as Log from "./Log.js"
 import * as Server from "./Server.js"
 
@@ -38,18 +41,36 @@ const main = async (): Promise<void> => {
     }
     throw e
   }
+  // A port in use (or the like): one line on stderr naming the variable to change, never a stack
+  const reportListenError = (e: unknown) => {
+    if (e instanceof ListenError) process.stderr.write(`latchkey: ${e.message}\n`)
+  }
+  const warn = (log: Log.Log) => {
+    for (const warning of Env.warnings()) log.warn(warning)
+  }
   if (env.workers > 1 && cluster.isPrimary) {
-    await Cluster.runPrimary(env.workers, Log.make(env.logLevel, 1, { sync: true }), () => migrateOnce(env))
+    const log = Log.make(env.logLevel, 1, { sync: true })
+    warn(log)
+    await Cluster.runPrimary(
+      env.workers,
+      log,
+      () => migrateOnce(env),
+      env.admin === null ? undefined : () => AdminServer.startForCluster(env, log),
+      reportListenError
+    )
     return
   }
   const log = Log.make(env.logLevel, 1, cluster.isWorker ? { worker: cluster.worker?.id ?? 0 } : {})
+  if (!cluster.isWorker) warn(log)
   let running: Server.Running
   try {
-    running = await Server.start(env, log)
+    running = await Server.start(env, log, { adminListener: !cluster.isWorker })
   } catch (e) {
+    reportListenError(e)
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
     process.exit(1)
   }
+  Cluster.answerMetrics(running.metrics.registry)
   Cluster.reportReady()
   let first: { readonly signal: NodeJS.Signals; readonly at: number } | undefined
   const onSignal = (signal: NodeJS.Signals) => {

@@ -499,6 +499,16 @@ describe("the database the CLI opens", () => {
     }
   })
 
+  it("warns about a misspelt LATCHKEY_ setting, naming the nearest one, before it opens the database", async () => {
+    const r = await cli(db, ["user", "list", "--json"], undefined, { LATCHKEY_DBB: "/elsewhere.sqlite" })
+    assert.strictEqual(r.code, 0, r.stderr)
+    const lines = r.stderr.split("\n")
+    assert.match(lines[0] ?? "", /^latchkey: warning: LATCHKEY_DBB is not a Latchkey setting.*LATCHKEY_DB\?$/)
+    assert.strictEqual(lines[1], `latchkey: database ${db}`)
+    const clean = await cli(db, ["user", "list", "--json"])
+    assert.notInclude(clean.stderr, "warning")
+  })
+
   it("write commands warn that they create a new database, then create it", async () => {
     const fresh = join(tmp.dir, "fresh", "new.sqlite")
     const r = await cli(fresh, [

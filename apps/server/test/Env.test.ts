@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Env from "../src/Env.js"
+import { serverDir } from "./helpers.js"
 
 describe("Env.read", () => {
   it("has the defaults of the README's configuration table", () => {
@@ -93,6 +96,202 @@ describe("Env.read", () => {
       assert.instanceOf(e, Env.EnvError)
       assert.include((e as Error).message, "DATABASE_URL")
       assert.notInclude((e as Error).message, "s3cret-pw")
+    }
+  })
+})
+
+/** The message of the EnvError `Env.read(env)` throws. */
+const refusal = (env: NodeJS.ProcessEnv): string => {
+  try {
+    Env.read(env)
+  } catch (e) {
+    assert.instanceOf(e, Env.EnvError)
+    return (e as Error).message
+  }
+  return assert.fail(`accepted ${JSON.stringify(env)}`)
+}
+
+describe("Env.read: every refusal names the variable, the value and what is allowed, on one line", () => {
+  it("LOG_LEVEL is one of pino's levels, in any case", () => {
+    for (const level of Env.logLevels) {
+      assert.strictEqual(Env.read({ LOG_LEVEL: level }).logLevel, level)
+      assert.strictEqual(Env.read({ LOG_LEVEL: level.toUpperCase() }).logLevel, level)
+    }
+    assert.strictEqual(Env.read({}).logLevel, "info")
+    assert.strictEqual(
+      refusal({ LOG_LEVEL: "verbose" }),
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")'
+    )
+  })
+
+  it("HOST and LATCHKEY_ADMIN_HOST are an IP address or a host name", () => {
+    const adminPort = { LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }
+    for (const host of ["127.0.0.1", "0.0.0.0", "::", "::1", "fe80::1", "localhost", "auth-1.internal"]) {
+      assert.strictEqual(Env.read({ HOST: host }).host, host)
+      assert.strictEqual(Env.read({ ...adminPort, LATCHKEY_ADMIN_HOST: host }).admin?.host, host)
+    }
+    assert.strictEqual(Env.read({ ...adminPort }).admin?.host, "127.0.0.1")
+    for (const name of ["HOST", "LATCHKEY_ADMIN_HOST"] as const) {
+      for (const bad of [
+        "[::1]",
+        "http://0.0.0.0",
+        "1.2.3.999",
+        "my host",
+        "under_score",
+        "-lead.example",
+        "a:b"
+      ]) {
+        const message = refusal({ ...adminPort, [name]: bad })
+        assert.isTrue(message.startsWith(`${name} must be an IP address or a host name`), message)
+        assert.include(message, `(got ${JSON.stringify(bad)})`)
+      }
+    }
+  })
+
+  it("LATCHKEY_TRUST_PROXY is what proxy-addr compiles: addresses, subnets and its three names", () => {
+    for (const ok of [
+      "10.0.0.1",
+      "10.0.0.1, 10.0.0.2",
+      "10.0.0.0/8",
+      "10.0.0.0/255.0.0.0",
+      "fd00::/8",
+      "::1",
+      "loopback",
+      "loopback, linklocal, uniquelocal"
+    ]) {
+      assert.strictEqual(Env.read({ LATCHKEY_TRUST_PROXY: ok }).trustProxy, ok)
+    }
+    for (const bad of [
+      "true",
+      "1",
+      "2",
+      "proxy.example",
+      "10.0.0.1,,",
+      "10.0.0.0/33",
+      "10.0.0.0/8/8",
+      "10.0.0.0/x"
+    ]) {
+      const message = refusal({ LATCHKEY_TRUST_PROXY: bad })
+      assert.isTrue(message.startsWith("LATCHKEY_TRUST_PROXY must be a comma-separated list"), message)
+      assert.include(message, `(got ${JSON.stringify(bad)}`)
+      assert.include(message, "loopback, linklocal, uniquelocal")
+    }
+  })
+
+  it("names the variable and the value of every other refusal, never the value of a secret", () => {
+    for (const [env, name, got] of [
+      [{ PORT: "http" }, "PORT", '"http"'],
+      [{ LATCHKEY_ADMIN_PORT: "70000" }, "LATCHKEY_ADMIN_PORT", '"70000"'],
+      [{ LATCHKEY_ISSUER: "auth.example" }, "LATCHKEY_ISSUER", '"auth.example"'],
+      [{ LATCHKEY_ISSUER: "https://auth.example/" }, "LATCHKEY_ISSUER", '"https://auth.example/"'],
+      [{ LATCHKEY_ISSUER: "https://auth.example?x=1" }, "LATCHKEY_ISSUER", '"https://auth.example?x=1"'],
+      [{ LATCHKEY_SCOPE_DESCRIPTIONS: "[1]" }, "LATCHKEY_SCOPE_DESCRIPTIONS", '"[1]"'],
+      [{ LATCHKEY_PRODUCT_NAME: "x".repeat(65) }, "LATCHKEY_PRODUCT_NAME", "65"],
+      [{ LATCHKEY_HEADERS_TIMEOUT_MS: "40000" }, "LATCHKEY_HEADERS_TIMEOUT_MS", "40000"],
+      [{ LATCHKEY_WORKERS: "2", LATCHKEY_DB: ":memory:" }, "LATCHKEY_WORKERS", ":memory:"]
+    ] as const) {
+      const message = refusal(env)
+      assert.isTrue(message.startsWith(`${name} must`) || message.startsWith(`${name} above`), message)
+      assert.include(message, got, message)
+      assert.notInclude(message, "\n")
+    }
+    for (const [env, name, secret] of [
+      [{ LATCHKEY_SECRET: "short-secret-7" }, "LATCHKEY_SECRET", "short-secret-7"],
+      [
+        { LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_TOKEN: "short-token-7" },
+        "LATCHKEY_ADMIN_TOKEN",
+        "short-token-7"
+      ]
+    ] as const) {
+      const message = refusal(env)
+      assert.isTrue(message.startsWith(`${name} must be`), message)
+      assert.include(message, `(got ${secret.length};`)
+      assert.notInclude(message, secret)
+    }
+  })
+
+  it("reads the admin listener: off without LATCHKEY_ADMIN_PORT, which needs a token of 32 characters", () => {
+    assert.isNull(Env.read({}).admin)
+    assert.isNull(Env.read({ LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }).admin)
+    assert.deepStrictEqual(
+      Env.read({ LATCHKEY_ADMIN_PORT: "0", LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }).admin,
+      {
+        port: 0,
+        host: "127.0.0.1",
+        token: "t".repeat(32)
+      }
+    )
+    assert.match(refusal({ LATCHKEY_ADMIN_PORT: "9090" }), /^LATCHKEY_ADMIN_TOKEN must be set to at least 32/)
+    assert.match(
+      refusal({ LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_TOKEN: "t".repeat(31) }),
+      /^LATCHKEY_ADMIN_TOKEN must be set to at least 32/
+    )
+  })
+})
+
+describe("Env.warnings", () => {
+  it("names the nearest known variable for an unknown LATCHKEY_ one", () => {
+    assert.deepStrictEqual(Env.warnings({ LATCHKEY_ISUER: "https://a.example" }), [
+      "LATCHKEY_ISUER is not a Latchkey setting and is ignored; did you mean LATCHKEY_ISSUER?"
+    ])
+    for (const [typo, meant] of [
+      ["LATCHKEY_WORKER", "LATCHKEY_WORKERS"],
+      ["LATCHKEY_TRUSTPROXY", "LATCHKEY_TRUST_PROXY"],
+      ["LATCHKEY_ADMIN_TOKN", "LATCHKEY_ADMIN_TOKEN"],
+      ["LATCHKEY_ACCESS_TOKEN_TTL_SECONDS", "LATCHKEY_ACCESS_TOKEN_TTL"],
+      ["LATCHKEY_SECRETS", "LATCHKEY_SECRET"],
+      ["LATCHKEY_DATABASE", "LATCHKEY_DB"]
+    ] as const) {
+      assert.strictEqual(Env.nearestVariable(typo), meant, typo)
+      const [warning] = Env.warnings({ [typo]: "x" })
+      assert.include(warning, `did you mean ${meant}?`)
+    }
+  })
+
+  it("says nothing of known variables, of the repository's tools' variables, nor of others", () => {
+    const env: NodeJS.ProcessEnv = {
+      PATH: "/bin",
+      DATABASE_URL: "",
+      LATCHKEY_CMD: "node x",
+      LATCHKEY_RUNTIME: "node"
+    }
+    for (const name of Env.knownVariables) env[name] = ""
+    assert.deepStrictEqual(Env.warnings(env), [])
+  })
+
+  it("warns of admin settings without LATCHKEY_ADMIN_PORT, and of an admin listener off the loopback", () => {
+    assert.deepStrictEqual(Env.warnings({ LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }), [
+      "LATCHKEY_ADMIN_TOKEN is set but LATCHKEY_ADMIN_PORT is not: the admin listener is off"
+    ])
+    const exposed = Env.warnings({ LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_HOST: "0.0.0.0" })
+    assert.strictEqual(exposed.length, 1)
+    assert.match(exposed[0] ?? "", /^LATCHKEY_ADMIN_HOST 0\.0\.0\.0 is not a loopback address/)
+    for (const host of ["127.0.0.1", "127.0.0.2", "::1", "localhost"]) {
+      assert.deepStrictEqual(
+        Env.warnings({ LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_HOST: host }),
+        [],
+        host
+      )
+    }
+  })
+
+  it("knows every LATCHKEY_ variable Env.ts reads, and the README's table lists each", () => {
+    const source = readFileSync(join(serverDir, "src", "Env.ts"), "utf8")
+    const body = source.slice(0, source.indexOf("export const knownVariables"))
+    const read = new Set(body.match(/\bLATCHKEY_[A-Z_]+[A-Z]\b/g) ?? [])
+    assert.isAbove(read.size, 20)
+    for (const name of read) assert.include(Env.knownVariables, name)
+    const readme = readFileSync(join(serverDir, "README.md"), "utf8")
+    for (const name of [
+      ...Env.knownVariables,
+      "PORT",
+      "HOST",
+      "DATABASE_URL",
+      "LOG_LEVEL",
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_SERVICE_NAME"
+    ]) {
+      assert.include(readme, `| \`${name}\``, name)
     }
   })
 })

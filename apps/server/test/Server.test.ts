@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs"
+import { copyFileSync, existsSync, renameSync, unlinkSync } from "node:fs"
+import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import {
@@ -12,6 +13,7 @@ import {
   spawnServer,
   tempDir
 } from "./helpers.js"
+import { adminToken } from "./prometheus.js"
 
 describe("the server process", () => {
   const tmp = tempDir()
@@ -37,6 +39,13 @@ describe("the server process", () => {
     const ready = await fetch(`${server.base}/readyz`)
     assert.strictEqual(ready.status, 200)
     assert.deepStrictEqual(await ready.json(), { status: "ok" })
+  })
+
+  it("runs no admin listener without LATCHKEY_ADMIN_PORT", () => {
+    assert.isTrue(server.lines().some((l) => l.msg?.startsWith("listening") === true))
+    assert.isFalse(
+      server.lines().some((l) => l.adminPort !== undefined || l.msg?.startsWith("admin") === true)
+    )
   })
 
   it("defaults the issuer to http://localhost:$PORT", async () => {
@@ -161,6 +170,20 @@ describe("configuration errors", () => {
     assert.notInclude(r.stdout + r.stderr, "pw-never-logged")
   })
 
+  it("LOG_LEVEL=verbose: exit code 1 and one line naming the variable, the value and the levels, no stack trace", async () => {
+    const r = await runProcess(
+      process.execPath,
+      ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"],
+      { cwd: serverDir, env: { LOG_LEVEL: "verbose", PORT: "0", LATCHKEY_DB: ":memory:" } }
+    )
+    assert.strictEqual(r.code, 1)
+    assert.strictEqual(
+      r.stderr,
+      'latchkey: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")\n'
+    )
+    assert.strictEqual(r.stdout, "")
+  })
+
   it("refuses a malformed issuer", async () => {
     const r = await runProcess(
       process.execPath,
@@ -242,4 +265,136 @@ describe("lifecycle", () => {
       tmp.cleanup()
     }
   })
+})
+
+/** A TCP server holding a port of 127.0.0.1, as another process would. */
+const holdPort = async (): Promise<{ port: number; close: () => Promise<void> }> => {
+  const held: Server = createServer()
+  await new Promise<void>((resolve) => held.listen(0, "127.0.0.1", resolve))
+  const address = held.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return { port, close: () => new Promise<void>((resolve) => held.close(() => resolve())) }
+}
+
+describe("a port in use", () => {
+  const tmp = tempDir()
+  afterAll(() => tmp.cleanup())
+  const start = (env: Record<string, string>) =>
+    runProcess(process.execPath, ["--conditions=@latchkey/source", "--import", "tsx", "src/main.ts"], {
+      cwd: serverDir,
+      env: { LATCHKEY_DB: join(tmp.dir, "ports.sqlite"), ...env }
+    })
+  /** The `latchkey:` line on stderr: exactly one line, no stack trace. */
+  const oneLine = (stderr: string): string => {
+    const lines = stderr.split("\n").filter((l) => l !== "")
+    assert.deepStrictEqual(lines.filter((l) => l.startsWith("latchkey: ")).length, 1, `stderr: ${stderr}`)
+    assert.notMatch(stderr, /^\s+at /m)
+    return lines.find((l) => l.startsWith("latchkey: ")) as string
+  }
+
+  it("PORT: exit code 1 and one line naming PORT", async () => {
+    const held = await holdPort()
+    try {
+      const r = await start({ PORT: String(held.port) })
+      assert.strictEqual(r.code, 1)
+      const line = oneLine(r.stderr)
+      assert.include(line, `127.0.0.1:${held.port} is already in use`)
+      assert.include(line, `set PORT to a free port (PORT=${held.port} now)`)
+      assert.notInclude(line, "LATCHKEY_ADMIN_PORT")
+      assert.notMatch(r.stdout, /^\s+at /m)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("LATCHKEY_ADMIN_PORT: exit code 1 and one line naming LATCHKEY_ADMIN_PORT, one process or a cluster", async () => {
+    const held = await holdPort()
+    try {
+      for (const workers of ["1", "2"]) {
+        const r = await start({
+          PORT: "0",
+          LATCHKEY_WORKERS: workers,
+          LATCHKEY_ADMIN_PORT: String(held.port),
+          LATCHKEY_ADMIN_TOKEN: adminToken
+        })
+        assert.strictEqual(r.code, 1, workers)
+        const line = oneLine(r.stderr)
+        assert.include(line, `set LATCHKEY_ADMIN_PORT to a free port (LATCHKEY_ADMIN_PORT=${held.port} now)`)
+        // A cluster fails in its primary, before any worker starts
+        assert.notInclude(r.stdout, "worker started")
+      }
+    } finally {
+      await held.close()
+    }
+  })
+})
+
+describe("unknown LATCHKEY_ variables", () => {
+  it("are warned of once at start, with the nearest known name", async () => {
+    const tmp = tempDir()
+    try {
+      const server = await spawnServer({
+        LATCHKEY_DB: join(tmp.dir, "db.sqlite"),
+        PORT: "0",
+        LATCHKEY_ISUER: "x"
+      })
+      try {
+        const warnings = server
+          .lines()
+          .filter(
+            (l) => l.level === "warn" && typeof l.msg === "string" && l.msg.startsWith("LATCHKEY_ISUER")
+          )
+        assert.deepStrictEqual(
+          warnings.map((l) => l.msg),
+          ["LATCHKEY_ISUER is not a Latchkey setting and is ignored; did you mean LATCHKEY_ISSUER?"]
+        )
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      tmp.cleanup()
+    }
+  })
+})
+
+describe("/readyz and the SQLite file", () => {
+  const tmp = tempDir()
+  afterAll(() => tmp.cleanup())
+
+  /** Poll /readyz until it answers `status`, 10 s at most. */
+  const readyzBecomes = async (base: string, status: number): Promise<void> => {
+    const deadline = Date.now() + 10_000
+    let last = 0
+    while (Date.now() < deadline) {
+      last = (await fetch(`${base}/readyz`)).status
+      if (last === status) return
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    assert.fail(`/readyz still answers ${last}, not ${status}`)
+  }
+
+  for (const [what, change] of [
+    ["deleted", (db: string) => unlinkSync(db)],
+    [
+      "replaced",
+      (db: string) => {
+        copyFileSync(db, `${db}.copy`)
+        renameSync(`${db}.copy`, db)
+      }
+    ]
+  ] as const) {
+    it(`answers 503 once the database file is ${what} under the running server`, async () => {
+      const db = join(tmp.dir, `${what}.sqlite`)
+      const server = await spawnServer({ LATCHKEY_DB: db, PORT: "0" })
+      try {
+        assert.strictEqual((await fetch(`${server.base}/readyz`)).status, 200)
+        change(db)
+        await readyzBecomes(server.base, 503)
+        assert.deepStrictEqual(await (await fetch(`${server.base}/readyz`)).json(), { status: "unavailable" })
+        assert.strictEqual((await fetch(`${server.base}/healthz`)).status, 200)
+      } finally {
+        await server.stop()
+      }
+    })
+  }
 })

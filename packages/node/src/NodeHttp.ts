@@ -21,6 +21,11 @@ export interface Options {
   readonly onError?: (error: unknown) => void
   /** Headers sent with every response under the core's own (default: `hardeningHeaders(false)`). */
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * Called with each response the core answered, just before it is written (e.g. to count OAuth
+   * error codes); a throw is passed to `onError` and the response is still written.
+   */
+  readonly onResponse?: (req: IncomingMessage, response: Http.HttpResponse) => void
 }
 
 /** The helmet settings of every Latchkey response; pages replace the CSP with their own. */
@@ -86,6 +91,17 @@ export const handler = (
   const prefix = (options.prefix ?? "").replace(/\/+$/, "")
   const headers = options.headers ?? hardeningHeaders(false)
   const onError = options.onError ?? (() => {})
+  const onResponse = options.onResponse
+  const answer = (req: IncomingMessage, res: ServerResponse, response: Http.HttpResponse) => {
+    if (onResponse !== undefined) {
+      try {
+        onResponse(req, response)
+      } catch (e) {
+        onError(e)
+      }
+    }
+    write(res, response, headers)
+  }
   const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
 
   const serve = async (req: IncomingMessage, res: ServerResponse, path: string, query: string) => {
@@ -108,7 +124,7 @@ export const handler = (
     })
     // The path was checked above, so the core has a route for it.
     const effect = Option.getOrElse(route, () => Effect.succeed(serverError))
-    write(res, await runtime.runPromise(effect), headers)
+    answer(req, res, await runtime.runPromise(effect))
   }
 
   return (req, res) => {
@@ -119,7 +135,7 @@ export const handler = (
     serve(req, res, full.slice(prefix.length), q === -1 ? "" : url.slice(q + 1)).catch((e: unknown) => {
       onError(e instanceof BodyConsumed ? e.message : e)
       if (res.headersSent) res.destroy()
-      else write(res, serverError, headers)
+      else answer(req, res, serverError)
     })
     return true
   }

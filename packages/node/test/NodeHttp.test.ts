@@ -16,6 +16,11 @@ describe("NodeHttp.handler on a plain node:http server", () => {
   let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let basic: string
   const errors: Array<unknown> = []
+  const answered: Array<{
+    readonly url: string | undefined
+    readonly status: number
+    readonly body: string
+  }> = []
 
   beforeAll(async () => {
     server = createServer()
@@ -30,7 +35,14 @@ describe("NodeHttp.handler on a plain node:http server", () => {
         Throttle.layer()
       ).pipe(Layer.provideMerge(NodeCrypto.layer))
     )
-    const json = NodeHttp.handler(runtime, { prefix: "/auth", onError: (e) => errors.push(e) })
+    const json = NodeHttp.handler(runtime, {
+      prefix: "/auth",
+      onError: (e) => errors.push(e),
+      onResponse: (req, response) => {
+        answered.push({ url: req.url, status: response.status, body: response.body })
+        if (req.url?.includes("hook-throws") === true) throw new Error("hook failed")
+      }
+    })
     server.on("request", (req, res) => {
       if (!json(req, res)) {
         res.writeHead(404, { "content-type": "text/plain" })
@@ -112,5 +124,29 @@ describe("NodeHttp.handler on a plain node:http server", () => {
     })
     assert.strictEqual(inQuery.status, 400)
     assert.deepStrictEqual(errors, [])
+  })
+
+  it("hands each core response to onResponse before writing it; a throwing hook goes to onError", async () => {
+    answered.length = 0
+    const wrong = await token({
+      headers: {
+        authorization: `Basic ${Buffer.from("nobody:wrong").toString("base64")}`,
+        "content-type": "application/x-www-form-urlencoded"
+      }
+    })
+    const body = await wrong.text()
+    assert.deepStrictEqual(answered, [{ url: "/auth/oauth2/oauth2/token", status: 401, body }])
+    assert.strictEqual((JSON.parse(body) as { error: string }).error, "invalid_client")
+    const other = await fetch(`${base}/auth/oauth2/oauth2/authorize`)
+    assert.strictEqual(other.status, 404)
+    assert.strictEqual(answered.length, 1)
+    const thrown = await fetch(`${base}/auth/.well-known/oauth-authorization-server?hook-throws`)
+    assert.strictEqual(thrown.status, 200)
+    assert.strictEqual(answered.length, 2)
+    assert.deepStrictEqual(
+      errors.map((e) => (e as Error).message),
+      ["hook failed"]
+    )
+    errors.length = 0
   })
 })

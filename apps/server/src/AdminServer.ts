@@ -1,0 +1,208 @@
+/**
+ * The admin listener: a node:http server of its own (LATCHKEY_ADMIN_HOST:LATCHKEY_ADMIN_PORT, by
+ * default on 127.0.0.1 only) serving the admin API under `/admin/v1` through the core's
+ * `AdminApi.route` and the Prometheus metrics at `/metrics`, both behind the bearer token
+ * LATCHKEY_ADMIN_TOKEN, and a JSON 404 for anything else. The public listener serves neither.
+ *
+ * With LATCHKEY_WORKERS above 1 it runs in the cluster's primary (`startForCluster`), which opens
+ * the store for it like the CLI does, and answers `/metrics` with the sum of every worker's
+ * metrics and its own.
+ */
+import { randomUUID } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { AdminApi, Http } from "@latchkey/core"
+import { Body, NodeHttp } from "@latchkey/node"
+import { Layer, ManagedRuntime } from "effect"
+import * as Cluster from "./Cluster.js"
+import type { ServerEnv } from "./Env.js"
+import { listen } from "./Listen.js"
+import type { Log } from "./Log.js"
+import * as Metrics from "./Metrics.js"
+import * as Services from "./Services.js"
+import * as Tracing from "./Tracing.js"
+
+/** The path of the Prometheus metrics on the admin listener. */
+export const metricsPath = "/metrics"
+
+/** What the admin listener needs. */
+export interface Options {
+  readonly host: string
+  /** 0 picks a free port (see `AdminServer.port` and the `admin listening` log line). */
+  readonly port: number
+  readonly token: string
+  readonly runtime: ManagedRuntime.ManagedRuntime<AdminApi.Requirements, unknown>
+  /** The metrics in the Prometheus text format. */
+  readonly metrics: () => Promise<string>
+  readonly log: Log
+  readonly headersTimeoutMs: number
+  readonly requestTimeoutMs: number
+}
+
+/** A running admin listener. */
+export interface AdminServer {
+  readonly server: Server
+  readonly port: number
+  /** Stop accepting, finish in-flight requests (10 s at most). */
+  readonly stop: () => Promise<void>
+}
+
+const headers = NodeHttp.hardeningHeaders(false)
+
+const notFound = Http.json(404, { error: "not_found", error_description: "no such endpoint" })
+
+/** The request listener of the admin port. */
+export const listener = (
+  options: Omit<Options, "host" | "port" | "headersTimeoutMs" | "requestTimeoutMs">
+) => {
+  const { log, token } = options
+  const serve = async (req: IncomingMessage, res: ServerResponse, id: string): Promise<void> => {
+    const url = req.url ?? "/"
+    const q = url.indexOf("?")
+    const path = q === -1 ? url : url.slice(0, q)
+    const request: Http.HttpRequest = {
+      method: req.method ?? "GET",
+      path,
+      query: q === -1 ? "" : url.slice(q + 1),
+      headers: req.headersDistinct,
+      body: "",
+      remoteAddress: req.socket.remoteAddress,
+      requestId: id
+    }
+    if (path === metricsPath) {
+      if (!AdminApi.authorized(request, token)) return NodeHttp.write(res, AdminApi.unauthorized, headers)
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return NodeHttp.write(res, Http.refusalResponse(Http.methodNotAllowed("GET, HEAD")), headers)
+      }
+      const text = await options.metrics()
+      res.writeHead(200, {
+        ...headers,
+        "content-type": Metrics.contentType,
+        "cache-control": "no-store",
+        "content-length": Buffer.byteLength(text)
+      })
+      res.end(request.method === "HEAD" ? undefined : text)
+      return
+    }
+    if (path !== AdminApi.basePath && !path.startsWith(`${AdminApi.basePath}/`)) {
+      return NodeHttp.write(res, notFound, headers)
+    }
+    // Refused before the body is read: an unauthenticated client cannot make the server buffer one
+    if (!AdminApi.authorized(request, token)) return NodeHttp.write(res, AdminApi.unauthorized, headers)
+    let body = ""
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      // Bounded and never inflated; the core answers 413 past the cap and 415 to a compressed body
+      const read = await Body.readBody(req, Http.maxBodyBytes)
+      if (read.truncated) res.setHeader("connection", "close")
+      body = read.text
+    }
+    NodeHttp.write(
+      res,
+      await options.runtime.runPromise(AdminApi.route({ ...request, body }, { token })),
+      headers
+    )
+  }
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const start = process.hrtime.bigint()
+    const id = randomUUID()
+    res.setHeader("x-request-id", id)
+    res.on("finish", () => {
+      log.info(
+        {
+          listener: "admin",
+          reqId: id,
+          method: req.method,
+          path: (req.url ?? "").split("?")[0],
+          status: res.statusCode,
+          durationMs: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
+          remoteAddress: req.socket.remoteAddress
+        },
+        "admin request"
+      )
+    })
+    serve(req, res, id).catch((e: unknown) => {
+      log.error(
+        { listener: "admin", err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
+        "unexpected error"
+      )
+      if (res.headersSent) res.destroy()
+      else NodeHttp.write(res, Http.errorResponse(Http.serverError), headers)
+    })
+  }
+}
+
+/** Listen on the admin address; rejects with a ListenError naming LATCHKEY_ADMIN_PORT or LATCHKEY_ADMIN_HOST. */
+export const start = async (options: Options): Promise<AdminServer> => {
+  const server = createServer(
+    {
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(options.headersTimeoutMs / 2)))
+    },
+    listener(options)
+  )
+  server.keepAliveTimeout = 5_000
+  const port = await listen(server, options.port, options.host, {
+    port: "LATCHKEY_ADMIN_PORT",
+    host: "LATCHKEY_ADMIN_HOST"
+  })
+  options.log.info(
+    { adminPort: port, address: options.host },
+    `admin listening on ${options.host}:${port} (${AdminApi.basePath}, ${metricsPath})`
+  )
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      const grace = setTimeout(() => server.closeAllConnections(), 10_000)
+      grace.unref()
+      await closed
+      clearTimeout(grace)
+    })()
+    return stopping
+  }
+  return { server, port, stop }
+}
+
+/**
+ * The admin listener of a cluster's primary (LATCHKEY_WORKERS above 1): a runtime of its own over
+ * the store (the workers' is in their processes), and `/metrics` summing every worker's registry
+ * and the primary's. Resolves with the function that stops it and closes the store.
+ */
+export const startForCluster = async (env: ServerEnv, log: Log): Promise<() => Promise<void>> => {
+  const admin = env.admin
+  if (admin === null) return async () => {}
+  const metrics = Metrics.make()
+  const issuer = env.issuer ?? `http://localhost:${env.port}`
+  const tracing = await Tracing.layer(env.otel)
+  const runtime = ManagedRuntime.make(Layer.merge(Services.layer(env, issuer, log, { metrics }), tracing))
+  try {
+    await runtime.runtime()
+  } catch (e) {
+    await runtime.dispose()
+    throw e
+  }
+  metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
+  let server: AdminServer
+  try {
+    server = await start({
+      host: admin.host,
+      port: admin.port,
+      token: admin.token,
+      runtime,
+      log,
+      headersTimeoutMs: env.headersTimeoutMs,
+      requestTimeoutMs: env.requestTimeoutMs,
+      metrics: async () =>
+        Metrics.exposition([...(await Cluster.workerMetrics()), await metrics.registry.getMetricsAsJSON()])
+    })
+  } catch (e) {
+    await runtime.dispose()
+    throw e
+  }
+  return async () => {
+    await server.stop()
+    await runtime.dispose()
+  }
+}
