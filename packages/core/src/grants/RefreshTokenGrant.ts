@@ -47,10 +47,19 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     return yield* reused()
   }
   // RFC 6749 §6: the requested scope must not exceed the original grant
-  const scope = Option.getOrElse(req.scope, () => old.scope)
-  if (!Scope.isSubset(scope, old.scope)) {
+  const requested = Option.getOrElse(req.scope, () => old.scope)
+  if (!Scope.isSubset(requested, old.scope)) {
     return yield* Effect.fail(new InvalidScope({ description: "scope exceeds the scope originally granted" }))
   }
+  // Nor what the application is registered for now: scopes taken from its registration since the
+  // grant are dropped from what is refreshed, and refused when asked for by name
+  if (Option.isSome(req.scope) && !Scope.isSubset(requested, app.scopes)) {
+    return yield* Effect.fail(
+      new InvalidScope({ description: "scope exceeds the scopes the application is registered for" })
+    )
+  }
+  const registered = (s: Scope.ScopeSet) => Scope.make(s.filter((item) => app.scopes.includes(item)))
+  const scope = registered(requested)
   if (old.userId !== null) {
     const users = yield* UserStore
     const user = yield* users.findById(old.userId)
@@ -63,7 +72,7 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     userId: old.userId,
     openId: old.openId,
     scope,
-    grantScope: old.scope,
+    grantScope: registered(old.scope),
     familyId: old.familyId,
     parentHash: hash,
     withRefresh: true
