@@ -92,9 +92,14 @@ export const resolveCommands = async (probeDir: string): Promise<Commands> => {
   let server = fromEnv(process.env.LATCHKEY_CMD)
   let cli = fromEnv(process.env.LATCHKEY_CLI_CMD)
   if (server === undefined || cli === undefined) {
-    const probe = await runCommand(defaultCli, ["app", "list", "--json"], {
-      LATCHKEY_DB: join(probeDir, "probe.sqlite")
-    }).catch((e: unknown) => ({ code: -1, stderr: String(e), stdout: "", timedOut: false }))
+    // A write command: a read on a database that does not exist is refused by the CLI
+    const probe = await runCommand(
+      defaultCli,
+      ["user", "create", "--username", "probe", "--password", "probe-password", "--json"],
+      {
+        LATCHKEY_DB: join(probeDir, "probe.sqlite")
+      }
+    ).catch((e: unknown) => ({ code: -1, stderr: String(e), stdout: "", timedOut: false }))
     const plain = existsSync(join(repoRoot, "apps/server/dist/main.js")) && probe.code === 0
     if (!plain) {
       notes.push(

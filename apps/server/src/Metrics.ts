@@ -244,6 +244,10 @@ export const make = (options: MakeOptions = {}): Metrics => {
       if (last !== undefined) this.set(last.pendingBytes)
     }
   })
+  // The labelled series of the two histograms observed on every request, each looked up once: every
+  // label is from a fixed set, so these stay as small as the series themselves
+  const requestChildren = new Map<string, Histogram.Internal<string>>()
+  const storageChildren = new Map<string, Histogram.Internal<string>>()
   return {
     registry,
     tokenIssued: (grantType, appKey) =>
@@ -254,9 +258,24 @@ export const make = (options: MakeOptions = {}): Metrics => {
       if (type === "client_auth_throttled") throttle.inc({ kind: "client_auth" })
       if (type === "signin_throttled") throttle.inc({ kind: "signin" })
     },
-    request: (endpoint, method, status, seconds) =>
-      requests.observe({ endpoint, method: methodLabel(method), status: String(status) }, seconds),
-    storage: (operation, seconds) => storage.observe({ operation }, seconds),
+    request: (endpoint, method, status, seconds) => {
+      const m = methodLabel(method)
+      const key = `${endpoint} ${m} ${status}`
+      let child = requestChildren.get(key)
+      if (child === undefined) {
+        child = requests.labels({ endpoint, method: m, status: String(status) })
+        requestChildren.set(key, child)
+      }
+      child.observe(seconds)
+    },
+    storage: (operation, seconds) => {
+      let child = storageChildren.get(operation)
+      if (child === undefined) {
+        child = storage.labels({ operation })
+        storageChildren.set(operation, child)
+      }
+      child.observe(seconds)
+    },
     bindSessions: (s) => {
       stats = s
     }
@@ -302,11 +321,21 @@ export const timeService = <S extends object>(name: string, service: S, metrics:
     timed[key] = (...args: ReadonlyArray<unknown>) => {
       const result: unknown = value.apply(service, args)
       if (!Effect.isEffect(result)) return result
+      // One match around the call (not onExit's uninterruptible region): this runs on every store
+      // call of every request. An interrupted call is not timed.
       return Effect.suspend(() => {
         const start = performance.now()
-        return Effect.onExit(result, () =>
-          Effect.sync(() => metrics.storage(operation, (performance.now() - start) / 1000))
-        )
+        const done = () => metrics.storage(operation, (performance.now() - start) / 1000)
+        return Effect.matchCauseEffect(result as Effect.Effect<unknown, unknown, unknown>, {
+          onFailure: (cause) => {
+            done()
+            return Effect.failCause(cause)
+          },
+          onSuccess: (value) => {
+            done()
+            return Effect.succeed(value)
+          }
+        })
       })
     }
   }
