@@ -118,8 +118,12 @@ describe.skipIf(!existsSync(executablePath))("in Chromium", () => {
     try {
       const page = await context.newPage()
       await page.goto(`${callback.base}/frame`)
-      await page.setContent(`<iframe src="${authorizeUrl(target, { response_type: "code" })}"></iframe>`)
-      await page.waitForTimeout(500)
+      // The frame's load event (fired for the error page a refused frame shows too), not a pause:
+      // the check below runs once the browser has decided
+      await page.setContent(
+        `<iframe src="${authorizeUrl(target, { response_type: "code" })}" onload="document.body.dataset.framed = 'loaded'"></iframe>`
+      )
+      await page.waitForSelector("body[data-framed=loaded]", { state: "attached" })
       const frame = page.frames().find((f) => f.url().includes("/oauth2/oauth2/authorize"))
       const text = frame === undefined ? "" : await frame.content().catch(() => "")
       assert.notInclude(text, "Sign in")

@@ -453,7 +453,8 @@ describe("U — CSRF, clickjacking and headers (docs/security.md, checklist U)",
       const response = await served
       assert.strictEqual(response.status(), 200)
       assert.strictEqual(response.headers()["x-frame-options"], "DENY")
-      await page.waitForTimeout(300)
+      // The page's load event waits for every frame, the refused one's error page included
+      await page.waitForLoadState("load")
       const contents = await Promise.all(page.frames().map((f) => f.content().catch(() => "")))
       assert.isTrue(
         contents.some((c) => c.includes('"status":"ok"')),
