@@ -63,20 +63,22 @@ describe("refresh_token grant", () => {
       }).pipe(Effect.provide(TestLayer()))
   )
 
-  it.effect("a scope taken from the application's registration is no longer refreshed, and refused by name", () =>
-    Effect.gen(function* () {
-      const { app, basic, rt } = yield* grant()
-      yield* Admin.updateApplication(app.appKey, { scope: "read" })
-      const asked = yield* refresh(rt, basic, { scope: "write" })
-      assert.strictEqual(asked.json?.error, "invalid_scope")
-      const narrowed = yield* refresh(rt, basic)
-      assert.strictEqual(narrowed.status, 200)
-      assert.strictEqual(narrowed.json?.scope, "read")
-      // The new refresh token carries only the registered part of the grant, even once re-registered
-      yield* Admin.updateApplication(app.appKey, { scope: "read,write" })
-      const later = yield* refresh(narrowed.json?.refresh_token as string, basic)
-      assert.strictEqual(later.json?.scope, "read")
-    }).pipe(Effect.provide(TestLayer()))
+  it.effect(
+    "a scope taken from the application's registration is no longer refreshed, and refused by name",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic, rt } = yield* grant()
+        yield* Admin.updateApplication(app.appKey, { scope: "read" })
+        const asked = yield* refresh(rt, basic, { scope: "write" })
+        assert.strictEqual(asked.json?.error, "invalid_scope")
+        const narrowed = yield* refresh(rt, basic)
+        assert.strictEqual(narrowed.status, 200)
+        assert.strictEqual(narrowed.json?.scope, "read")
+        // The new refresh token carries only the registered part of the grant, even once re-registered
+        yield* Admin.updateApplication(app.appKey, { scope: "read,write" })
+        const later = yield* refresh(narrowed.json?.refresh_token as string, basic)
+        assert.strictEqual(later.json?.scope, "read")
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("a scope wider than the original grant is invalid_scope and does not rotate the token", () =>
