@@ -13,7 +13,14 @@ import {
 import { Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
 import * as SqliteBackup from "./internal/backup.js"
-import { assertSameFile, attempt, fileIdentity, openSync } from "./internal/database.js"
+import {
+  assertSameFile,
+  attempt,
+  defaultOpenTimeoutMs,
+  fileIdentity,
+  openSync,
+  retryBusy
+} from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
 import * as SqliteStores from "./internal/stores.js"
 import * as Writer from "./internal/writer.js"
@@ -30,6 +37,12 @@ export interface Options {
   readonly synchronous?: "FULL" | "NORMAL"
   /** How long a writer waits for another connection's lock before failing with StorageError (default 5000). */
   readonly busyTimeoutMs?: number
+  /**
+   * How long opening keeps retrying while the database is busy, besides each statement's busy
+   * timeout (default 30 000 ms): processes that start together on one new file (two servers, a
+   * server and the CLI) wait for each other's WAL switch and migration instead of failing.
+   */
+  readonly openTimeoutMs?: number
   /**
    * Bounds of the session store (default `SessionStore.defaultLimits` of the core: 10 000
    * sessions, 8 pending requests per session, 16 MiB of pending authorize queries, counted in
@@ -93,7 +106,10 @@ export const layer = (
             // The file opened, which the ping compares with the one at the path
             const identity = fileIdentity(options.filename)
             // Migration 7's row, read by the trigger that guards audit_events against deletes.
-            db.prepare("UPDATE audit_retention SET seconds = ? WHERE id = 1").run(retentionDays * 86_400)
+            const retention = db.prepare("UPDATE audit_retention SET seconds = ? WHERE id = 1")
+            retryBusy(Date.now() + (options.openTimeoutMs ?? defaultOpenTimeoutMs), () =>
+              retention.run(retentionDays * 86_400)
+            )
             const insertEvent = SqliteAudit.inserter(db)
             return { db, insertEvent, identity, writer: Writer.make(db, insertEvent) }
           } catch (e) {

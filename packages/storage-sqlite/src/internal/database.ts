@@ -14,7 +14,15 @@ export interface Options {
   readonly filename: string
   readonly synchronous?: "FULL" | "NORMAL"
   readonly busyTimeoutMs?: number
+  /**
+   * How long opening keeps retrying while the database answers SQLITE_BUSY (another process
+   * migrating or switching it to WAL at the same moment), besides each statement's busy timeout.
+   */
+  readonly openTimeoutMs?: number
 }
+
+/** Default of `Options.openTimeoutMs`. */
+export const defaultOpenTimeoutMs = 30_000
 
 /** Default time a writer waits for the lock held by another connection or process. */
 export const defaultBusyTimeoutMs = 5000
@@ -58,6 +66,29 @@ export const attempt = <A>(f: () => A): Effect.Effect<A, StorageError.StorageErr
 /** Whether `filename` names a database in a plain file (not `:memory:`, a temporary database or a `file:` URI). */
 export const isFile = (filename: string): boolean =>
   filename !== "" && filename !== ":memory:" && !filename.startsWith("file:")
+
+/** Whether the driver refused because another connection held a lock (SQLITE_BUSY or an extended code of it). */
+export const isBusy = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY")
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * Run `f` until it does not fail with SQLITE_BUSY or `deadline` (epoch ms) has passed, waiting
+ * 10 ms, doubling to 200 ms, between attempts: SQLite answers BUSY at once, without its busy
+ * handler, where waiting could deadlock (two connections converting a new file to WAL, a read
+ * lock waiting to become a write lock). For opening only: it blocks the thread while it waits.
+ */
+export const retryBusy = <A>(deadline: number, f: () => A): A => {
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      return f()
+    } catch (e) {
+      if (!isBusy(e) || Date.now() >= deadline) throw e
+      Atomics.wait(pause, 0, 0, wait)
+    }
+  }
+}
 
 /** The busy timeout `options` ask for (default `defaultBusyTimeoutMs`); throws StorageError when invalid. */
 export const busyTimeoutOf = (options: { readonly busyTimeoutMs?: number | undefined }): number => {
@@ -127,15 +158,21 @@ export const openSync = (options: Options): Opened => {
     throw new StorageError.StorageError({ message: `synchronous must be "FULL" or "NORMAL"` })
   }
   const busyTimeoutMs = busyTimeoutOf(options)
+  const openTimeoutMs = options.openTimeoutMs ?? defaultOpenTimeoutMs
+  if (!Number.isInteger(openTimeoutMs) || openTimeoutMs < 0) {
+    throw new StorageError.StorageError({ message: "openTimeoutMs must be a non-negative integer" })
+  }
+  const deadline = Date.now() + openTimeoutMs
   if (isFile(options.filename)) mkdirSync(dirname(options.filename), { recursive: true })
   const db = new BetterSqlite3(options.filename, { timeout: busyTimeoutMs })
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
-    db.pragma("journal_mode = WAL")
+    // Processes starting together on one new file race here and in the migration
+    retryBusy(deadline, () => db.pragma("journal_mode = WAL"))
     // D9 (docs/security.md): with WAL, NORMAL may lose the last commits (a single-use mark) on power loss.
     db.pragma(`synchronous = ${synchronous}`)
     db.pragma("foreign_keys = ON")
-    const migratedFrom = migrate(db, Math.floor(Date.now() / 1000))
+    const migratedFrom = retryBusy(deadline, () => migrate(db, Math.floor(Date.now() / 1000)))
     return { db, migratedFrom }
   } catch (e) {
     db.close()
