@@ -24,26 +24,23 @@ const driver = createRequire(import.meta.url).resolve("better-sqlite3")
 const lockHolder = (filename: string, holdMs?: number) => {
   const signal = new Int32Array(new SharedArrayBuffer(4))
   const worker = new Worker(
-    `const { workerData } = require("node:worker_threads")
+    `const { workerData, parentPort } = require("node:worker_threads")
      const Database = require(workerData.driver)
      const db = new Database(workerData.filename)
      db.pragma("journal_mode = WAL")
      db.exec("BEGIN IMMEDIATE")
-     Atomics.store(workerData.signal, 0, 1)
-     Atomics.notify(workerData.signal, 0)
-     // held until released (2) or for holdMs
-     Atomics.wait(workerData.signal, 0, 1, workerData.holdMs ?? 60000)
+     parentPort.postMessage("locked")
+     // held until released or for holdMs
+     Atomics.wait(workerData.signal, 0, 0, workerData.holdMs ?? 60000)
      db.exec("COMMIT")
      db.close()`,
     { eval: true, workerData: { driver, filename, signal, holdMs } }
   )
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
   return {
-    locked: (async () => {
-      while (Atomics.load(signal, 0) === 0) await Atomics.waitAsync(signal, 0, 0).value
-    })(),
+    locked: new Promise<void>((resolve) => worker.once("message", () => resolve())),
     release: () => {
-      Atomics.store(signal, 0, 2)
+      Atomics.store(signal, 0, 1)
       Atomics.notify(signal, 0)
       return exited
     },
