@@ -69,7 +69,11 @@ export const isFile = (filename: string): boolean =>
 
 /** Whether the driver refused because another connection held a lock (SQLITE_BUSY or an extended code of it). */
 export const isBusy = (e: unknown): boolean =>
-  typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" && e.code.startsWith("SQLITE_BUSY")
+  typeof e === "object" &&
+  e !== null &&
+  "code" in e &&
+  typeof e.code === "string" &&
+  e.code.startsWith("SQLITE_BUSY")
 
 const pause = new Int32Array(new SharedArrayBuffer(4))
 
