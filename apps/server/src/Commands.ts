@@ -107,13 +107,18 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
 const appJson = (a: Application.Application) => AdminJson.application(a, nowSeconds())
 
-const graceUnits: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400 }
+const units: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400 }
+
+/** A duration written `<n>s`, `<n>m`, `<n>h` or `<n>d` (`--grace`, `--since 15m`), in seconds; null otherwise. */
+const duration = (value: string): number | null => {
+  const match = /^(\d{1,7})([smhd])$/.exec(value)
+  return match === null ? null : Number(match[1]) * (units[match[2] ?? ""] ?? Number.NaN)
+}
 
 /** `--grace`: `<n>s`, `<n>m`, `<n>h` or `<n>d` (or `0`), at most 30 days; in seconds. */
 export const parseGrace = (value: string | undefined): number => {
   if (value === undefined || value === "0") return 0
-  const match = /^(\d{1,7})([smhd])$/.exec(value)
-  const seconds = match === null ? Number.NaN : Number(match[1]) * (graceUnits[match[2] ?? ""] ?? Number.NaN)
+  const seconds = duration(value) ?? Number.NaN
   if (!Number.isSafeInteger(seconds) || seconds > Application.maxSecretGrace) {
     throw new UsageError("--grace must be <n>s, <n>m, <n>h or <n>d, at most 30d (e.g. --grace 1h)")
   }
@@ -200,9 +205,8 @@ const ttlOption = (value: string | undefined, flag: string): number | null | und
 
 /** `--since`: ISO 8601, epoch seconds, or a time ago (`<n>s`, `<n>m`, `<n>h`, `<n>d`); epoch seconds. */
 export const parseSince = (value: string, now: number = nowSeconds()): number => {
-  const ago = /^(\d{1,7})([smhd])$/.exec(value)
-  const since =
-    ago === null ? Admin.parseSince(value) : now - Number(ago[1]) * (graceUnits[ago[2] ?? ""] ?? 0)
+  const ago = duration(value)
+  const since = ago === null ? Admin.parseSince(value) : now - ago
   if (since === null) {
     throw new UsageError(
       "--since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z), epoch seconds, or a time ago (15m, 24h, 7d)"
