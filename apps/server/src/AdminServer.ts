@@ -9,17 +9,16 @@
  * metrics and its own.
  */
 import { randomUUID } from "node:crypto"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { AdminApi, Http } from "@latchkey/core"
 import { Body, NodeHttp } from "@latchkey/node"
-import { Layer, ManagedRuntime } from "effect"
+import type { ManagedRuntime } from "effect"
 import * as Cluster from "./Cluster.js"
 import type { ServerEnv } from "./Env.js"
-import { listen } from "./Listen.js"
+import { boundedServer, closeGracefully, listen } from "./Listen.js"
 import type { Log } from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
-import * as Tracing from "./Tracing.js"
 
 /** The path of the Prometheus metrics on the admin listener. */
 export const metricsPath = "/metrics"
@@ -133,15 +132,7 @@ export const listener = (
 
 /** Listen on the admin address; rejects with a ListenError naming LATCHKEY_ADMIN_PORT or LATCHKEY_ADMIN_HOST. */
 export const start = async (options: Options): Promise<AdminServer> => {
-  const server = createServer(
-    {
-      headersTimeout: options.headersTimeoutMs,
-      requestTimeout: options.requestTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(options.headersTimeoutMs / 2)))
-    },
-    listener(options)
-  )
-  server.keepAliveTimeout = 5_000
+  const server = boundedServer(options, listener(options))
   const port = await listen(server, options.port, options.host, {
     port: "LATCHKEY_ADMIN_PORT",
     host: "LATCHKEY_ADMIN_HOST"
@@ -152,14 +143,7 @@ export const start = async (options: Options): Promise<AdminServer> => {
   )
   let stopping: Promise<void> | undefined
   const stop = () => {
-    stopping ??= (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
-      const grace = setTimeout(() => server.closeAllConnections(), 10_000)
-      grace.unref()
-      await closed
-      clearTimeout(grace)
-    })()
+    stopping ??= closeGracefully(server)
     return stopping
   }
   return { server, port, stop }
@@ -173,17 +157,8 @@ export const start = async (options: Options): Promise<AdminServer> => {
 export const startForCluster = async (env: ServerEnv, log: Log): Promise<() => Promise<void>> => {
   const admin = env.admin
   if (admin === null) return async () => {}
-  const metrics = Metrics.make()
   const issuer = env.issuer ?? `http://localhost:${env.port}`
-  const tracing = await Tracing.layer(env.otel)
-  const runtime = ManagedRuntime.make(Layer.merge(Services.layer(env, issuer, log, { metrics }), tracing))
-  try {
-    await runtime.runtime()
-  } catch (e) {
-    await runtime.dispose()
-    throw e
-  }
-  metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
+  const { runtime, metrics } = await Services.start(env, issuer, log)
   let server: AdminServer
   try {
     server = await start({

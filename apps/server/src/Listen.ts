@@ -2,7 +2,7 @@
  * Listening on a configured port, with the operator's fix in the error: a port in use, a
  * privileged port or an address this machine lacks names the variable to change.
  */
-import type { Server } from "node:http"
+import { createServer, type RequestListener, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** A listener could not start for a reason the configuration can fix; `message` is one line. */
@@ -48,3 +48,38 @@ export const listen = (server: Server, port: number, host: string, variables: Va
       resolve((server.address() as AddressInfo).port)
     })
   })
+
+/** How long a request may take: its headers, and the whole of it (docs/security.md, T9). */
+export interface Timeouts {
+  readonly headersTimeoutMs: number
+  readonly requestTimeoutMs: number
+}
+
+/**
+ * A node:http server whose requests have bounded lifetimes: slow clients cannot hold connections
+ * forever. Node enforces the timeouts only every connectionsCheckingInterval (30 s by default):
+ * this one checks every second (or every half headers timeout), so they hold to within about a
+ * second.
+ */
+export const boundedServer = (timeouts: Timeouts, listener: RequestListener): Server => {
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersTimeoutMs / 2)))
+    },
+    listener
+  )
+  server.keepAliveTimeout = 5_000
+  return server
+}
+
+/** Stop accepting and close idle connections; requests in flight get `graceMs` to finish, then their connections are closed. */
+export const closeGracefully = async (server: Server, graceMs = 10_000): Promise<void> => {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  const grace = setTimeout(() => server.closeAllConnections(), graceMs)
+  grace.unref()
+  await closed
+  clearTimeout(grace)
+}

@@ -5,17 +5,16 @@
  * set it also runs the admin listener (`AdminServer`), and with OTEL_EXPORTER_OTLP_ENDPOINT
  * the trace export (`Tracing`).
  */
-import { createServer, type RequestListener, type Server } from "node:http"
+import type { RequestListener, Server } from "node:http"
 import { AuditStore, CodeStore, SessionStore, Throttle, Time, TokenStore } from "@latchkey/core"
-import { Duration, Effect, Fiber, Layer, ManagedRuntime, Schedule } from "effect"
+import { Duration, Effect, Fiber, Schedule } from "effect"
 import * as AdminServer from "./AdminServer.js"
 import * as App from "./App.js"
 import { describeStore, type ServerEnv } from "./Env.js"
-import { listen } from "./Listen.js"
+import { boundedServer, closeGracefully, listen } from "./Listen.js"
 import type { Log } from "./Log.js"
-import * as Metrics from "./Metrics.js"
+import type * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
-import * as Tracing from "./Tracing.js"
 
 /** Interval of the sweep of expired codes, tokens and sign-in sessions, and of old audit events. */
 export const sweepInterval = Duration.minutes(5)
@@ -87,29 +86,20 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" })
     res.end('{"error":"temporarily_unavailable","error_description":"starting"}')
   }
-  // Bounded request lifetimes: slow clients cannot hold connections forever (docs/security.md, T9).
-  // Node enforces them only every connectionsCheckingInterval (30 s by default): check
-  // every second (or every half headers timeout) so they hold to within about a second.
-  const server = createServer(
-    {
-      headersTimeout: env.headersTimeoutMs,
-      requestTimeout: env.requestTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(env.headersTimeoutMs / 2)))
-    },
-    (req, res) => handler(req, res)
-  )
-  server.keepAliveTimeout = 5_000
+  // Bounded request lifetimes: slow clients cannot hold connections forever (docs/security.md, T9)
+  const server = boundedServer(env, (req, res) => handler(req, res))
   const port = await listen(server, env.port, env.host, { port: "PORT", host: "HOST" })
   const issuer = env.issuer ?? `http://localhost:${port}`
-  const metrics = Metrics.make()
-  const tracing = await Tracing.layer(env.otel)
-  const runtime: ManagedRuntime.ManagedRuntime<Services.Services, unknown> = ManagedRuntime.make(
-    Layer.merge(Services.layer(env, issuer, log, { metrics }), tracing)
-  )
+  let started: Services.Started
+  try {
+    started = await Services.start(env, issuer, log)
+  } catch (e) {
+    server.close()
+    throw e
+  }
+  const { runtime, metrics } = started
   let admin: AdminServer.AdminServer | null = null
   try {
-    await runtime.runtime()
-    metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
     if (env.admin !== null && options.adminListener !== false) {
       admin = await AdminServer.start({
         host: env.admin.host,
@@ -172,12 +162,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
   const stop = () => {
     stopping ??= (async () => {
       log.info("shutting down: no new connections, finishing in-flight requests")
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
-      const grace = setTimeout(() => server.closeAllConnections(), 10_000)
-      grace.unref()
-      await Promise.all([closed, admin?.stop()])
-      clearTimeout(grace)
+      await Promise.all([closeGracefully(server), admin?.stop()])
       await runtime.runPromise(Fiber.interrupt(sweeper))
       await runtime.dispose()
       log.info("stopped")

@@ -20,12 +20,13 @@ import {
 import { NodeCrypto } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import type { ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
-import type * as Metrics from "./Metrics.js"
+import * as Metrics from "./Metrics.js"
 import { countingAudit, timedStorage } from "./Metrics.js"
 import * as ScryptHasher from "./ScryptHasher.js"
+import * as Tracing from "./Tracing.js"
 
 /** Every service of the server. */
 export type Services =
@@ -106,4 +107,30 @@ export const layer = (
     audit,
     Log.effectLayer(log)
   )
+}
+
+/** A built runtime of every service, and the metrics it records into. */
+export interface Started {
+  readonly runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+  readonly metrics: Metrics.Metrics
+}
+
+/**
+ * Build the server's services (`layer` with metrics, and the trace export when `env.otel` is
+ * set) and bind the sessions gauge to their store; disposes what it built when building fails.
+ */
+export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promise<Started> => {
+  const metrics = Metrics.make()
+  const tracing = await Tracing.layer(env.otel)
+  const runtime: ManagedRuntime.ManagedRuntime<Services, unknown> = ManagedRuntime.make(
+    Layer.merge(layer(env, issuer, log, { metrics }), tracing)
+  )
+  try {
+    await runtime.runtime()
+  } catch (e) {
+    await runtime.dispose()
+    throw e
+  }
+  metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
+  return { runtime, metrics }
 }
