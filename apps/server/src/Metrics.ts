@@ -11,7 +11,9 @@ import {
   CodeStore,
   ConsentStore,
   type Http,
+  Interaction,
   Metadata,
+  OpenApi,
   OpenIdStore,
   SessionStore,
   SettingStore,
@@ -40,6 +42,7 @@ export const endpoints = [
   "metadata",
   "authorize",
   "login",
+  "consents",
   "openapi",
   "api_me",
   "healthz",
@@ -78,8 +81,8 @@ const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 
 /** The endpoint name of a request path (without the query string) under the issuer's path `prefix`. */
 export const endpointOf = (path: string, prefix: string): Endpoint => {
-  if (path === "/healthz") return "healthz"
-  if (path === "/readyz") return "readyz"
+  if (path === OpenApi.serverPaths.healthz) return "healthz"
+  if (path === OpenApi.serverPaths.readyz) return "readyz"
   if (!path.startsWith(prefix)) return "other"
   switch (path.slice(prefix.length)) {
     case Metadata.paths.token:
@@ -94,9 +97,11 @@ export const endpointOf = (path: string, prefix: string): Endpoint => {
       return "authorize"
     case Metadata.paths.login:
       return "login"
-    case "/openapi.json":
+    case Interaction.consentsPath:
+      return "consents"
+    case OpenApi.serverPaths.openapi:
       return "openapi"
-    case "/api/me":
+    case OpenApi.serverPaths.me:
       return "api_me"
     default:
       return "other"

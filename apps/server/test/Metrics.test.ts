@@ -17,6 +17,7 @@ describe("Metrics labels", () => {
       ["/.well-known/oauth-authorization-server", "", "metadata"],
       ["/oauth2/oauth2/authorize", "", "authorize"],
       ["/oauth2/oauth2/login", "", "login"],
+      ["/auth/oauth2/oauth2/consents", "/auth", "consents"],
       ["/openapi.json", "", "openapi"],
       ["/api/me", "", "api_me"],
       ["/healthz", "/auth", "healthz"],
