@@ -104,19 +104,6 @@ const failureResponse = (e: Failure): Http.HttpResponse => {
   }
 }
 
-const mimeOf = (value: string | null | undefined): { mime: string; charsetOk: boolean } => {
-  const [mime, ...rest] = (value ?? "")
-    .toLowerCase()
-    .split(";")
-    .map((s) => s.trim())
-  return {
-    mime: mime ?? "",
-    charsetOk: rest.every(
-      (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
-    )
-  }
-}
-
 const refusal = (status: 400 | 413 | 415, description: string) =>
   new Refused(Http.refusalResponse({ status, description, headers: {} }))
 
@@ -153,18 +140,11 @@ const describeIssue = (issue: ParseResult.ArrayFormatterIssue): Admin.InvalidFie
  * naming the field. An empty body without a content type reads as `{}`.
  */
 const readBody = <A, I>(req: Http.HttpRequest, schema: Schema.Schema<A, I>): Either.Either<A, Failure> => {
-  // T8 (docs/security.md): compressed bodies are refused, never inflated
-  const encoding = Http.header(req, "content-encoding")
-  if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
-    return Either.left(refusal(415, "content encoding is not supported"))
-  }
-  if (req.body.length > Http.maxBodyBytes || new TextEncoder().encode(req.body).length > Http.maxBodyBytes) {
-    return Either.left(refusal(413, "request body is too large"))
-  }
-  const type = Http.header(req, "content-type")
+  const refused = Http.bodyRefusal(req)
+  if (refused !== undefined) return Either.left(new Refused(Http.refusalResponse(refused)))
   let value: unknown = {}
-  if (!(req.body === "" && type === undefined)) {
-    const { mime, charsetOk } = mimeOf(type)
+  if (!(req.body === "" && Http.header(req, "content-type") === undefined)) {
+    const { mime, charsetOk } = Http.mediaType(req)
     if (mime !== "application/json" || !charsetOk) {
       return Either.left(refusal(415, "content type must be application/json (UTF-8)"))
     }

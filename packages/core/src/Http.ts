@@ -92,26 +92,42 @@ export const methodNotAllowed = (allow: string): Refusal => ({
 })
 
 /**
+ * What every request body is refused for before its content type is read: a compressed body
+ * (415; T8 in docs/security.md: never inflated) and one over `maxBodyBytes` (413).
+ */
+export const bodyRefusal = (req: HttpRequest): Refusal | undefined => {
+  const encoding = header(req, "content-encoding")
+  if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
+    return { status: 415, description: "content encoding is not supported", headers: {} }
+  }
+  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+    return { status: 413, description: "request body is too large", headers: {} }
+  }
+  return undefined
+}
+
+/** The media type of the request's `Content-Type` (lower case, without parameters), and whether its charset, if any, is UTF-8. */
+export const mediaType = (req: HttpRequest): { readonly mime: string; readonly charsetOk: boolean } => {
+  const [mime, ...rest] = (header(req, "content-type") ?? "")
+    .toLowerCase()
+    .split(";")
+    .map((s) => s.trim())
+  return {
+    mime: mime ?? "",
+    charsetOk: rest.every(
+      (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
+    )
+  }
+}
+
+/**
  * Check the size and content type of a form POST, then parse its body. A binding
  * that stops reading a large body hands over anything longer than `maxBodyBytes`.
  */
 export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> => {
-  // T8 (docs/security.md): compressed bodies are refused, never inflated
-  const encoding = header(req, "content-encoding")
-  if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
-    return Either.left({ status: 415, description: "content encoding is not supported", headers: {} })
-  }
-  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
-    return Either.left({ status: 413, description: "request body is too large", headers: {} })
-  }
-  const type = header(req, "content-type")
-  const [mime, ...rest] = (type ?? "")
-    .toLowerCase()
-    .split(";")
-    .map((s) => s.trim())
-  const charsetOk = rest.every(
-    (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
-  )
+  const refused = bodyRefusal(req)
+  if (refused !== undefined) return Either.left(refused)
+  const { mime, charsetOk } = mediaType(req)
   if (mime !== "application/x-www-form-urlencoded" || !charsetOk) {
     return Either.left({
       status: 400,
