@@ -5,7 +5,7 @@
  * and the audit event of every change are decided here, for every caller. Who acts comes from
  * `Audit.RequestInfo` (`actor`: `cli`, `admin-api`), which the caller provides.
  */
-import { Effect, Either, Option, Schema } from "effect"
+import { Data, Effect, Either, identity, Option, Schema } from "effect"
 import * as Accounts from "./Accounts.js"
 import {
   type Application,
@@ -446,16 +446,33 @@ export const listConsents = Effect.fn("Admin.listConsents")(function* (user: Use
  */
 export const withdrawConsent = Effect.fn("Admin.withdrawConsent")(function* (user: UserRef, appKey: string) {
   const target = yield* resolveUser(user)
-  const consents = yield* ConsentStore
-  const none = () =>
-    new NotFound({
+  if (!(yield* withdrawConsentOf(target.userId, appKey))) {
+    return yield* new NotFound({
       what: "consent",
       description: `user ${JSON.stringify(target.userId)} has no consent for App Key ${JSON.stringify(appKey)}`
     })
-  yield* Audit.recordWith(found(none)(consents.withdraw(target.userId, appKey, yield* nowSeconds)), [
-    ["consent_withdrawn", { appKey, userId: target.userId }]
-  ])
+  }
   return target satisfies User
+})
+
+/** The consent was gone already (withdrawn from another tab or by an admin): nothing to record. */
+class NothingWithdrawn extends Data.TaggedError("NothingWithdrawn") {}
+
+/**
+ * Withdraw the consent of the user with this id to the application (revoking its tokens for
+ * them), recorded as `consent_withdrawn` with the scope it had, in the same transaction; false,
+ * recording nothing, when there was none. The consents page and `withdrawConsent` both use it.
+ */
+export const withdrawConsentOf = Effect.fnUntraced(function* (userId: string, appKey: string) {
+  const consents = yield* ConsentStore
+  const given = yield* consents.find(userId, appKey)
+  if (Option.isNone(given)) return false
+  const gone = consents
+    .withdraw(userId, appKey, yield* nowSeconds)
+    .pipe(Effect.filterOrFail(identity, () => new NothingWithdrawn()))
+  return yield* Audit.recordWith(gone, [
+    ["consent_withdrawn", { appKey, userId, detail: Scope.format(given.value) }]
+  ]).pipe(Effect.catchTag("NothingWithdrawn", () => Effect.succeed(false)))
 })
 
 /** What `queryAudit` selects; every filter given must match. */

@@ -21,17 +21,17 @@
  */
 import { Cause, Data, Effect, Either, Option } from "effect"
 import * as Accounts from "./Accounts.js"
+import * as Admin from "./Admin.js"
 import * as Audit from "./Audit.js"
 import * as Authorize from "./Authorize.js"
 import { Config } from "./Config.js"
 import { hmac, timingSafeEqual } from "./Digest.js"
 import type { HttpRequest, Refusal, Requirements } from "./Http.js"
 import * as Http from "./Http.js"
-import { nowSeconds } from "./internal/time.js"
 import * as Locale from "./Locale.js"
 import * as Metadata from "./Metadata.js"
 import * as Form from "./requests/Form.js"
-import * as Scope from "./Scope.js"
+import type * as Scope from "./Scope.js"
 import * as Session from "./Session.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
 import { ConsentStore } from "./storage/ConsentStore.js"
@@ -728,31 +728,13 @@ const consentsGet = (req: PageRequest) =>
 
 /** Withdraw the user's consent to an application, revoking its tokens; the audit event commits with it. */
 const withdraw = (req: PageRequest, userId: string, appKey: string) =>
-  Effect.gen(function* () {
-    const consents = yield* ConsentStore
-    const given = yield* consents.find(userId, appKey)
-    if (Option.isNone(given)) return false
-    const now = yield* nowSeconds
-    const gone = consents.withdraw(userId, appKey, now).pipe(
-      Effect.filterOrFail(
-        (withdrawn) => withdrawn,
-        () => new NothingWithdrawn()
-      )
-    )
-    return yield* Audit.recordWith(gone, [
-      ["consent_withdrawn", { appKey, userId, detail: Scope.format(given.value) }]
-    ]).pipe(
-      Effect.catchTag("NothingWithdrawn", () => Effect.succeed(false)),
-      Effect.provideService(Audit.RequestInfo, {
-        requestId: req.requestId ?? null,
-        address: req.remoteAddress ?? null,
-        actor: "user"
-      })
-    )
-  })
-
-/** The consent was gone already (withdrawn from another tab): nothing to record. */
-class NothingWithdrawn extends Data.TaggedError("NothingWithdrawn") {}
+  Admin.withdrawConsentOf(userId, appKey).pipe(
+    Effect.provideService(Audit.RequestInfo, {
+      requestId: req.requestId ?? null,
+      address: req.remoteAddress ?? null,
+      actor: "user"
+    })
+  )
 
 /** POST of a consents page form: sign in, withdraw a consent, or sign out. */
 const consentsPost = (req: PageRequest) =>
