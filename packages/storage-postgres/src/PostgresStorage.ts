@@ -128,18 +128,27 @@ const ignoreIdleError = (): void => {}
 
 /**
  * The pool `options` name: the one given (kept open at the end), or a new `pg.Pool`, ended when
- * the scope closes. Either way idle connections' errors are listened to while the scope is open.
+ * the scope closes. Idle connections' errors are listened to while the scope is open, and on a
+ * created pool until it has ended.
  */
 const acquirePool = (options: Options) =>
   Effect.gen(function* () {
     const settings = yield* Database.attemptSync(() => poolSettings(options))
     const given = options.pool
+    // A given pool is listened to while the scope is open; a created one for its whole life, so
+    // that a connection closed by the server while `end()` runs is not an unhandled 'error'
     const pool: Pool = yield* given !== undefined
-      ? Effect.succeed(given)
+      ? Effect.acquireRelease(
+          Effect.sync(() => {
+            given.on?.("error", ignoreIdleError)
+            return given
+          }),
+          () => Effect.sync(() => given.removeListener?.("error", ignoreIdleError))
+        )
       : Effect.acquireRelease(
           Database.attempt(async () => {
             const pg = await import("pg")
-            return new pg.default.Pool({
+            const created = new pg.default.Pool({
               ...(options.connectionString !== undefined
                 ? { connectionString: options.connectionString }
                 : {}),
@@ -153,13 +162,11 @@ const acquirePool = (options: Options) =>
               keepAlive: true,
               ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {})
             })
+            created.on("error", ignoreIdleError)
+            return created
           }),
           (created) => Effect.promise(() => created.end().catch(() => undefined))
         )
-    yield* Effect.acquireRelease(
-      Effect.sync(() => pool.on?.("error", ignoreIdleError)),
-      () => Effect.sync(() => pool.removeListener?.("error", ignoreIdleError))
-    )
     return pool
   })
 
