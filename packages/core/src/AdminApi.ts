@@ -3,12 +3,12 @@
  * plain request value to a response, for a binding to serve on a listener of its own (never on
  * the public port). Every request carries `Authorization: Bearer <token>`, compared in constant
  * time; every change goes through `Admin` and is recorded in the audit trail with the actor
- * `admin-api`. Bodies are `application/json` objects of at most `Http.maxBodyBytes`, decoded
- * with the Schemas of `AdminJson`, unknown fields refused. Errors: 400 naming the field, 404,
+ * `admin-api`. Bodies are `application/json` objects of at most `Http.maxBodyBytes`, nested at
+ * most `Http.maxJsonDepth` levels, decoded with the Schemas of `AdminJson`, unknown fields refused. Errors: 400 naming the field, 404,
  * 405 with `Allow`, 409, 413, 415, 503 with `Retry-After`; a defect is 500 and logged. The
  * OpenAPI document of these endpoints is `OpenApi.adminDocument`, served at `openapiPath`.
  */
-import { Cause, Effect, Either, ParseResult, Schema } from "effect"
+import { Cause, Effect, Either, type ParseResult, Schema } from "effect"
 import * as Accounts from "./Accounts.js"
 import * as Admin from "./Admin.js"
 import * as AdminJson from "./AdminJson.js"
@@ -122,9 +122,39 @@ const expected: Readonly<Record<string, string>> = {
   disabled: "true or false"
 }
 
-const describeIssue = (issue: ParseResult.ArrayFormatterIssue): Admin.InvalidField => {
-  const field = issue.path.length === 0 ? "body" : String(issue.path[0])
-  switch (issue._tag) {
+// The first of Schema's "one or more" (`SingleOrNonEmpty`): a path or the issues of a Composite
+const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
+  Array.isArray(value) ? (value[0] as A) : (value as A)
+
+/**
+ * The first leaf of a decode error and the field it is under, found by a loop over the issue
+ * tree: Schema's formatters print the value received, which may be large, secret or deep.
+ */
+const firstIssue = (issue: ParseResult.ParseIssue): { readonly tag: string; readonly field: string } => {
+  let field: PropertyKey | undefined
+  let current = issue
+  for (;;) {
+    switch (current._tag) {
+      case "Pointer":
+        field ??= head(current.path)
+        current = current.issue
+        break
+      case "Composite":
+        current = head(current.issues)
+        break
+      case "Refinement":
+      case "Transformation":
+        current = current.issue
+        break
+      default:
+        return { tag: current._tag, field: field === undefined ? "body" : String(field) }
+    }
+  }
+}
+
+const describeIssue = (issue: ParseResult.ParseIssue): Admin.InvalidField => {
+  const { tag, field } = firstIssue(issue)
+  switch (tag) {
     case "Missing":
       return badField(field, `${field} is required`)
     case "Unexpected":
@@ -136,8 +166,8 @@ const describeIssue = (issue: ParseResult.ArrayFormatterIssue): Admin.InvalidFie
 
 /**
  * The JSON body of `req`, decoded with `schema`: compressed bodies and other content types are
- * 415, a body over `Http.maxBodyBytes` 413, malformed JSON, a wrong type or an unknown field 400
- * naming the field. An empty body without a content type reads as `{}`.
+ * 415, a body over `Http.maxBodyBytes` 413, one nesting deeper than `Http.maxJsonDepth` 400,
+ * malformed JSON, a wrong type or an unknown field 400 naming the field (never the value received). An empty body without a content type reads as `{}`.
  */
 const readBody = <A, I>(req: Http.HttpRequest, schema: Schema.Schema<A, I>): Either.Either<A, Failure> => {
   const refused = Http.bodyRefusal(req)
@@ -147,6 +177,9 @@ const readBody = <A, I>(req: Http.HttpRequest, schema: Schema.Schema<A, I>): Eit
     const { mime, charsetOk } = Http.mediaType(req)
     if (mime !== "application/json" || !charsetOk) {
       return Either.left(refusal(415, "content type must be application/json (UTF-8)"))
+    }
+    if (Http.nestsDeeperThan(req.body, Http.maxJsonDepth)) {
+      return Either.left(badField("body", `the body nests deeper than ${Http.maxJsonDepth} levels`))
     }
     try {
       value = JSON.parse(req.body)
@@ -159,10 +192,7 @@ const readBody = <A, I>(req: Http.HttpRequest, schema: Schema.Schema<A, I>): Eit
   }
   return Either.mapLeft(
     Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value),
-    (e) => {
-      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(e)
-      return issue === undefined ? badField("body", "the body is not valid") : describeIssue(issue)
-    }
+    (e) => describeIssue(e.issue)
   )
 }
 

@@ -120,6 +120,35 @@ export const mediaType = (req: HttpRequest): { readonly mime: string; readonly c
   }
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have: a deeper one is refused before it is parsed. */
+export const maxJsonDepth = 32
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`, by one scan of the text that
+ * counts brackets outside strings: nothing recursive (parser, decoder, formatter) ever sees a
+ * deep body. Malformed text is left for the parser to refuse.
+ */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) {
+      inString = true
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++
+      if (depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
 /**
  * Check the size and content type of a form POST, then parse its body. A binding
  * that stops reading a large body hands over anything longer than `maxBodyBytes`.

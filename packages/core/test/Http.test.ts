@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Logger, Option, TestClock } from "effect"
+import { Effect, Either, FastCheck as fc, Logger, Option, TestClock } from "effect"
 import * as Config from "../src/Config.js"
 import * as Http from "../src/Http.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
@@ -273,5 +273,28 @@ describe("Config.make", () => {
       const e = (r as Either.Left<Config.InvalidConfig, Config.Settings>).left
       assert.deepStrictEqual([e._tag, e.field], ["InvalidConfig", field])
     }
+  })
+})
+
+describe("Http.nestsDeeperThan", () => {
+  const depthOf = (v: unknown): number =>
+    typeof v === "object" && v !== null ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0
+
+  it("agrees with the nesting of any JSON value, whatever its strings hold", () => {
+    const value = fc
+      .jsonValue({ maxDepth: 6 })
+      .chain((v) => fc.constantFrom(v, [v], { '"[{\\': v }, { k: ['\\"', "[[[", v] }))
+    fc.assert(
+      fc.property(value, fc.integer({ min: 0, max: 8 }), (v, max) => {
+        assert.strictEqual(Http.nestsDeeperThan(JSON.stringify(v), max), depthOf(v) > max)
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("scans 10,000 unclosed levels without recursion", () => {
+    assert.isTrue(Http.nestsDeeperThan("[".repeat(10_000), Http.maxJsonDepth))
+    assert.isTrue(Http.nestsDeeperThan('{"a":'.repeat(10_000), Http.maxJsonDepth))
+    assert.isFalse(Http.nestsDeeperThan(`"${"[".repeat(10_000)}"`, Http.maxJsonDepth))
   })
 })
