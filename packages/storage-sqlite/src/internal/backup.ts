@@ -2,12 +2,19 @@
  * Online backup through SQLite's backup API (better-sqlite3's `db.backup`), on a connection
  * of its own: what other connections have committed, in the WAL or not, is in the copy.
  */
-import { closeSync, existsSync, mkdirSync, openSync as openFile, rmSync } from "node:fs"
+import { existsSync, rmSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { StorageError } from "@latchkey/core"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Exit } from "effect"
-import { attempt, busyTimeoutOf, isFile, toStorageError } from "./database.js"
+import {
+  attempt,
+  busyTimeoutOf,
+  createPrivateFile,
+  isFile,
+  makePrivateDirectory,
+  toStorageError
+} from "./database.js"
 
 /** Where a backup reads from. */
 export interface Source {
@@ -39,21 +46,20 @@ const openSource = (source: Source): BetterSqlite3.Database => {
   return new BetterSqlite3(path, { fileMustExist: true, timeout })
 }
 
-// Created here, exclusively ("wx"): a file that exists, or appears meanwhile, is never overwritten.
+// Created here, exclusively: a file that exists, or appears meanwhile, is never overwritten. Mode
+// 0600 (directories 0700) whatever the umask: a backup holds the server key and password hashes.
 const createDestination = (destination: string): string => {
   if (!isFile(destination)) refuse("the backup destination must be a file path, not :memory:")
   const path = resolve(destination)
-  mkdirSync(dirname(path), { recursive: true })
-  let fd: number
+  makePrivateDirectory(dirname(path))
   try {
-    fd = openFile(path, "wx")
+    createPrivateFile(path)
   } catch (e) {
     if (typeof e === "object" && e !== null && "code" in e && e.code === "EEXIST") {
       refuse(`the backup destination ${path} exists already; back up to a new file`)
     }
     throw e
   }
-  closeSync(fd)
   return path
 }
 

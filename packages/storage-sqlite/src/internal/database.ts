@@ -2,7 +2,15 @@
  * Opening the database file: pragmas, migrations, and the mapping of every
  * driver exception to the core's StorageError.
  */
-import { type BigIntStats, mkdirSync, statSync } from "node:fs"
+import {
+  type BigIntStats,
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  mkdirSync,
+  openSync as openFile,
+  statSync
+} from "node:fs"
 import { dirname, resolve } from "node:path"
 import { StorageError } from "@latchkey/core"
 import BetterSqlite3 from "better-sqlite3"
@@ -146,6 +154,51 @@ export const assertSameFile = (identity: FileIdentity | null): void => {
   }
 }
 
+/**
+ * Create the missing directories of `dir` with mode 0700, whatever the umask: they hold the
+ * server key and password hashes (D10 in docs/security.md). Existing directories keep their mode.
+ */
+export const makePrivateDirectory = (dir: string): void => {
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  // mkdir applied the umask to 0700: set each directory created (from `dir` up to `first`) exactly
+  const top = resolve(first)
+  for (let d = resolve(dir); d.length >= top.length; d = dirname(d)) {
+    chmodSync(d, 0o700)
+    if (d === top || d === dirname(d)) break
+  }
+}
+
+/**
+ * Create `path` as an empty file with mode 0600, whatever the umask (D10 in docs/security.md);
+ * throws EEXIST when it exists, and never opens or changes an existing file.
+ */
+export const createPrivateFile = (path: string): void => {
+  const fd = openFile(path, "wx", 0o600)
+  try {
+    fchmodSync(fd, 0o600)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const isCode = (e: unknown, code: string): boolean =>
+  typeof e === "object" && e !== null && "code" in e && e.code === code
+
+/**
+ * Create the database file (and its directories) readable by its owner only before SQLite opens
+ * it: SQLite gives the `-wal` and `-shm` files the mode of the database file. A file that exists
+ * keeps its mode: the operator chose it.
+ */
+const createDatabaseFile = (filename: string): void => {
+  makePrivateDirectory(dirname(resolve(filename)))
+  try {
+    createPrivateFile(resolve(filename))
+  } catch (e) {
+    if (!isCode(e, "EEXIST")) throw e
+  }
+}
+
 /** An open, migrated database and the schema version it had before. */
 export interface Opened {
   readonly db: BetterSqlite3.Database
@@ -167,7 +220,7 @@ export const openSync = (options: Options): Opened => {
     throw new StorageError.StorageError({ message: "openTimeoutMs must be a non-negative integer" })
   }
   const deadline = Date.now() + openTimeoutMs
-  if (isFile(options.filename)) mkdirSync(dirname(options.filename), { recursive: true })
+  if (isFile(options.filename)) createDatabaseFile(options.filename)
   const db = new BetterSqlite3(options.filename, { timeout: busyTimeoutMs })
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`)
