@@ -15,13 +15,28 @@ export class BodyConsumed extends Error {
 }
 
 /**
+ * Thrown when the client closed or reset its connection before its body was read: there is
+ * nobody to answer and nothing went wrong on the server's side, so it is no error to report.
+ */
+export class ClientClosed extends Error {
+  constructor(options?: ErrorOptions) {
+    super("the client closed the connection before the body was read", options)
+  }
+}
+
+/**
  * Read at most `limit + 1` bytes of the body as UTF-8. Once past the limit the
- * stream is paused and the caller must answer with `Connection: close`.
+ * stream is paused and the caller must answer with `Connection: close`. Rejects with
+ * `ClientClosed` when the client goes away first, and `BodyConsumed` when a parser was first.
  */
 export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> =>
   new Promise((resolve, reject) => {
     if (req.readableEnded || (req as { body?: unknown }).body !== undefined) {
       reject(new BodyConsumed())
+      return
+    }
+    if (req.destroyed) {
+      reject(new ClientClosed())
       return
     }
     const declared = Number(req.headers["content-length"])
@@ -51,13 +66,14 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> 
       cleanup()
       resolve({ text: Buffer.concat(chunks).toString("utf8"), truncated: false })
     }
+    // An error of the request stream is the client's connection failing (reset, aborted)
     const onError = (e: unknown) => {
       cleanup()
-      reject(e)
+      reject(new ClientClosed({ cause: e }))
     }
     const onClose = () => {
       cleanup()
-      reject(new Error("the client closed the connection before the body was read"))
+      reject(new ClientClosed())
     }
     // A declared length over the cap is refused without reading the body at all
     if (Number.isFinite(declared) && declared > limit) {

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Http } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
-import { BodyConsumed, readBody } from "./Body.js"
+import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
 
 /** Options of `handler`. */
 export interface Options {
@@ -61,6 +61,33 @@ export const hardeningHeaders = (https: boolean): Readonly<Record<string, string
   }
   helmet(helmetOptions(https))({} as IncomingMessage, collect as unknown as ServerResponse, () => {})
   return headers
+}
+
+/** A request target split into its path and raw query (RFC 9112 §3.2). */
+export interface Target {
+  readonly path: string
+  /** The raw query string, without `?`. */
+  readonly query: string
+}
+
+const absoluteForm = /^https?:\/\/[^/?#]*/i
+
+/**
+ * The path and query of a request target (`req.url`): origin-form (`/token?x`) as it is, and
+ * absolute-form (`http://host/token?x`), which node:http hands over unchanged, as its path and
+ * query, so every endpoint answers and logs both alike (RFC 9112 §3.2.2: a server MUST accept it).
+ */
+export const target = (url: string | undefined): Target => {
+  const raw = url ?? "/"
+  const absolute = absoluteForm.exec(raw)
+  const rest = absolute === null ? raw : raw.slice(absolute[0].length)
+  const q = rest.indexOf("?")
+  const path = q === -1 ? rest : rest.slice(0, q)
+  return {
+    // RFC 9110 §4.2.3: an empty path of an http(s) URI is equivalent to "/"
+    path: absolute !== null && path === "" ? "/" : path,
+    query: q === -1 ? "" : rest.slice(q + 1)
+  }
 }
 
 const serverError = Http.errorResponse(Http.serverError)
@@ -128,11 +155,11 @@ export const handler = (
   }
 
   return (req, res) => {
-    const url = req.url ?? "/"
-    const q = url.indexOf("?")
-    const full = q === -1 ? url : url.slice(0, q)
-    if (!endpoints.has(full)) return false
-    serve(req, res, full.slice(prefix.length), q === -1 ? "" : url.slice(q + 1)).catch((e: unknown) => {
+    const { path, query } = target(req.url)
+    if (!endpoints.has(path)) return false
+    serve(req, res, path.slice(prefix.length), query).catch((e: unknown) => {
+      // The client went away: nobody to answer, nothing to report (the response closes unfinished)
+      if (e instanceof ClientClosed) return
       onError(e instanceof BodyConsumed ? e.message : e)
       if (res.headersSent) res.destroy()
       else answer(req, res, serverError)

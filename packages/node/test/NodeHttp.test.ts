@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { Admin, Config, Entropy, type Http, Memory, PasswordHasher, Throttle } from "@latchkey/core"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, FastCheck as fc, Layer, ManagedRuntime } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { NodeCrypto, NodeHttp } from "../src/index.js"
 
@@ -16,6 +16,8 @@ describe("NodeHttp.handler on a plain node:http server", () => {
   let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let basic: string
   const errors: Array<unknown> = []
+  const closed: Array<{ readonly url: string | undefined; readonly finished: boolean }> = []
+  const closeWaiters: Array<() => void> = []
   const answered: Array<{
     readonly url: string | undefined
     readonly status: number
@@ -44,6 +46,10 @@ describe("NodeHttp.handler on a plain node:http server", () => {
       }
     })
     server.on("request", (req, res) => {
+      res.on("close", () => {
+        closed.push({ url: req.url, finished: res.writableFinished })
+        for (const resolve of closeWaiters.splice(0)) resolve()
+      })
       if (!json(req, res)) {
         res.writeHead(404, { "content-type": "text/plain" })
         res.end("not mine")
@@ -148,5 +154,79 @@ describe("NodeHttp.handler on a plain node:http server", () => {
       ["hook failed"]
     )
     errors.length = 0
+  })
+
+  const rawSocket = (text: string, abandon: boolean): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(new URL(base).port), "127.0.0.1")
+      let received = ""
+      socket.on("data", (d: Buffer) => {
+        received += d.toString("utf8")
+      })
+      socket.on("error", reject)
+      socket.on("end", () => resolve(received))
+      socket.write(text, () => {
+        if (!abandon) return
+        socket.destroy()
+        resolve("")
+      })
+    })
+
+  it("answers an absolute-form target (RFC 9112 §3.2.2) like its origin-form", async () => {
+    const request = (target: string) =>
+      rawSocket(
+        `POST ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nauthorization: ${basic}\r\n` +
+          "content-type: application/x-www-form-urlencoded\r\ncontent-length: 17\r\n\r\ngrant_type=nope&x",
+        false
+      )
+    const bodyOf = (r: string) => r.slice(r.indexOf("\r\n\r\n") + 4)
+    const origin = await request("/auth/oauth2/oauth2/token?a=1")
+    assert.match(origin, /^HTTP\/1\.1 400 /)
+    for (const target of [
+      `${base}/auth/oauth2/oauth2/token?a=1`,
+      "https://other.example/auth/oauth2/oauth2/token?a=1"
+    ]) {
+      const res = await request(target)
+      assert.match(res, /^HTTP\/1\.1 400 /, target)
+      assert.strictEqual(bodyOf(res), bodyOf(origin), target)
+    }
+    assert.deepStrictEqual(errors, [])
+  })
+
+  it("an abandoned body is no error: onError is not called and the response closes unfinished", async () => {
+    closed.length = 0
+    // The server's own event: the response of the abandoned request closes (unfinished)
+    const responseClosed = new Promise<void>((resolve) => closeWaiters.push(resolve))
+    await rawSocket(
+      "POST /auth/oauth2/oauth2/token HTTP/1.1\r\nhost: 127.0.0.1\r\n" +
+        "content-type: application/x-www-form-urlencoded\r\ncontent-length: 1000\r\n\r\n0123456789",
+      true
+    )
+    await responseClosed
+    assert.deepStrictEqual(closed, [{ url: "/auth/oauth2/oauth2/token", finished: false }])
+    // A later request is read in a later turn of the event loop than the abandoned one's failure
+    assert.strictEqual((await fetch(`${base}/auth/.well-known/oauth-authorization-server`)).status, 200)
+    assert.deepStrictEqual(errors, [])
+  })
+})
+
+describe("NodeHttp.target", () => {
+  it("gives an absolute-form target the path and query of its origin-form", () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9._~%!$&'()*+,;=:@-]*$/, { maxLength: 12 })
+    const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => `/${s.join("/")}`)
+    const query = fc.option(fc.stringMatching(/^[^#]*$/, { maxLength: 20 }), { nil: undefined })
+    const authority = fc.constantFrom("127.0.0.1:8080", "other.example", "user:pass@h", "[::1]:1", "")
+    fc.assert(
+      fc.property(fc.constantFrom("http", "https", "HTTP"), authority, path, query, (scheme, host, p, q) => {
+        const origin = `${p}${q === undefined ? "" : `?${q}`}`
+        const expected = { path: p, query: q ?? "" }
+        assert.deepStrictEqual(NodeHttp.target(origin), expected)
+        assert.deepStrictEqual(NodeHttp.target(`${scheme}://${host}${origin}`), expected)
+      })
+    )
+    assert.deepStrictEqual(NodeHttp.target("http://h"), { path: "/", query: "" })
+    assert.deepStrictEqual(NodeHttp.target("http://h?x=1"), { path: "/", query: "x=1" })
+    assert.deepStrictEqual(NodeHttp.target("*"), { path: "*", query: "" })
+    assert.deepStrictEqual(NodeHttp.target(undefined), { path: "/", query: "" })
   })
 })
