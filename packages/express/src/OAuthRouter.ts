@@ -290,6 +290,8 @@ export const oauthRouter = (
   for (const path of [Metadata.paths.authorize, Metadata.paths.login, Interaction.consentsPath]) {
     router.all(path, secure, (req, res) => {
       servePage(req, res).catch((e: unknown) => {
+        // The client went away: nobody to answer, nothing to report (the response closes unfinished)
+        if (e instanceof Body.ClientClosed) return
         onError(e instanceof Body.BodyConsumed ? e.message : e)
         if (res.headersSent) res.destroy()
         else write(res, Http.errorResponse(Http.serverError))
