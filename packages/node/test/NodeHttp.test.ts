@@ -212,9 +212,9 @@ describe("NodeHttp.handler on a plain node:http server", () => {
 
 describe("NodeHttp.target", () => {
   it("gives an absolute-form target the path and query of its origin-form", () => {
-    const segment = fc.stringMatching(/^[A-Za-z0-9._~%!$&'()*+,;=:@-]*$/, { maxLength: 12 })
+    const segment = fc.stringMatching(/^[A-Za-z0-9._~%!$&'()*+,;=:@-]{0,12}$/)
     const path = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => `/${s.join("/")}`)
-    const query = fc.option(fc.stringMatching(/^[^#]*$/, { maxLength: 20 }), { nil: undefined })
+    const query = fc.option(fc.stringMatching(/^[^#]{0,20}$/), { nil: undefined })
     const authority = fc.constantFrom("127.0.0.1:8080", "other.example", "user:pass@h", "[::1]:1", "")
     fc.assert(
       fc.property(fc.constantFrom("http", "https", "HTTP"), authority, path, query, (scheme, host, p, q) => {
