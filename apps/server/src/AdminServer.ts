@@ -15,7 +15,7 @@ import { Body, NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import * as Cluster from "./Cluster.js"
 import type { ServerEnv } from "./Env.js"
-import { boundedServer, closeGracefully, listen } from "./Listen.js"
+import { boundedServer, closeGracefully, listen, responseStatus } from "./Listen.js"
 import type { Log } from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
@@ -54,14 +54,16 @@ export const listener = (
   options: Omit<Options, "host" | "port" | "headersTimeoutMs" | "requestTimeoutMs">
 ) => {
   const { log, token } = options
-  const serve = async (req: IncomingMessage, res: ServerResponse, id: string): Promise<void> => {
-    const url = req.url ?? "/"
-    const q = url.indexOf("?")
-    const path = q === -1 ? url : url.slice(0, q)
+  const serve = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    id: string,
+    { path, query }: NodeHttp.Target
+  ): Promise<void> => {
     const request: Http.HttpRequest = {
       method: req.method ?? "GET",
       path,
-      query: q === -1 ? "" : url.slice(q + 1),
+      query,
       headers: req.headersDistinct,
       body: "",
       remoteAddress: req.socket.remoteAddress,
@@ -104,22 +106,25 @@ export const listener = (
   return (req: IncomingMessage, res: ServerResponse): void => {
     const start = process.hrtime.bigint()
     const id = randomUUID()
+    const target = NodeHttp.target(req.url)
     res.setHeader("x-request-id", id)
-    res.on("finish", () => {
+    res.on("close", () => {
       log.info(
         {
           listener: "admin",
           reqId: id,
           method: req.method,
-          path: (req.url ?? "").split("?")[0],
-          status: res.statusCode,
+          path: target.path,
+          status: responseStatus(res),
           durationMs: Number((process.hrtime.bigint() - start) / 1000n) / 1000,
           remoteAddress: req.socket.remoteAddress
         },
         "admin request"
       )
     })
-    serve(req, res, id).catch((e: unknown) => {
+    serve(req, res, id, target).catch((e: unknown) => {
+      // The client went away: nobody to answer, nothing to report (the request line says 499)
+      if (e instanceof Body.ClientClosed) return
       log.error(
         { listener: "admin", err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
         "unexpected error"

@@ -14,6 +14,7 @@ import { Exit, type ManagedRuntime } from "effect"
 import express, { type NextFunction, type Request, type Response } from "express"
 import proxyaddr from "proxy-addr"
 import type { ServerEnv } from "./Env.js"
+import { responseStatus } from "./Listen.js"
 import type { Log } from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import type { Services } from "./Services.js"
@@ -148,8 +149,9 @@ export const make = (options: AppOptions): RequestListener => {
     seconds: number
   ) => {
     const endpoint = Metrics.endpointOf(path, prefix)
-    m.request(endpoint, req.method, res.statusCode, seconds)
-    if (res.statusCode < 300) return
+    const status = responseStatus(res)
+    m.request(endpoint, req.method, status, seconds)
+    if (status < 300 || status === 499) return
     // The pages' errors: a redirect to the client (absolute; the pages' own redirects are relative),
     // or a Bearer challenge of the resource
     const location = res.getHeader("location")
@@ -168,17 +170,18 @@ export const make = (options: AppOptions): RequestListener => {
     // Never headers, cookies or bodies.
     const start = process.hrtime.bigint()
     const id = randomUUID()
+    // Read once, before Express rewrites req.url; absolute-form targets are logged by their path
+    const { path } = NodeHttp.target(req.url)
     requestIds.set(req, id)
     res.setHeader("x-request-id", id)
-    res.on("finish", () => {
+    res.on("close", () => {
       const elapsed = process.hrtime.bigint() - start
-      const path = (req.url ?? "").split("?")[0] as string
       log.info(
         {
           reqId: id,
           method: req.method,
           path,
-          status: res.statusCode,
+          status: responseStatus(res),
           durationMs: Number(elapsed / 1000n) / 1000,
           remoteAddress: address(req)
         },

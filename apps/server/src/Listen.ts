@@ -2,7 +2,7 @@
  * Listening on a configured port, with the operator's fix in the error: a port in use, a
  * privileged port or an address this machine lacks names the variable to change.
  */
-import { createServer, type RequestListener, type Server } from "node:http"
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** A listener could not start for a reason the configuration can fix; `message` is one line. */
@@ -83,3 +83,9 @@ export const closeGracefully = async (server: Server, graceMs = 10_000): Promise
   await closed
   clearTimeout(grace)
 }
+
+/**
+ * The status a request line records once its response has closed: 499 (nginx's "client closed
+ * request") when the client closed the connection before the response was sent.
+ */
+export const responseStatus = (res: ServerResponse): number => (res.writableFinished ? res.statusCode : 499)

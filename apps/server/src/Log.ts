@@ -11,6 +11,14 @@ export type Log = pino.Logger
 /** Writes up to this size are atomic on a pipe (POSIX PIPE_BUF on Linux). */
 const pipeBuf = 4096
 
+/** The settings of every Latchkey logger: JSON lines, the level by name, an ISO time, `service` (and `worker`). */
+export const loggerOptions = (level: string, worker?: number): pino.LoggerOptions => ({
+  level,
+  base: worker === undefined ? { service: "latchkey" } : { service: "latchkey", worker },
+  timestamp: pino.stdTimeFunctions.isoTime,
+  formatters: { level: (label) => ({ level: label }) }
+})
+
 /**
  * A JSON logger writing to stdout (server) or stderr (CLI). The server's lines are
  * written asynchronously (buffered, flushed by pino on exit and by `stop`), so no
@@ -26,15 +34,7 @@ export const make = (
   options: { readonly worker?: number; readonly sync?: boolean } = {}
 ): Log =>
   pino(
-    {
-      level,
-      base:
-        options.worker === undefined
-          ? { service: "latchkey" }
-          : { service: "latchkey", worker: options.worker },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) }
-    },
+    loggerOptions(level, options.worker),
     pino.destination({
       fd: destination,
       sync: options.sync ?? destination === 2,
