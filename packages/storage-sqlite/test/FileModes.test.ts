@@ -2,11 +2,12 @@
  * D10 (docs/security.md): the database file, its -wal and -shm, and every backup are readable by
  * their owner only, whatever the umask; the directories Latchkey creates for them too.
  */
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 import { assert, it } from "@effect/vitest"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer } from "effect"
@@ -18,16 +19,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777
 
-it("a new database, its -wal and -shm, a backup and the directories created are 0600 and 0700 under umask 000", () => {
+it("a new database, its -wal and -shm, a backup and the directories created are 0600 and 0700 under umask 000", async () => {
   const filename = join(dir, "created", "data", "latchkey.sqlite")
   const destination = join(dir, "backups", "daily", "latchkey-backup.sqlite")
-  const out = execFileSync(
-    process.execPath,
-    ["--conditions=@latchkey/source", "--import", "tsx", fixture, filename, destination],
-    {
-      encoding: "utf8"
-    }
-  )
+  const { stdout: out } = await promisify(execFile)(process.execPath, [
+    "--conditions=@latchkey/source",
+    "--import",
+    "tsx",
+    fixture,
+    filename,
+    destination
+  ])
   const modes = JSON.parse(out) as Record<string, number>
   const octal = Object.fromEntries(Object.entries(modes).map(([k, v]) => [k, v.toString(8)]))
   assert.deepStrictEqual(octal, {
@@ -39,7 +41,7 @@ it("a new database, its -wal and -shm, a backup and the directories created are 
     backupDirectory: "700",
     backup: "600"
   })
-})
+}, 60_000)
 
 it.effect("an existing database file and directory keep the mode the operator gave them", () =>
   Effect.gen(function* () {
