@@ -32,7 +32,7 @@ const cases = (): ReadonlyArray<{
 ]
 
 describe("an abandoned upload", () => {
-  it("is one info-level request line with status 499 and its path: no error-level line, no stack", async () => {
+  it("T15: is one info-level request line with status 499 and its path: no error-level line, no stack", async () => {
     for (const c of cases()) {
       const type = c.port === s.adminPort ? "application/json" : "application/x-www-form-urlencoded"
       // The listener has answered once on this path: what it sets up on a first request is done

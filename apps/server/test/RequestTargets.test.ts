@@ -77,7 +77,7 @@ const send = (c: Case, target: string) => {
 const requestId = (head: string): string => /x-request-id: ([0-9a-f-]+)/i.exec(head)?.[1] ?? ""
 
 describe("absolute-form request targets", () => {
-  it("are answered like origin-form ones on every endpoint of both listeners, whatever host they name, and logged by their path", async () => {
+  it("T16: are answered like origin-form ones on every endpoint of both listeners, whatever host they name, and logged by their path", async () => {
     for (const c of cases()) {
       const origin = `${c.path}${c.query === undefined ? "" : `?${c.query}`}`
       const port = c.listener === "public" ? s.publicPort : s.adminPort
@@ -107,7 +107,7 @@ describe("absolute-form request targets", () => {
     assert.notInclude(JSON.stringify(s.lines), "other.example")
   })
 
-  it("count under their endpoint in the metrics", async () => {
+  it("T16: count under their endpoint in the metrics", async () => {
     const c = cases()[0] as Case
     const before = s.endpoints.length
     await send(c, `http://127.0.0.1${c.path}`)

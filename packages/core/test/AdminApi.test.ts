@@ -680,44 +680,46 @@ describe("AdminApi: requests refused before the operation", () => {
     }).pipe(Effect.provide(Audited()))
   )
 
-  it.effect("a body nesting deeper than 32 levels is 400 naming the depth, checked before it is parsed", () =>
-    Effect.gen(function* () {
-      const deep = `the body nests deeper than ${Http.maxJsonDepth} levels`
-      const within = (n: number, open: string, close: string) => `${open.repeat(n)}1${close.repeat(n)}`
-      for (const raw of [
-        "[".repeat(10_000),
-        "{".repeat(10_000),
-        `{"name":${"[".repeat(10_000)}`,
-        // Closed and valid, within the size cap: the decoder's error formatter overflowed the stack
-        `{"name":${within(8_000, "[", "]")}}`,
-        `{"name":"App","redirect_uris":${within(8_000, "[", "]")}}`,
-        `{"name":${within(3_000, '{"":', "}")}}`,
-        `{"name":${within(Http.maxJsonDepth, "[", "]")}}`
-      ]) {
-        for (const [method, path] of [
-          ["POST", "/applications"],
-          ["PATCH", "/users/u"],
-          ["POST", "/applications/k/secret"]
-        ] as const) {
-          const r = yield* api(method, path, undefined, { raw })
-          expectError(r, 400, "invalid_request", "body")
-          assert.strictEqual(r.json?.error_description, deep, raw.slice(0, 40))
+  it.effect(
+    "T14: a body nesting deeper than 32 levels is 400 naming the depth, checked before it is parsed",
+    () =>
+      Effect.gen(function* () {
+        const deep = `the body nests deeper than ${Http.maxJsonDepth} levels`
+        const within = (n: number, open: string, close: string) => `${open.repeat(n)}1${close.repeat(n)}`
+        for (const raw of [
+          "[".repeat(10_000),
+          "{".repeat(10_000),
+          `{"name":${"[".repeat(10_000)}`,
+          // Closed and valid, within the size cap: the decoder's error formatter overflowed the stack
+          `{"name":${within(8_000, "[", "]")}}`,
+          `{"name":"App","redirect_uris":${within(8_000, "[", "]")}}`,
+          `{"name":${within(3_000, '{"":', "}")}}`,
+          `{"name":${within(Http.maxJsonDepth, "[", "]")}}`
+        ]) {
+          for (const [method, path] of [
+            ["POST", "/applications"],
+            ["PATCH", "/users/u"],
+            ["POST", "/applications/k/secret"]
+          ] as const) {
+            const r = yield* api(method, path, undefined, { raw })
+            expectError(r, 400, "invalid_request", "body")
+            assert.strictEqual(r.json?.error_description, deep, raw.slice(0, 40))
+          }
         }
-      }
-      // Brackets inside strings do not count, and 32 levels are accepted by the scan
-      const inString = yield* api("POST", "/applications", { name: "[".repeat(150), redirect_uris: [cb] })
-      assert.strictEqual(inString.status, 201, inString.body)
-      const escaped = yield* api("POST", "/applications", { name: '\\"[{'.repeat(40), redirect_uris: [cb] })
-      assert.strictEqual(escaped.status, 201, escaped.body)
-      const at32 = yield* api("POST", "/applications", undefined, {
-        raw: `{"name":${within(Http.maxJsonDepth - 1, "[", "]")}}`
-      })
-      expectError(at32, 400, "invalid_request", "name")
-      assert.strictEqual(at32.json?.error_description, "name must be a string")
-    }).pipe(Effect.provide(Audited()))
+        // Brackets inside strings do not count, and 32 levels are accepted by the scan
+        const inString = yield* api("POST", "/applications", { name: "[".repeat(150), redirect_uris: [cb] })
+        assert.strictEqual(inString.status, 201, inString.body)
+        const escaped = yield* api("POST", "/applications", { name: '\\"[{'.repeat(40), redirect_uris: [cb] })
+        assert.strictEqual(escaped.status, 201, escaped.body)
+        const at32 = yield* api("POST", "/applications", undefined, {
+          raw: `{"name":${within(Http.maxJsonDepth - 1, "[", "]")}}`
+        })
+        expectError(at32, 400, "invalid_request", "name")
+        assert.strictEqual(at32.json?.error_description, "name must be a string")
+      }).pipe(Effect.provide(Audited()))
   )
 
-  it.effect("a decode error names the field and never the value received", () =>
+  it.effect("T14: a decode error names the field and never the value received", () =>
     Effect.gen(function* () {
       const secret = "s3cret-value-never-echoed"
       for (const body of [
@@ -734,7 +736,7 @@ describe("AdminApi: requests refused before the operation", () => {
     }).pipe(Effect.provide(Audited()))
   )
 
-  it.effect("never answers 5xx to random deep or wide bodies", () =>
+  it.effect("T14: never answers 5xx to random deep or wide bodies", () =>
     Effect.gen(function* () {
       const field = fc.constantFrom("name", "redirect_uris", "scopes", "grant_types", "require_pkce", "other")
       const level = fc.constantFrom<readonly [string, string]>(["[", "]"], ['{"a":', "}"], ['{"":[', "]}"])

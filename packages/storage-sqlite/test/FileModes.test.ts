@@ -1,5 +1,5 @@
 /**
- * D10 (docs/security.md): the database file, its -wal and -shm, and every backup are readable by
+ * K9 (docs/security.md): the database file, its -wal and -shm, and every backup are readable by
  * their owner only, whatever the umask; the directories Latchkey creates for them too.
  */
 import { execFile } from "node:child_process"
@@ -19,7 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777
 
-it("a new database, its -wal and -shm, a backup and the directories created are 0600 and 0700 under umask 000", async () => {
+it("K9: a new database, its -wal and -shm, a backup and the directories created are 0600 and 0700 under umask 000", async () => {
   const filename = join(dir, "created", "data", "latchkey.sqlite")
   const destination = join(dir, "backups", "daily", "latchkey-backup.sqlite")
   const { stdout: out } = await promisify(execFile)(process.execPath, [
@@ -43,7 +43,7 @@ it("a new database, its -wal and -shm, a backup and the directories created are 
   })
 }, 60_000)
 
-it.effect("an existing database file and directory keep the mode the operator gave them", () =>
+it.effect("K9: an existing database file and directory keep the mode the operator gave them", () =>
   Effect.gen(function* () {
     const parent = join(dir, "operator")
     mkdirSync(parent)

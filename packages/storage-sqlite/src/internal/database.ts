@@ -156,7 +156,7 @@ export const assertSameFile = (identity: FileIdentity | null): void => {
 
 /**
  * Create the missing directories of `dir` with mode 0700, whatever the umask: they hold the
- * server key and password hashes (D10 in docs/security.md). Existing directories keep their mode.
+ * server key and password hashes (K9 in docs/security.md). Existing directories keep their mode.
  */
 export const makePrivateDirectory = (dir: string): void => {
   const first = mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -170,7 +170,7 @@ export const makePrivateDirectory = (dir: string): void => {
 }
 
 /**
- * Create `path` as an empty file with mode 0600, whatever the umask (D10 in docs/security.md);
+ * Create `path` as an empty file with mode 0600, whatever the umask (K9 in docs/security.md);
  * throws EEXIST when it exists, and never opens or changes an existing file.
  */
 export const createPrivateFile = (path: string): void => {
