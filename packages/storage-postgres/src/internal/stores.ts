@@ -62,6 +62,39 @@ const insertTokens = (
     ? Effect.void
     : Effect.asVoid(run(insertTokensSql(tokens.length), tokens.flatMap(tokenParams)))
 
+/**
+ * D13 (docs/security.md): lock the users `tokens` name FOR SHARE in the write's transaction, before
+ * anything else it writes, and answer the refusal of the write if one of them is disabled or gone.
+ * FOR SHARE conflicts with the row lock of setDisabled's UPDATE (FOR NO KEY UPDATE; FOR KEY SHARE
+ * would not, disabled_at being no key) and of remove's DELETE (FOR UPDATE), which both change the
+ * user's row first. So either the write locked first, and the disable waits for it to commit and then
+ * revokes its tokens (at READ COMMITTED its next statement sees them; under SERIALIZABLE the read of
+ * tokens it missed is a conflict, and it runs again); or the disable changed the row first, and the
+ * lock waits for its commit and then reads the row disabled or gone (READ COMMITTED reads the newest
+ * version; SERIALIZABLE fails with a serialization failure and the rerun reads it).
+ */
+const lockUsers = (
+  tx: Tx,
+  tokens: ReadonlyArray<Token.Token>
+): Effect.Effect<UserStore.UserInactive | undefined, StorageError.StorageError> => {
+  const userIds = UserStore.usersOf(tokens)
+  if (userIds.length === 0) return Effect.succeed(undefined)
+  return Effect.map(
+    tx.query(
+      `SELECT user_id FROM users WHERE user_id = ANY($1::text[]) AND disabled_at IS NULL
+        ORDER BY user_id FOR SHARE`,
+      [userIds]
+    ),
+    (r) => {
+      const active = new Set(r.rows.map((row) => String(row.user_id)))
+      return UserStore.refusal(tokens, (userId) => active.has(userId))
+    }
+  )
+}
+
+// A code is retired by deleting it: redeemed later, it is unknown (nothing issued, nothing revoked).
+const retireCodesOfUser = "DELETE FROM authorization_codes WHERE user_id = $1 AND used_at IS NULL"
+
 const changed = (r: { readonly rowCount: number | null }): number => r.rowCount ?? 0
 
 /** The SET assignments of `ApplicationStore.update` (parameters from $2) and their values. */
@@ -362,8 +395,9 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
           db.write("UPDATE users SET password_hash = $2 WHERE user_id = $1", [userId, passwordHash]),
           (r) => changed(r) > 0
         ),
-      // Disabling locks the user's row, keeps the first disabled_at and revokes in the same
-      // transaction; enabling is one statement and leaves revoked tokens revoked.
+      // Disabling locks the user's row first (lockUsers), keeps the first disabled_at, retires the
+      // unused codes and revokes in the same transaction; enabling is one statement and leaves
+      // revoked tokens revoked.
       setDisabled: (userId, disabled, now) =>
         disabled
           ? db.transaction((tx) =>
@@ -373,6 +407,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                   [userId, now]
                 )
                 if (changed(marked) === 0) return false
+                yield* tx.query(retireCodesOfUser, [userId])
                 yield* tx.query(
                   "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
                   [userId, now]
@@ -384,15 +419,18 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               db.write("UPDATE users SET disabled_at = NULL WHERE user_id = $1", [userId]),
               (r) => changed(r) > 0
             ),
+      // The user's row goes first: its lock orders the delete with token writes (lockUsers).
       remove: (userId, now) =>
         db.transaction((tx) =>
           Effect.gen(function* () {
+            const deleted = yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])
+            yield* tx.query(retireCodesOfUser, [userId])
             yield* tx.query("UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL", [
               userId,
               now
             ])
             yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
-            return changed(yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])) > 0
+            return changed(deleted) > 0
           })
         )
     }),
@@ -427,25 +465,28 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state,
       // not a timestamp, decides reuse. The tokens are saved in the transaction that consumes the code.
       redeem: (codeHash, now, tokens) =>
-        db.transaction<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed>((tx) =>
-          Effect.gen(function* () {
-            const consumed = yield* tx.query(
-              `UPDATE authorization_codes SET used_at = $2
+        db.transaction<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed | UserStore.UserInactive>(
+          (tx) =>
+            Effect.gen(function* () {
+              const refused = yield* lockUsers(tx, tokens)
+              const consumed = yield* tx.query(
+                `UPDATE authorization_codes SET used_at = $2
                 WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING family_id`,
-              [codeHash, now]
-            )
-            if (consumed.rows.length === 0) {
-              const state = yield* tx.query(
-                "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
-                [codeHash]
+                [codeHash, now]
               )
-              const row = state.rows[0]
-              return yield* row === undefined || row.used !== true
-                ? Effect.fail(new CodeStore.CodeNotFound())
-                : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
-            }
-            yield* insertTokens(tx.query, tokens)
-          })
+              if (consumed.rows.length === 0) {
+                const state = yield* tx.query(
+                  "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
+                  [codeHash]
+                )
+                const row = state.rows[0]
+                return yield* row === undefined || row.used !== true
+                  ? Effect.fail(new CodeStore.CodeNotFound())
+                  : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
+              }
+              if (refused !== undefined) return yield* Effect.fail(refused)
+              yield* insertTokens(tx.query, tokens)
+            })
         ),
       purgeExpired: (now, limit) =>
         Effect.map(
@@ -458,13 +499,22 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         )
     }),
     Context.add(TokenStore.TokenStore, {
+      // Tokens of no user (an application's own) are one statement; a user's lock the user first.
       insert: (tokens) =>
-        tokens.length > 0
-          ? insertTokens(db.write, tokens)
-          : // Nothing to insert: still a write, so audit events attached to it are stored.
-            Effect.flatMap(db.eventsAttached, (attached) =>
-              attached ? db.transaction(() => Effect.void) : Effect.void
-            ),
+        UserStore.usersOf(tokens).length > 0
+          ? db.transaction<void, UserStore.UserInactive>((tx) =>
+              Effect.flatMap(
+                lockUsers(tx, tokens),
+                (refused): Effect.Effect<void, UserStore.UserInactive | StorageError.StorageError> =>
+                  refused === undefined ? insertTokens(tx.query, tokens) : Effect.fail(refused)
+              )
+            )
+          : tokens.length > 0
+            ? insertTokens(db.write, tokens)
+            : // Nothing to insert: still a write, so audit events attached to it are stored.
+              Effect.flatMap(db.eventsAttached, (attached) =>
+                attached ? db.transaction(() => Effect.void) : Effect.void
+              ),
       find: (kind, tokenHash) =>
         Effect.flatMap(
           db.query(`SELECT ${Rows.tokenColumns} FROM tokens WHERE kind = $1 AND token_hash = $2`, [
@@ -475,8 +525,12 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       // The grace window is the only time rule; otherwise rotated_at IS NULL decides.
       rotate: (refreshHash, now, grace, tokens) =>
-        db.transaction<void, TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated>((tx) =>
+        db.transaction<
+          void,
+          TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated | UserStore.UserInactive
+        >((tx) =>
           Effect.gen(function* () {
+            const refused = yield* lockUsers(tx, tokens)
             const rotated = yield* tx.query(
               `UPDATE tokens SET rotated_at = coalesce(rotated_at, $2::bigint)
                 WHERE kind = 'refresh' AND token_hash = $1 AND revoked_at IS NULL AND expires_at > $2::bigint
@@ -495,6 +549,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                 ? Effect.fail(new TokenStore.TokenInactive())
                 : Effect.fail(new TokenStore.RefreshAlreadyRotated({ familyId: String(row.family_id) }))
             }
+            if (refused !== undefined) return yield* Effect.fail(refused)
             yield* insertTokens(tx.query, tokens)
           })
         ),
@@ -589,6 +644,13 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               appKey
             ])
             if (changed(deleted) === 0) return false
+            // The codes before the tokens: a redemption that consumed one first holds its row until it
+            // commits; once this delete has waited for it, the revoke that follows (a new statement)
+            // sees the tokens it issued. A redemption that comes second finds the code gone.
+            yield* tx.query(
+              "DELETE FROM authorization_codes WHERE user_id = $1 AND app_key = $2 AND used_at IS NULL",
+              [userId, appKey]
+            )
             yield* tx.query(
               "UPDATE tokens SET revoked_at = $3 WHERE app_key = $2 AND user_id = $1 AND revoked_at IS NULL",
               [userId, appKey, now]
