@@ -174,6 +174,36 @@ for (const serializable of [false, true]) {
         }).pipe(Effect.scoped)
     )
 
+    it.effect("withdraw: waits for a rotation that locked the user first, then revokes the successors", () =>
+      Effect.gen(function* () {
+        const { stores, held, blockedByHeld } = yield* setup
+        const user = F.user()
+        yield* stores.users.insert(user)
+        const [, old] = F.pair({ userId: user.userId })
+        yield* stores.tokens.insert([old])
+        yield* stores.consents.grant(user.userId, old.appKey, old.scope, T)
+        const successors = F.pair({ userId: user.userId, appKey: old.appKey, familyId: old.familyId })
+        // A rotation as the store runs it, up to its commit
+        yield* held("BEGIN")
+        yield* held("SELECT user_id FROM users WHERE user_id = $1 AND disabled_at IS NULL FOR SHARE", [
+          user.userId
+        ])
+        yield* held("UPDATE tokens SET rotated_at = $2 WHERE kind = 'refresh' AND token_hash = $1", [
+          old.tokenHash,
+          T + 1
+        ])
+        for (const t of successors) yield* held(insertTokenSql, tokenRow(t))
+        const fiber = yield* Effect.fork(stores.consents.withdraw(user.userId, old.appKey, T + 5))
+        yield* blockedByHeld(fiber)
+        yield* held("COMMIT")
+        assert.isTrue(yield* Fiber.join(fiber))
+        for (const t of [old, ...successors]) {
+          const found = yield* stores.tokens.find(t.kind, t.tokenHash)
+          assert.strictEqual(Option.getOrThrow(found).revokedAt, T + 5, "the family is revoked")
+        }
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("withdraw first: a redemption waiting for it finds the code gone, and nothing is issued", () =>
       Effect.gen(function* () {
         const { stores, held, blockedByHeld } = yield* setup

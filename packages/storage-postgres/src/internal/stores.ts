@@ -360,12 +360,12 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         db.transaction((tx) =>
           Effect.gen(function* () {
             const deleted = yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])
+            yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
             yield* tx.query(retireCodesOfUser, [userId])
             yield* tx.query("UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL", [
               userId,
               now
             ])
-            yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
             return changed(deleted) > 0
           })
         )
@@ -575,14 +575,17 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       withdraw: (userId, appKey, now) =>
         db.transaction((tx) =>
           Effect.gen(function* () {
+            // D13: the user's row first, locked against token writes (lockUsers holds it FOR SHARE):
+            // a write that locked it first has committed before the statements below, which then see
+            // its tokens; one that comes second waits for this commit and finds the consent's codes
+            // gone and its tokens revoked. Then the consent, the codes and the tokens, in the order
+            // of remove, so the two never wait for each other in a cycle.
+            yield* tx.query("SELECT 1 FROM users WHERE user_id = $1 FOR NO KEY UPDATE", [userId])
             const deleted = yield* tx.query("DELETE FROM consents WHERE user_id = $1 AND app_key = $2", [
               userId,
               appKey
             ])
             if (changed(deleted) === 0) return false
-            // The codes before the tokens: a redemption that consumed one first holds its row until it
-            // commits; once this delete has waited for it, the revoke that follows (a new statement)
-            // sees the tokens it issued. A redemption that comes second finds the code gone.
             yield* tx.query(
               "DELETE FROM authorization_codes WHERE user_id = $1 AND app_key = $2 AND used_at IS NULL",
               [userId, appKey]
