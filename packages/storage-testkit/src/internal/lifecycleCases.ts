@@ -63,7 +63,7 @@ const grantServices = Layer.mergeAll(
   Layer.succeed(Throttle.ThrottlePolicy, Throttle.defaultPolicy)
 )
 
-/** An application of every grant and an enabled user with password "pw" of it. */
+/** An application of the code, refresh and password grants, and an enabled user whose password is "pw". */
 const appAndUser = Effect.gen(function* () {
   const users = yield* UserStore.UserStore
   const app: Application.Application = F.application({
