@@ -248,10 +248,15 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     parentHash: null,
     withRefresh: false
   })
-  yield* Audit.recordWith(
+  const stored = yield* Audit.recordWith(
     Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
     [["token_issued", { ...who, detail: "implicit" }]]
+  ).pipe(
+    Effect.as(true),
+    // D13: the user was disabled or deleted since signing in; nothing was issued
+    Effect.catchTag("UserInactive", () => Effect.succeed(false))
   )
+  if (!stored) return reject(req, issuer, "access_denied", "the authorization was not granted")
   return append(req.redirectUri, "#", [
     ["access_token", minted.response.access_token],
     ["token_type", "Bearer"],

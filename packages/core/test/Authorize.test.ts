@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import * as Admin from "../src/Admin.js"
 import * as Authorize from "../src/Authorize.js"
 import * as Pkce from "../src/Pkce.js"
+import { TokenStore } from "../src/storage/TokenStore.js"
 import { cb, form, issuer, newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 const validate = (q: Record<string, string> | string) =>
@@ -197,6 +199,28 @@ describe("authorize", () => {
       const introspected = yield* token({ grant_type: "client_credentials" }, basic)
       assert.strictEqual(introspected.status, 200)
     }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "implicit: a user disabled since signing in gets access_denied in the fragment, and no token (D13)",
+    () =>
+      Effect.gen(function* () {
+        const { app } = yield* newApp()
+        const { user } = yield* newUser()
+        const req = yield* Authorize.validate(
+          form({ response_type: "token", client_id: app.appKey, redirect_uri: cb, state: "s", scope: "read" })
+        )
+        yield* Admin.disableUser(user.userId)
+        const frag = new URLSearchParams(new URL(yield* Authorize.approve(req, user.userId)).hash.slice(1))
+        assert.deepStrictEqual(
+          [frag.get("error"), frag.get("state"), frag.get("access_token")],
+          ["access_denied", "s", null]
+        )
+        const unrevoked = yield* Effect.flatMap(TokenStore, (t) =>
+          t.revokeSubject({ appKey: app.appKey, userId: user.userId }, 0)
+        )
+        assert.strictEqual(unrevoked, 0)
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("a consent is remembered for (user, application, scopes)", () =>

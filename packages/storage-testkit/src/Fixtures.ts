@@ -68,12 +68,16 @@ export const code = (
   ...overrides
 })
 
-/** An active token (access unless `kind` says otherwise) valid for an hour from `baseTime`. */
+/**
+ * An active token (access unless `kind` says otherwise) valid for an hour from `baseTime`, of no
+ * platform user unless `userId` is given: a store saves a user's token only while the user exists
+ * and is enabled (D13), so a test that names one inserts the user first.
+ */
 export const token = (overrides: Partial<Token.Token> = {}): Token.Token => ({
   tokenHash: hash(),
   kind: "access",
   appKey: id("app"),
-  userId: id("user"),
+  userId: null,
   openId: id("open"),
   scope: scope("read"),
   familyId: id("family"),

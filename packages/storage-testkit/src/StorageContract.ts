@@ -18,6 +18,7 @@ import {
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
 import { adminCases } from "./internal/adminCases.js"
+import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 
@@ -748,6 +749,7 @@ export const storageContract = (
     )
 
     adminCases(it)
+    lifecycleCases(it)
     sessionCases(it, makeLayer)
     throttleCases(it)
   })

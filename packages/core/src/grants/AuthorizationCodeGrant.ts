@@ -14,7 +14,7 @@ import { CodeStore } from "../storage/CodeStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
 import { isDisabled } from "../User.js"
-import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
+import { type Grant, issuedEvent, mint, refreshAllowed, registeredScope } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "authorization_code"
@@ -58,6 +58,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     if (!ok) return yield* invalid("code_verifier does not match the code challenge")
   } else if (Option.isSome(req.codeVerifier)) {
     return yield* invalid("code_verifier sent for a code issued without a code challenge")
+  } else if (app.requirePkce) {
+    // RFC 9700 §2.1.1: an application that requires PKCE now redeems no code issued without it
+    return yield* invalid("the application requires PKCE; this code was issued without a code challenge")
   }
   const users = yield* UserStore
   const user = yield* users.findById(code.userId)
@@ -68,8 +71,8 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     app,
     userId: code.userId,
     openId: code.openId,
-    scope: code.scope,
-    grantScope: code.scope,
+    scope: registeredScope(app, code.scope),
+    grantScope: registeredScope(app, code.scope),
     familyId: code.familyId,
     parentHash: null,
     withRefresh: refreshAllowed(app)
@@ -78,7 +81,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
   yield* Audit.recordWith(codes.redeem(codeHash, now, minted.records), [issuedEvent(grant, grantType)]).pipe(
     Effect.catchTags({
       CodeNotFound: () => invalid("authorization code is invalid or expired"),
-      CodeAlreadyUsed: () => replayed(code, now)
+      CodeAlreadyUsed: () => replayed(code, now),
+      // D13: disabled or deleted since the check above; nothing was issued
+      UserInactive: () => invalid("authorization code is invalid or expired")
     })
   )
   return minted.response

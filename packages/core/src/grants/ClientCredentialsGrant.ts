@@ -44,6 +44,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.ClientCrede
   yield* Audit.recordWith(
     Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
     [issuedEvent(grant, grantType)]
+  ).pipe(
+    // These tokens carry no user id: the store refuses a write only for a user's (D13)
+    Effect.catchTag("UserInactive", (e) => Effect.die(e))
   )
   return minted.response
 })

@@ -52,6 +52,13 @@ export const issuedEvent = (grant: Grant, grantType: string): readonly [Audit.Ev
 /** Whether a grant for this application carries a refresh token: only if it may use the refresh_token grant. */
 export const refreshAllowed = (app: Application): boolean => allows(app, "refresh_token")
 
+/**
+ * The part of a scope the application is still registered for: a scope its operator took from the
+ * registration since the grant is dropped from what a refresh or a code redemption issues.
+ */
+export const registeredScope = (app: Application, scope: Scope.ScopeSet): Scope.ScopeSet =>
+  Scope.make(scope.filter((item) => app.scopes.includes(item)))
+
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
 export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config

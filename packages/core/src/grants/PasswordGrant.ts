@@ -3,10 +3,11 @@
  * one generic answer for every wrong credential.
  */
 import { Effect } from "effect"
-import { authenticate } from "../Accounts.js"
+import { authenticate, badCredentials } from "../Accounts.js"
 import type { Application } from "../Application.js"
 import * as Audit from "../Audit.js"
 import * as Entropy from "../Entropy.js"
+import { InvalidGrant } from "../OAuthError.js"
 import { forUser } from "../OpenId.js"
 import type * as TokenRequest from "../requests/TokenRequest.js"
 import { TokenStore } from "../storage/TokenStore.js"
@@ -37,6 +38,9 @@ export const handle = Effect.fnUntraced(function* (
   yield* Audit.recordWith(
     Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
     [issuedEvent(grant, grantType)]
+  ).pipe(
+    // D13: disabled or deleted while the password was checked: the answer of a disabled account
+    Effect.catchTag("UserInactive", () => Effect.fail(new InvalidGrant({ description: badCredentials })))
   )
   return minted.response
 })

@@ -14,7 +14,7 @@ import * as Scope from "../Scope.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { UserStore } from "../storage/UserStore.js"
 import { isDisabled } from "../User.js"
-import { type Grant, issuedEvent, mint } from "./Issue.js"
+import { type Grant, issuedEvent, mint, registeredScope } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "refresh_token"
@@ -58,8 +58,7 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
       new InvalidScope({ description: "scope exceeds the scopes the application is registered for" })
     )
   }
-  const registered = (s: Scope.ScopeSet) => Scope.make(s.filter((item) => app.scopes.includes(item)))
-  const scope = registered(requested)
+  const scope = registeredScope(app, requested)
   if (old.userId !== null) {
     const users = yield* UserStore
     const user = yield* users.findById(old.userId)
@@ -72,7 +71,7 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     userId: old.userId,
     openId: old.openId,
     scope,
-    grantScope: registered(old.scope),
+    grantScope: registeredScope(app, old.scope),
     familyId: old.familyId,
     parentHash: hash,
     withRefresh: true
@@ -84,7 +83,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
   ]).pipe(
     Effect.catchTags({
       TokenInactive: () => invalid("refresh token is invalid, expired or revoked"),
-      RefreshAlreadyRotated: () => reused()
+      RefreshAlreadyRotated: () => reused(),
+      // D13: disabled or deleted since the check above; the disable revoked the family
+      UserInactive: () => invalid("refresh token is invalid, expired or revoked")
     })
   )
   return minted.response

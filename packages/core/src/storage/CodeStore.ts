@@ -5,6 +5,7 @@ import { Context, type Effect, type Option, Schema } from "effect"
 import type { AuthorizationCode } from "../AuthorizationCode.js"
 import type { Token } from "../Token.js"
 import type { StorageError } from "./StorageError.js"
+import type { UserInactive } from "./UserStore.js"
 
 /** No redeemable code with this hash: unknown or expired. */
 export class CodeNotFound extends Schema.TaggedError<CodeNotFound>()("CodeNotFound", {}) {}
@@ -25,13 +26,14 @@ export class CodeStore extends Context.Tag("@latchkey/core/CodeStore")<
     /**
      * Mark the code used and save the tokens issued for it, all in one atomic step.
      * Succeeds at most once per code, however many callers race; the losers get
-     * `CodeAlreadyUsed` and nothing is written.
+     * `CodeAlreadyUsed` and nothing is written. Like `TokenStore.insert`, refused with
+     * `UserInactive` (after the code's own state) when a token's user is disabled or gone.
      */
     readonly redeem: (
       codeHash: string,
       now: number,
       tokens: ReadonlyArray<Token>
-    ) => Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | StorageError>
+    ) => Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | UserInactive | StorageError>
     /** Delete at most `limit` codes that expired before `now`; returns how many. */
     readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number, StorageError>
   }

@@ -29,8 +29,9 @@ export class ConsentStore extends Context.Tag("@latchkey/core/ConsentStore")<
     /** Every consent the user has given, by App Key (ascending). */
     readonly list: (userId: string) => Effect.Effect<ReadonlyArray<Consent>, StorageError>
     /**
-     * Forget the user's consent to the application and revoke every token of that application
-     * for the user, in one transaction; false (and nothing revoked) when there was no consent.
+     * Forget the user's consent to the application, delete the unused authorization codes the
+     * application holds for the user and revoke every token of that application for the user, in
+     * one transaction; false (and nothing revoked) when there was no consent.
      */
     readonly withdraw: (userId: string, appKey: string, now: number) => Effect.Effect<boolean, StorageError>
   }

@@ -32,7 +32,7 @@ import { StorageError } from "./StorageError.js"
 import type { Stores } from "./Stores.js"
 import { ThrottleStore } from "./ThrottleStore.js"
 import { RefreshAlreadyRotated, TokenInactive, TokenStore } from "./TokenStore.js"
-import { UsernameTaken, UserStore } from "./UserStore.js"
+import { refusal, type UserInactive, UsernameTaken, UserStore } from "./UserStore.js"
 
 const changeable = [
   "name",
@@ -196,6 +196,19 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
     }
     return n
   }
+  // D13: a token is saved only for a user who exists and is enabled at the moment of the write
+  const inactiveUser = (ts: ReadonlyArray<Token>) =>
+    refusal(ts, (userId) => {
+      const user = users.get(userId)
+      return user !== undefined && (user.disabledAt ?? null) === null
+    })
+  // The unused codes of a user (of one application, or of all): a code is retired by deleting it
+  const retireCodes = (userId: string, appKey: string | null) => {
+    for (const [k, c] of codes) {
+      if (c.userId === userId && c.usedAt === null && (appKey === null || c.appKey === appKey))
+        codes.delete(k)
+    }
+  }
   const insertTokens = (ts: ReadonlyArray<Token>) => {
     for (const t of ts) {
       if (tokens.has(tokenKey(t.kind, t.tokenHash)))
@@ -282,7 +295,10 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         Effect.sync(() => {
           const user = users.get(userId)
           if (user === undefined) return false
-          if (disabled) revokeWhere((t) => t.userId === userId, now)
+          if (disabled) {
+            revokeWhere((t) => t.userId === userId, now)
+            retireCodes(userId, null)
+          }
           users.set(userId, { ...user, disabledAt: disabled ? (user.disabledAt ?? now) : null })
           return true
         }),
@@ -293,6 +309,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       remove: (userId, now) =>
         Effect.sync(() => {
           revokeWhere((t) => t.userId === userId, now)
+          retireCodes(userId, null)
           for (const k of consents.keys()) if (k.startsWith(`${userId}\u0000`)) consents.delete(k)
           return users.delete(userId)
         })
@@ -305,40 +322,52 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         }),
       find: (codeHash) => Effect.sync(() => Option.fromNullable(codes.get(codeHash))),
       redeem: (codeHash, now, issued) =>
-        Effect.suspend((): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | StorageError> => {
-          const code = codes.get(codeHash)
-          if (code === undefined) return Effect.fail(new CodeNotFound())
-          if (code.usedAt !== null) return Effect.fail(new CodeAlreadyUsed({ familyId: code.familyId }))
-          if (code.expiresAt <= now) return Effect.fail(new CodeNotFound())
-          try {
-            insertTokens(issued)
-          } catch (e) {
-            return Effect.fail(e as StorageError)
+        Effect.suspend(
+          (): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | UserInactive | StorageError> => {
+            const code = codes.get(codeHash)
+            if (code === undefined) return Effect.fail(new CodeNotFound())
+            if (code.usedAt !== null) return Effect.fail(new CodeAlreadyUsed({ familyId: code.familyId }))
+            if (code.expiresAt <= now) return Effect.fail(new CodeNotFound())
+            const inactive = inactiveUser(issued)
+            if (inactive !== undefined) return Effect.fail(inactive)
+            try {
+              insertTokens(issued)
+            } catch (e) {
+              return Effect.fail(e as StorageError)
+            }
+            codes.set(codeHash, { ...code, usedAt: now })
+            return Effect.void
           }
-          codes.set(codeHash, { ...code, usedAt: now })
-          return Effect.void
-        }),
+        ),
       purgeExpired: (now, limit) => Effect.sync(() => purge(codes, (c) => c.expiresAt <= now, limit))
     }),
     Context.add(TokenStore, {
-      insert: (ts) => guard(() => insertTokens(ts)),
+      insert: (ts) =>
+        Effect.suspend((): Effect.Effect<void, UserInactive | StorageError> => {
+          const inactive = inactiveUser(ts)
+          return inactive === undefined ? guard(() => insertTokens(ts)) : Effect.fail(inactive)
+        }),
       find: (kind, hash) => Effect.sync(() => Option.fromNullable(tokens.get(tokenKey(kind, hash)))),
       rotate: (hash, now, grace, issued) =>
-        Effect.suspend((): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | StorageError> => {
-          const t = tokens.get(tokenKey("refresh", hash))
-          if (t === undefined || t.revokedAt !== null || t.expiresAt <= now)
-            return Effect.fail(new TokenInactive())
-          if (t.rotatedAt !== null && !(grace > 0 && t.rotatedAt >= now - grace)) {
-            return Effect.fail(new RefreshAlreadyRotated({ familyId: t.familyId }))
+        Effect.suspend(
+          (): Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | UserInactive | StorageError> => {
+            const t = tokens.get(tokenKey("refresh", hash))
+            if (t === undefined || t.revokedAt !== null || t.expiresAt <= now)
+              return Effect.fail(new TokenInactive())
+            if (t.rotatedAt !== null && !(grace > 0 && t.rotatedAt >= now - grace)) {
+              return Effect.fail(new RefreshAlreadyRotated({ familyId: t.familyId }))
+            }
+            const inactive = inactiveUser(issued)
+            if (inactive !== undefined) return Effect.fail(inactive)
+            try {
+              insertTokens(issued)
+            } catch (e) {
+              return Effect.fail(e as StorageError)
+            }
+            tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
+            return Effect.void
           }
-          try {
-            insertTokens(issued)
-          } catch (e) {
-            return Effect.fail(e as StorageError)
-          }
-          tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
-          return Effect.void
-        }),
+        ),
       revokeFamily: (familyId, now) => Effect.sync(() => revokeWhere((t) => t.familyId === familyId, now)),
       revokeSubject: (subject, now) =>
         Effect.sync(() =>
@@ -379,6 +408,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       withdraw: (userId, appKey, now) =>
         Effect.sync(() => {
           if (!consents.delete(`${userId}\u0000${appKey}`)) return false
+          retireCodes(userId, appKey)
           revokeWhere((t) => t.appKey === appKey && t.userId === userId, now)
           return true
         })

@@ -4,6 +4,7 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Kind, Token } from "../Token.js"
 import type { StorageError } from "./StorageError.js"
+import type { UserInactive } from "./UserStore.js"
 
 /** No usable refresh token with this hash: unknown, expired or revoked. */
 export class TokenInactive extends Schema.TaggedError<TokenInactive>()("TokenInactive", {}) {}
@@ -25,21 +26,25 @@ export type Subject =
 export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<
   TokenStore,
   {
-    /** Save newly issued tokens, all or none. */
-    readonly insert: (tokens: ReadonlyArray<Token>) => Effect.Effect<void, StorageError>
+    /**
+     * Save newly issued tokens, all or none: none, with `UserInactive`, when one of them carries the
+     * id of a user who is disabled or gone at the moment of the write (decided in its transaction).
+     */
+    readonly insert: (tokens: ReadonlyArray<Token>) => Effect.Effect<void, UserInactive | StorageError>
     /** The token of this kind with this hash, in any state, if still stored. */
     readonly find: (kind: Kind, tokenHash: string) => Effect.Effect<Option.Option<Token>, StorageError>
     /**
      * Retire the refresh token and save its successors, atomically. Succeeds at most
      * once per token, decided by the row's state; with `grace > 0` a token rotated at
-     * most `grace` seconds ago may be rotated again (a client's retry).
+     * most `grace` seconds ago may be rotated again (a client's retry). Like `insert`, refused with
+     * `UserInactive` (after the token's own state) when a successor's user is disabled or gone.
      */
     readonly rotate: (
       refreshHash: string,
       now: number,
       grace: number,
       tokens: ReadonlyArray<Token>
-    ) => Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | StorageError>
+    ) => Effect.Effect<void, TokenInactive | RefreshAlreadyRotated | UserInactive | StorageError>
     /** Revoke every token of the family; commits on its own. Returns how many were revoked. */
     readonly revokeFamily: (familyId: string, now: number) => Effect.Effect<number, StorageError>
     /**

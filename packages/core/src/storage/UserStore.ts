@@ -2,6 +2,7 @@
  * Storage of platform users.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import type { Token } from "../Token.js"
 import type { User } from "../User.js"
 import type { StorageError } from "./StorageError.js"
 
@@ -9,6 +10,31 @@ import type { StorageError } from "./StorageError.js"
 export class UsernameTaken extends Schema.TaggedError<UsernameTaken>()("UsernameTaken", {
   username: Schema.String
 }) {}
+
+/**
+ * A token write named a user who is disabled or no longer exists: nothing was written. Checked
+ * inside the write's transaction, so no token outlives a disable or delete that committed first.
+ */
+export class UserInactive extends Schema.TaggedError<UserInactive>()("UserInactive", {
+  userId: Schema.String
+}) {}
+
+/** The users a token write names, each once and in one order (a store locks them in it). */
+export const usersOf = (tokens: ReadonlyArray<Token>): ReadonlyArray<string> =>
+  [...new Set(tokens.flatMap((t) => (t.userId === null ? [] : [t.userId])))].sort()
+
+/**
+ * D13 (docs/security.md): the refusal of a token write of which some token names a user who is not
+ * `active` (disabled or gone) as the store reads it inside the write's transaction; undefined when
+ * every user it names is active.
+ */
+export const refusal = (
+  tokens: ReadonlyArray<Token>,
+  active: (userId: string) => boolean
+): UserInactive | undefined => {
+  const inactive = usersOf(tokens).find((userId) => !active(userId))
+  return inactive === undefined ? undefined : new UserInactive({ userId: inactive })
+}
 
 /** Platform users by id and by username. */
 export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
@@ -25,17 +51,20 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
     /** Replace the user's password hash; false when there is no such user. */
     readonly setPasswordHash: (userId: string, passwordHash: string) => Effect.Effect<boolean, StorageError>
     /**
-     * Disable the account at `now` (revoking every token of the user in the same transaction)
-     * or, with `disabled` false, enable it again (revoked tokens stay revoked). Disabling an
-     * account already disabled keeps its first `disabledAt` and still revokes. False when there
-     * is no such user.
+     * Disable the account at `now` (revoking every token of the user and deleting their unused
+     * authorization codes in the same transaction) or, with `disabled` false, enable it again
+     * (revoked tokens stay revoked). Disabling an account already disabled keeps its first
+     * `disabledAt` and still revokes. False when there is no such user.
      */
     readonly setDisabled: (
       userId: string,
       disabled: boolean,
       now: number
     ) => Effect.Effect<boolean, StorageError>
-    /** Delete the user, their consents and revoke their tokens; false when there was none. */
+    /**
+     * Delete the user and their consents, revoke their tokens and delete their unused authorization
+     * codes, in one transaction; false when there was none.
+     */
     readonly remove: (userId: string, now: number) => Effect.Effect<boolean, StorageError>
   }
 >() {}

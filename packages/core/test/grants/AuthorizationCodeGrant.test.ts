@@ -2,6 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, TestClock } from "effect"
 import * as Admin from "../../src/Admin.js"
 import * as Pkce from "../../src/Pkce.js"
+import { CodeStore } from "../../src/storage/CodeStore.js"
+import { TokenStore } from "../../src/storage/TokenStore.js"
+import { UserStore } from "../../src/storage/UserStore.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
 
 const exchange = (code: string, basic: string, extra: Record<string, string> = {}) =>
@@ -214,6 +217,87 @@ describe("authorization_code grant", () => {
       yield* Admin.disableUser(user.userId)
       const r = yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic)
       assert.deepStrictEqual([r.status, r.json?.error], [400, "invalid_grant"])
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  /** How many tokens of the user for the application are not revoked (revoking them: a probe for a failing test). */
+  const unrevoked = (appKey: string, userId: string) =>
+    Effect.flatMap(TokenStore, (tokens) => tokens.revokeSubject({ appKey, userId }, 0))
+
+  for (const change of ["disabled", "deleted"] as const) {
+    it.effect(
+      `a user ${change} between the grant's user check and its write: invalid_grant and no token issued (D13)`,
+      () =>
+        Effect.gen(function* () {
+          const { app, basic } = yield* newApp()
+          const { user } = yield* newUser()
+          const code = yield* issueCode(app.appKey, user.userId)
+          const users = yield* UserStore
+          const codes = yield* CodeStore
+          // The change commits after the grant read the user enabled and before its write
+          const racing = {
+            ...codes,
+            redeem: (...args: Parameters<typeof codes.redeem>) =>
+              Effect.zipRight(
+                change === "disabled"
+                  ? users.setDisabled(user.userId, true, 1)
+                  : users.remove(user.userId, 1),
+                codes.redeem(...args)
+              )
+          }
+          const r = yield* exchange(code, basic).pipe(Effect.provideService(CodeStore, racing))
+          assert.deepStrictEqual(
+            [r.status, r.json?.error, r.json?.error_description],
+            [400, "invalid_grant", "authorization code is invalid or expired"]
+          )
+          assert.strictEqual(yield* unrevoked(app.appKey, user.userId), 0)
+        }).pipe(Effect.provide(TestLayer()))
+    )
+  }
+
+  it.effect("a code issued before its consent was withdrawn is invalid_grant and issues nothing", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const code = yield* issueCode(app.appKey, user.userId)
+      assert.isTrue(yield* Admin.withdrawConsentOf(user.userId, app.appKey))
+      const r = yield* exchange(code, basic)
+      assert.deepStrictEqual(
+        [r.status, r.json?.error, r.json?.error_description],
+        [400, "invalid_grant", "authorization code is invalid or expired"]
+      )
+      assert.strictEqual(yield* unrevoked(app.appKey, user.userId), 0)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a scope taken from the application after the code was issued is not in the tokens it redeems to",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp({ scope: "read,write" })
+        const { user } = yield* newUser()
+        const code = yield* issueCode(app.appKey, user.userId, { scope: "read,write" })
+        yield* Admin.updateApplication(app.appKey, { scope: "read" })
+        const r = yield* exchange(code, basic)
+        assert.strictEqual(r.status, 200)
+        assert.strictEqual(r.json?.scope, "read")
+        const refreshed = yield* token(
+          { grant_type: "refresh_token", refresh_token: r.json?.refresh_token as string },
+          basic
+        )
+        assert.strictEqual(refreshed.json?.scope, "read", "nor in its refresh token")
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a code issued without PKCE to an application that requires PKCE since is invalid_grant", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const code = yield* issueCode(app.appKey, user.userId)
+      yield* Admin.updateApplication(app.appKey, { requirePkce: true })
+      const r = yield* exchange(code, basic)
+      assert.deepStrictEqual([r.status, r.json?.error], [400, "invalid_grant"])
+      assert.strictEqual(yield* unrevoked(app.appKey, user.userId), 0)
     }).pipe(Effect.provide(TestLayer()))
   )
 })

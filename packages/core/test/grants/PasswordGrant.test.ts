@@ -1,5 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Deferred, Effect, Fiber, TestClock } from "effect"
+import { badCredentials } from "../../src/Accounts.js"
+import * as Admin from "../../src/Admin.js"
+import { PasswordHasher } from "../../src/PasswordHasher.js"
+import { TokenStore } from "../../src/storage/TokenStore.js"
 import { newApp, newUser, TestLayer, token } from "../fixtures.js"
 
 describe("password grant", () => {
@@ -115,4 +119,44 @@ describe("password grant", () => {
       )
     }).pipe(Effect.provide(TestLayer()))
   )
+
+  for (const change of ["disabled", "deleted"] as const) {
+    it.effect(
+      `a user ${change} while the grant checks the password gets invalid_grant and no active token (D13)`,
+      () =>
+        Effect.gen(function* () {
+          const { app, basic } = yield* newApp()
+          const { user, password } = yield* newUser()
+          const hasher = yield* PasswordHasher
+          const checking = yield* Deferred.make<void>()
+          const proceed = yield* Deferred.make<void>()
+          // The grant holds in verify until the change has committed
+          const gated = {
+            ...hasher,
+            verify: (p: string, h: string) =>
+              Deferred.succeed(checking, undefined).pipe(
+                Effect.zipRight(Deferred.await(proceed)),
+                Effect.zipRight(hasher.verify(p, h))
+              )
+          }
+          const grant = yield* Effect.fork(
+            token({ grant_type: "password", username: user.username, password }, basic).pipe(
+              Effect.provideService(PasswordHasher, gated)
+            )
+          )
+          yield* Deferred.await(checking)
+          yield* change === "disabled" ? Admin.disableUser(user.userId) : Admin.deleteUser(user.userId)
+          yield* Deferred.succeed(proceed, undefined)
+          const r = yield* Fiber.join(grant)
+          assert.deepStrictEqual(
+            [r.status, r.json?.error, r.json?.error_description],
+            [400, "invalid_grant", badCredentials]
+          )
+          const unrevoked = yield* Effect.flatMap(TokenStore, (tokens) =>
+            tokens.revokeSubject({ appKey: app.appKey, userId: user.userId }, 0)
+          )
+          assert.strictEqual(unrevoked, 0, "no token of the user is active")
+        }).pipe(Effect.provide(TestLayer()))
+    )
+  }
 })

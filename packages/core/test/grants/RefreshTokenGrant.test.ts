@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Effect, Either, FastCheck as fc, Option, TestClock } from "effect"
 import * as Admin from "../../src/Admin.js"
+import { sha256 } from "../../src/Digest.js"
 import * as Scope from "../../src/Scope.js"
+import { TokenStore } from "../../src/storage/TokenStore.js"
 import { UserStore } from "../../src/storage/UserStore.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
 
@@ -238,4 +240,30 @@ describe("refresh_token grant", () => {
       assert.strictEqual((yield* refresh(rt, basic)).json?.error, "invalid_grant", "disabling revoked it")
     }).pipe(Effect.provide(TestLayer()))
   )
+
+  for (const change of ["disabled", "deleted"] as const) {
+    it.effect(
+      `a user ${change} between the grant's user check and the rotation: invalid_grant and no token issued (D13)`,
+      () =>
+        Effect.gen(function* () {
+          const { app, basic, rt } = yield* grant()
+          const tokens = yield* TokenStore
+          const users = yield* UserStore
+          const found = yield* tokens.find("refresh", yield* sha256(rt))
+          const userId = Option.getOrThrow(found).userId as string
+          // The change commits after the grant read the user enabled and before its write
+          const racing = {
+            ...tokens,
+            rotate: (...args: Parameters<typeof tokens.rotate>) =>
+              Effect.zipRight(
+                change === "disabled" ? users.setDisabled(userId, true, 1) : users.remove(userId, 1),
+                tokens.rotate(...args)
+              )
+          }
+          const r = yield* refresh(rt, basic).pipe(Effect.provideService(TokenStore, racing))
+          assert.deepStrictEqual([r.status, r.json?.error], [400, "invalid_grant"])
+          assert.strictEqual(yield* tokens.revokeSubject({ appKey: app.appKey, userId }, 0), 0)
+        }).pipe(Effect.provide(TestLayer()))
+    )
+  }
 })

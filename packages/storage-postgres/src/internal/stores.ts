@@ -14,13 +14,13 @@ import {
   type StorageError,
   type Stores,
   Throttle,
-  type Token,
   TokenStore,
   UserStore
 } from "@latchkey/core"
 import { Context, Effect, Option } from "effect"
 import { attemptSync, type Database, type Tx } from "./database.js"
 import * as Rows from "./rows.js"
+import { insertTokens, lockUsers, retireCodesOfUser } from "./tokenWrites.js"
 
 // A purge is always bounded; LIMIT 0 deletes nothing.
 const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
@@ -30,37 +30,6 @@ const evictionBatch = 16
 
 // The advisory lock every session write that may evict holds (see Database.TransactionOptions.locks).
 const sessionLock = ["sessions"]
-
-const tokenValues = 12
-const insertTokensSql = (n: number): string =>
-  `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id, parent_hash,
-    issued_at, expires_at, revoked_at, rotated_at) VALUES ${Array.from({ length: n }, (_, i) => {
-      const p = (k: number) => `$${i * tokenValues + k}`
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)})`
-    }).join(", ")}`
-const tokenParams = (t: Token.Token): ReadonlyArray<unknown> => [
-  t.kind,
-  t.tokenHash,
-  t.appKey,
-  t.userId,
-  t.openId,
-  JSON.stringify(t.scope),
-  t.familyId,
-  t.parentHash,
-  t.issuedAt,
-  t.expiresAt,
-  t.revokedAt,
-  t.rotatedAt
-]
-
-/** Insert `tokens` with one statement of `run` (nothing when there are none). */
-const insertTokens = (
-  run: Tx["query"],
-  tokens: ReadonlyArray<Token.Token>
-): Effect.Effect<void, StorageError.StorageError> =>
-  tokens.length === 0
-    ? Effect.void
-    : Effect.asVoid(run(insertTokensSql(tokens.length), tokens.flatMap(tokenParams)))
 
 const changed = (r: { readonly rowCount: number | null }): number => r.rowCount ?? 0
 
@@ -362,8 +331,9 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
           db.write("UPDATE users SET password_hash = $2 WHERE user_id = $1", [userId, passwordHash]),
           (r) => changed(r) > 0
         ),
-      // Disabling locks the user's row, keeps the first disabled_at and revokes in the same
-      // transaction; enabling is one statement and leaves revoked tokens revoked.
+      // Disabling locks the user's row first (lockUsers), keeps the first disabled_at, retires the
+      // unused codes and revokes in the same transaction; enabling is one statement and leaves
+      // revoked tokens revoked.
       setDisabled: (userId, disabled, now) =>
         disabled
           ? db.transaction((tx) =>
@@ -373,6 +343,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                   [userId, now]
                 )
                 if (changed(marked) === 0) return false
+                yield* tx.query(retireCodesOfUser, [userId])
                 yield* tx.query(
                   "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
                   [userId, now]
@@ -384,15 +355,18 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               db.write("UPDATE users SET disabled_at = NULL WHERE user_id = $1", [userId]),
               (r) => changed(r) > 0
             ),
+      // The user's row goes first: its lock orders the delete with token writes (lockUsers).
       remove: (userId, now) =>
         db.transaction((tx) =>
           Effect.gen(function* () {
+            const deleted = yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])
+            yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
+            yield* tx.query(retireCodesOfUser, [userId])
             yield* tx.query("UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL", [
               userId,
               now
             ])
-            yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
-            return changed(yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])) > 0
+            return changed(deleted) > 0
           })
         )
     }),
@@ -427,25 +401,28 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state,
       // not a timestamp, decides reuse. The tokens are saved in the transaction that consumes the code.
       redeem: (codeHash, now, tokens) =>
-        db.transaction<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed>((tx) =>
-          Effect.gen(function* () {
-            const consumed = yield* tx.query(
-              `UPDATE authorization_codes SET used_at = $2
+        db.transaction<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed | UserStore.UserInactive>(
+          (tx) =>
+            Effect.gen(function* () {
+              const refused = yield* lockUsers(tx, tokens)
+              const consumed = yield* tx.query(
+                `UPDATE authorization_codes SET used_at = $2
                 WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING family_id`,
-              [codeHash, now]
-            )
-            if (consumed.rows.length === 0) {
-              const state = yield* tx.query(
-                "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
-                [codeHash]
+                [codeHash, now]
               )
-              const row = state.rows[0]
-              return yield* row === undefined || row.used !== true
-                ? Effect.fail(new CodeStore.CodeNotFound())
-                : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
-            }
-            yield* insertTokens(tx.query, tokens)
-          })
+              if (consumed.rows.length === 0) {
+                const state = yield* tx.query(
+                  "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
+                  [codeHash]
+                )
+                const row = state.rows[0]
+                return yield* row === undefined || row.used !== true
+                  ? Effect.fail(new CodeStore.CodeNotFound())
+                  : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
+              }
+              if (refused !== undefined) return yield* Effect.fail(refused)
+              yield* insertTokens(tx.query, tokens)
+            })
         ),
       purgeExpired: (now, limit) =>
         Effect.map(
@@ -458,13 +435,22 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         )
     }),
     Context.add(TokenStore.TokenStore, {
+      // Tokens of no user (an application's own) are one statement; a user's lock the user first.
       insert: (tokens) =>
-        tokens.length > 0
-          ? insertTokens(db.write, tokens)
-          : // Nothing to insert: still a write, so audit events attached to it are stored.
-            Effect.flatMap(db.eventsAttached, (attached) =>
-              attached ? db.transaction(() => Effect.void) : Effect.void
-            ),
+        UserStore.usersOf(tokens).length > 0
+          ? db.transaction<void, UserStore.UserInactive>((tx) =>
+              Effect.flatMap(
+                lockUsers(tx, tokens),
+                (refused): Effect.Effect<void, UserStore.UserInactive | StorageError.StorageError> =>
+                  refused === undefined ? insertTokens(tx.query, tokens) : Effect.fail(refused)
+              )
+            )
+          : tokens.length > 0
+            ? insertTokens(db.write, tokens)
+            : // Nothing to insert: still a write, so audit events attached to it are stored.
+              Effect.flatMap(db.eventsAttached, (attached) =>
+                attached ? db.transaction(() => Effect.void) : Effect.void
+              ),
       find: (kind, tokenHash) =>
         Effect.flatMap(
           db.query(`SELECT ${Rows.tokenColumns} FROM tokens WHERE kind = $1 AND token_hash = $2`, [
@@ -475,8 +461,12 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       // The grace window is the only time rule; otherwise rotated_at IS NULL decides.
       rotate: (refreshHash, now, grace, tokens) =>
-        db.transaction<void, TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated>((tx) =>
+        db.transaction<
+          void,
+          TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated | UserStore.UserInactive
+        >((tx) =>
           Effect.gen(function* () {
+            const refused = yield* lockUsers(tx, tokens)
             const rotated = yield* tx.query(
               `UPDATE tokens SET rotated_at = coalesce(rotated_at, $2::bigint)
                 WHERE kind = 'refresh' AND token_hash = $1 AND revoked_at IS NULL AND expires_at > $2::bigint
@@ -495,6 +485,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                 ? Effect.fail(new TokenStore.TokenInactive())
                 : Effect.fail(new TokenStore.RefreshAlreadyRotated({ familyId: String(row.family_id) }))
             }
+            if (refused !== undefined) return yield* Effect.fail(refused)
             yield* insertTokens(tx.query, tokens)
           })
         ),
@@ -584,11 +575,21 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       withdraw: (userId, appKey, now) =>
         db.transaction((tx) =>
           Effect.gen(function* () {
+            // D13: the user's row first, locked against token writes (lockUsers holds it FOR SHARE):
+            // a write that locked it first has committed before the statements below, which then see
+            // its tokens; one that comes second waits for this commit and finds the consent's codes
+            // gone and its tokens revoked. Then the consent, the codes and the tokens, in the order
+            // of remove, so the two never wait for each other in a cycle.
+            yield* tx.query("SELECT 1 FROM users WHERE user_id = $1 FOR NO KEY UPDATE", [userId])
             const deleted = yield* tx.query("DELETE FROM consents WHERE user_id = $1 AND app_key = $2", [
               userId,
               appKey
             ])
             if (changed(deleted) === 0) return false
+            yield* tx.query(
+              "DELETE FROM authorization_codes WHERE user_id = $1 AND app_key = $2 AND used_at IS NULL",
+              [userId, appKey]
+            )
             yield* tx.query(
               "UPDATE tokens SET revoked_at = $3 WHERE app_key = $2 AND user_id = $1 AND revoked_at IS NULL",
               [userId, appKey, now]

@@ -183,6 +183,7 @@ export const make = (
     disableUser: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
     enableUser: db.prepare("UPDATE users SET disabled_at = NULL WHERE user_id = ?"),
     revokeByUser: db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
+    userActive: db.prepare("SELECT 1 FROM users WHERE user_id = ? AND disabled_at IS NULL").pluck(),
     deleteConsentsOfUser: db.prepare("DELETE FROM consents WHERE user_id = ?"),
 
     insertCode:
@@ -195,6 +196,11 @@ export const make = (
       WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING family_id`),
     codeState: db.prepare(
       "SELECT used_at AS usedAt, family_id AS familyId FROM authorization_codes WHERE code_hash = ?"
+    ),
+    // A code is retired by deleting it: redeemed later, it is unknown (nothing issued, nothing revoked).
+    retireCodesOfUser: db.prepare("DELETE FROM authorization_codes WHERE user_id = ? AND used_at IS NULL"),
+    retireCodesOfAppUser: db.prepare(
+      "DELETE FROM authorization_codes WHERE user_id = ? AND app_key = ? AND used_at IS NULL"
     ),
     purgeCodes: db.prepare(`DELETE FROM authorization_codes WHERE rowid IN
       (SELECT rowid FROM authorization_codes WHERE expires_at <= ? LIMIT ?)`),
@@ -323,7 +329,11 @@ export const make = (
     }
   }
 
+  // D13 (docs/security.md): read inside the write's BEGIN IMMEDIATE transaction, so a disable or
+  // delete either committed before (and refuses the write) or runs after it (and revokes its tokens).
   const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
+    const refused = UserStore.refusal(tokens, (userId) => q.userActive.get(userId) !== undefined)
+    if (refused !== undefined) refuse(refused)
     for (const t of tokens) q.insertToken.run(tokenParams(t))
   }
 
@@ -335,6 +345,7 @@ export const make = (
     }),
     removeUser: db.transaction((userId: string, now: number): boolean => {
       q.revokeByUser.run(now, userId)
+      q.retireCodesOfUser.run(userId)
       q.deleteConsentsOfUser.run(userId)
       return q.deleteUser.run(userId).changes > 0
     }),
@@ -343,11 +354,14 @@ export const make = (
       if (!disabled) return q.enableUser.run(userId).changes > 0
       if (q.disableUser.run(now, userId).changes === 0) return false
       q.revokeByUser.run(now, userId)
+      q.retireCodesOfUser.run(userId)
       return true
     }),
-    // The application's tokens of the user are revoked in the transaction that forgets the consent.
+    // The application's tokens of the user are revoked, and its unused codes for the user retired,
+    // in the transaction that forgets the consent.
     withdrawConsent: db.transaction((userId: string, appKey: string, now: number): boolean => {
       if (q.deleteConsent.run(userId, appKey).changes === 0) return false
+      q.retireCodesOfAppUser.run(userId, appKey)
       q.revokeByAppUser.run(now, appKey, userId)
       return true
     }),
@@ -578,21 +592,21 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(codeFromRow(row))
         }),
       redeem: (codeHash, now, tokens) =>
-        write<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed>(() =>
+        write<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed | UserStore.UserInactive>(() =>
           tx.redeem(codeHash, now, tokens)
         ),
       purgeExpired: (now, limit) => write(() => q.purgeCodes.run(now, bound(limit)).changes)
     }),
     Context.add(TokenStore.TokenStore, {
-      insert: (tokens) => write(() => insertTokens(tokens)),
+      insert: (tokens) => write<void, UserStore.UserInactive>(() => insertTokens(tokens)),
       find: (kind, tokenHash) =>
         attempt(() => {
           const row = q.findToken.get(kind, tokenHash) as WithScope<Token.Token> | undefined
           return row === undefined ? Option.none() : Option.some(tokenFromRow(row))
         }),
       rotate: (refreshHash, now, grace, tokens) =>
-        write<void, TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated>(() =>
-          tx.rotate(refreshHash, now, grace, tokens)
+        write<void, TokenStore.TokenInactive | TokenStore.RefreshAlreadyRotated | UserStore.UserInactive>(
+          () => tx.rotate(refreshHash, now, grace, tokens)
         ),
       // Committed before the caller fails the request.
       revokeFamily: (familyId, now) => write(() => q.revokeFamily.run(now, familyId).changes),

@@ -1,0 +1,71 @@
+/**
+ * Token writes: inserting a token set, and locking the users it names (D13, docs/security.md) in
+ * the transaction of the write.
+ */
+import { type StorageError, type Token, UserStore } from "@latchkey/core"
+import { Effect } from "effect"
+import type { Tx } from "./database.js"
+
+const tokenValues = 12
+const insertTokensSql = (n: number): string =>
+  `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id, parent_hash,
+    issued_at, expires_at, revoked_at, rotated_at) VALUES ${Array.from({ length: n }, (_, i) => {
+      const p = (k: number) => `$${i * tokenValues + k}`
+      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)})`
+    }).join(", ")}`
+const tokenParams = (t: Token.Token): ReadonlyArray<unknown> => [
+  t.kind,
+  t.tokenHash,
+  t.appKey,
+  t.userId,
+  t.openId,
+  JSON.stringify(t.scope),
+  t.familyId,
+  t.parentHash,
+  t.issuedAt,
+  t.expiresAt,
+  t.revokedAt,
+  t.rotatedAt
+]
+
+/** Insert `tokens` with one statement of `run` (nothing when there are none). */
+export const insertTokens = (
+  run: Tx["query"],
+  tokens: ReadonlyArray<Token.Token>
+): Effect.Effect<void, StorageError.StorageError> =>
+  tokens.length === 0
+    ? Effect.void
+    : Effect.asVoid(run(insertTokensSql(tokens.length), tokens.flatMap(tokenParams)))
+
+/**
+ * D13 (docs/security.md): lock the users `tokens` name FOR SHARE in the write's transaction, before
+ * anything else it writes, and answer the refusal of the write if one of them is disabled or gone.
+ * FOR SHARE conflicts with the row lock of setDisabled's UPDATE (FOR NO KEY UPDATE; FOR KEY SHARE
+ * would not, disabled_at being no key) and of remove's DELETE (FOR UPDATE), which both change the
+ * user's row first. So either the write locked first, and the disable waits for it to commit and then
+ * revokes its tokens (at READ COMMITTED its next statement sees them; under SERIALIZABLE the read of
+ * tokens it missed is a conflict, and it runs again); or the disable changed the row first, and the
+ * lock waits for its commit and then reads the row disabled or gone (READ COMMITTED reads the newest
+ * version; SERIALIZABLE fails with a serialization failure and the rerun reads it).
+ */
+export const lockUsers = (
+  tx: Tx,
+  tokens: ReadonlyArray<Token.Token>
+): Effect.Effect<UserStore.UserInactive | undefined, StorageError.StorageError> => {
+  const userIds = UserStore.usersOf(tokens)
+  if (userIds.length === 0) return Effect.succeed(undefined)
+  return Effect.map(
+    tx.query(
+      `SELECT user_id FROM users WHERE user_id = ANY($1::text[]) AND disabled_at IS NULL
+        ORDER BY user_id FOR SHARE`,
+      [userIds]
+    ),
+    (r) => {
+      const active = new Set(r.rows.map((row) => String(row.user_id)))
+      return UserStore.refusal(tokens, (userId) => active.has(userId))
+    }
+  )
+}
+
+/** Retire a user's unused codes by deleting them: redeemed later, one is unknown (nothing issued, nothing revoked). */
+export const retireCodesOfUser = "DELETE FROM authorization_codes WHERE user_id = $1 AND used_at IS NULL"

@@ -1,0 +1,229 @@
+/**
+ * D13 on a real PostgreSQL server (`DATABASE_URL`): the row lock on the user orders a token write
+ * with a disable or delete of that user, whichever comes first, at READ COMMITTED and SERIALIZABLE.
+ * One side is held open on a raw connection; the other is known to wait when the server reports
+ * it blocked by that connection (pg_blocking_pids), then the held side commits.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { CodeStore, ConsentStore, type Token, TokenStore, UserStore } from "@latchkey/core"
+import { PostgresStorage } from "@latchkey/storage-postgres"
+import { Fixtures as F } from "@latchkey/storage-testkit"
+import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
+import type pg from "pg"
+import { freshSchema } from "./support/pglite.js"
+import { databaseUrl, rawClient, useDatabase } from "./support/postgres.js"
+
+const T = F.baseTime
+
+const tokenRow = (t: Token.Token): ReadonlyArray<unknown> => [
+  t.kind,
+  t.tokenHash,
+  t.appKey,
+  t.userId,
+  t.openId,
+  JSON.stringify(t.scope),
+  t.familyId,
+  t.parentHash,
+  t.issuedAt,
+  t.expiresAt
+]
+const insertTokenSql = `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id,
+  parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)`
+
+for (const serializable of [false, true]) {
+  const isolation = serializable ? "serializable" : "read committed"
+  describe.skipIf(databaseUrl === undefined)(`account lifecycle on real PostgreSQL, ${isolation}`, () => {
+    const database = useDatabase({ serializable })
+
+    /** The stores over a fresh schema, a held connection in it and a monitor connection. */
+    const setup = Effect.gen(function* () {
+      const schema = freshSchema()
+      const context = yield* Layer.build(
+        PostgresStorage.layer({ connectionString: database.get().url, schema })
+      )
+      const connect = Effect.acquireRelease(
+        Effect.promise(() => rawClient(database.get(), schema)),
+        (c) => Effect.promise(() => c.end())
+      )
+      const held = yield* connect
+      const monitor = yield* connect
+      const sql = (c: pg.Client, text: string, values: ReadonlyArray<unknown> = []) =>
+        Effect.promise(() => c.query(text, [...values]))
+      const pid = Number((yield* sql(held, "SELECT pg_backend_pid() AS pid")).rows[0]?.pid)
+      // Bounded: the fiber must be seen waiting on the held connection before it ends
+      const blockedByHeld = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+        Effect.gen(function* () {
+          for (let i = 0; i < 1000; i++) {
+            const r = yield* sql(
+              monitor,
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+              [pid]
+            )
+            if (Number(r.rows[0]?.n) > 0) return
+            assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "the store did not wait for the held lock")
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+          }
+          assert.fail("the store never waited for the held lock")
+        })
+      return {
+        stores: {
+          users: Context.get(context, UserStore.UserStore),
+          tokens: Context.get(context, TokenStore.TokenStore),
+          codes: Context.get(context, CodeStore.CodeStore),
+          consents: Context.get(context, ConsentStore.ConsentStore)
+        },
+        held: (text: string, values?: ReadonlyArray<unknown>) => sql(held, text, values),
+        blockedByHeld
+      }
+    })
+
+    const writes = ["insert", "redeem", "rotate"] as const
+    for (const write of writes) {
+      it.effect(
+        `${write}: a token write waits for an uncommitted disable of its user, then is refused with UserInactive`,
+        () =>
+          Effect.gen(function* () {
+            const { stores, held, blockedByHeld } = yield* setup
+            const user = F.user()
+            yield* stores.users.insert(user)
+            const issued = F.pair({ userId: user.userId })
+            const code = F.code({ userId: user.userId })
+            const [, old] = F.pair()
+            yield* stores.codes.insert(code)
+            yield* stores.tokens.insert([old])
+            const run: Effect.Effect<void, { readonly _tag: string }> =
+              write === "insert"
+                ? stores.tokens.insert(issued)
+                : write === "redeem"
+                  ? stores.codes.redeem(code.codeHash, T + 1, issued)
+                  : stores.tokens.rotate(old.tokenHash, T + 1, 0, issued)
+            // A disable that has changed the user's row and not committed yet
+            yield* held("BEGIN")
+            yield* held("UPDATE users SET disabled_at = $2 WHERE user_id = $1", [user.userId, T])
+            const fiber = yield* Effect.fork(Effect.either(run))
+            yield* blockedByHeld(fiber)
+            yield* held("COMMIT")
+            const result = yield* Fiber.join(fiber)
+            assert.deepStrictEqual(Either.isLeft(result) ? result.left._tag : "written", "UserInactive")
+            for (const t of issued)
+              assert.isTrue(Option.isNone(yield* stores.tokens.find(t.kind, t.tokenHash)))
+          }).pipe(Effect.scoped)
+      )
+    }
+
+    for (const how of ["disable", "delete"] as const) {
+      it.effect(
+        `${how}: waits for a token write of the user that locked the user first, then revokes its tokens`,
+        () =>
+          Effect.gen(function* () {
+            const { stores, held, blockedByHeld } = yield* setup
+            const user = F.user()
+            yield* stores.users.insert(user)
+            const issued = F.pair({ userId: user.userId })
+            // A token write as the store runs it: the user locked FOR SHARE, the tokens inserted
+            yield* held("BEGIN")
+            yield* held("SELECT user_id FROM users WHERE user_id = $1 AND disabled_at IS NULL FOR SHARE", [
+              user.userId
+            ])
+            for (const t of issued) yield* held(insertTokenSql, tokenRow(t))
+            const fiber = yield* Effect.fork(
+              how === "disable"
+                ? stores.users.setDisabled(user.userId, true, T + 5)
+                : stores.users.remove(user.userId, T + 5)
+            )
+            yield* blockedByHeld(fiber)
+            yield* held("COMMIT")
+            assert.isTrue(yield* Fiber.join(fiber))
+            for (const t of issued) {
+              const found = yield* stores.tokens.find(t.kind, t.tokenHash)
+              assert.strictEqual(Option.getOrThrow(found).revokedAt, T + 5, "the new tokens are revoked")
+            }
+          }).pipe(Effect.scoped)
+      )
+    }
+
+    it.effect(
+      "withdraw: waits for a redemption that consumed a code first, then revokes what it issued",
+      () =>
+        Effect.gen(function* () {
+          const { stores, held, blockedByHeld } = yield* setup
+          const user = F.user()
+          yield* stores.users.insert(user)
+          const code = F.code({ userId: user.userId })
+          yield* stores.codes.insert(code)
+          yield* stores.consents.grant(user.userId, code.appKey, code.scope, T)
+          const issued = F.pair({ userId: user.userId, appKey: code.appKey, familyId: code.familyId })
+          // A redemption as the store runs it, up to its commit
+          yield* held("BEGIN")
+          yield* held("SELECT user_id FROM users WHERE user_id = $1 AND disabled_at IS NULL FOR SHARE", [
+            user.userId
+          ])
+          yield* held(
+            "UPDATE authorization_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL",
+            [code.codeHash, T + 1]
+          )
+          for (const t of issued) yield* held(insertTokenSql, tokenRow(t))
+          const fiber = yield* Effect.fork(stores.consents.withdraw(user.userId, code.appKey, T + 5))
+          yield* blockedByHeld(fiber)
+          yield* held("COMMIT")
+          assert.isTrue(yield* Fiber.join(fiber))
+          for (const t of issued) {
+            const found = yield* stores.tokens.find(t.kind, t.tokenHash)
+            assert.strictEqual(Option.getOrThrow(found).revokedAt, T + 5, "the redeemed tokens are revoked")
+          }
+        }).pipe(Effect.scoped)
+    )
+
+    it.effect("withdraw: waits for a rotation that locked the user first, then revokes the successors", () =>
+      Effect.gen(function* () {
+        const { stores, held, blockedByHeld } = yield* setup
+        const user = F.user()
+        yield* stores.users.insert(user)
+        const [, old] = F.pair({ userId: user.userId })
+        yield* stores.tokens.insert([old])
+        yield* stores.consents.grant(user.userId, old.appKey, old.scope, T)
+        const successors = F.pair({ userId: user.userId, appKey: old.appKey, familyId: old.familyId })
+        // A rotation as the store runs it, up to its commit
+        yield* held("BEGIN")
+        yield* held("SELECT user_id FROM users WHERE user_id = $1 AND disabled_at IS NULL FOR SHARE", [
+          user.userId
+        ])
+        yield* held("UPDATE tokens SET rotated_at = $2 WHERE kind = 'refresh' AND token_hash = $1", [
+          old.tokenHash,
+          T + 1
+        ])
+        for (const t of successors) yield* held(insertTokenSql, tokenRow(t))
+        const fiber = yield* Effect.fork(stores.consents.withdraw(user.userId, old.appKey, T + 5))
+        yield* blockedByHeld(fiber)
+        yield* held("COMMIT")
+        assert.isTrue(yield* Fiber.join(fiber))
+        for (const t of [old, ...successors]) {
+          const found = yield* stores.tokens.find(t.kind, t.tokenHash)
+          assert.strictEqual(Option.getOrThrow(found).revokedAt, T + 5, "the family is revoked")
+        }
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("withdraw first: a redemption waiting for it finds the code gone, and nothing is issued", () =>
+      Effect.gen(function* () {
+        const { stores, held, blockedByHeld } = yield* setup
+        const user = F.user()
+        yield* stores.users.insert(user)
+        const code = F.code({ userId: user.userId })
+        yield* stores.codes.insert(code)
+        const issued = F.pair({ userId: user.userId, appKey: code.appKey, familyId: code.familyId })
+        // A withdrawal as the store runs it, before its commit
+        yield* held("BEGIN")
+        yield* held(
+          "DELETE FROM authorization_codes WHERE user_id = $1 AND app_key = $2 AND used_at IS NULL",
+          [user.userId, code.appKey]
+        )
+        const fiber = yield* Effect.fork(Effect.flip(stores.codes.redeem(code.codeHash, T + 1, issued)))
+        yield* blockedByHeld(fiber)
+        yield* held("COMMIT")
+        assert.strictEqual((yield* Fiber.join(fiber))._tag, "CodeNotFound")
+        for (const t of issued) assert.isTrue(Option.isNone(yield* stores.tokens.find(t.kind, t.tokenHash)))
+      }).pipe(Effect.scoped)
+    )
+  })
+}
