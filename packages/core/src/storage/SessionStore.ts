@@ -14,7 +14,12 @@ export const SessionRecord = Schema.Struct({
   /** The signed-in platform user, or null while nobody has signed in. */
   userId: Schema.NullOr(Schema.String),
   username: Schema.NullOr(Schema.String),
-  /** The session is gone at this time (the lifetime slides on every save). */
+  /**
+   * When the user signed in (OpenID Connect `auth_time`), or null while nobody has: the
+   * session's absolute lifetime (`Config.sessionMaxAge`) runs from it.
+   */
+  authenticatedAt: Schema.NullOr(Schema.Number),
+  /** The session is gone at this time (the lifetime slides on every save, never past the absolute one). */
   expiresAt: Schema.Number
 })
 /** A browser's session, as stored. */
