@@ -184,8 +184,9 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         Effect.sync(() => {
           revokeWhere((t) => t.userId === userId, now)
           for (const k of consents.keys()) if (k.startsWith(`${userId}\u0000`)) consents.delete(k)
+          if (!users.delete(userId)) return false
           sessions.endSessionsOf(userId)
-          return users.delete(userId)
+          return true
         })
     }),
     Context.add(CodeStore, {
