@@ -18,6 +18,7 @@ import {
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
 import { adminCases } from "./internal/adminCases.js"
+import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 
@@ -749,6 +750,7 @@ export const storageContract = (
 
     adminCases(it)
     sessionCases(it, makeLayer)
+    lifecycleCases(it)
     throttleCases(it)
   })
 }
