@@ -25,6 +25,8 @@ export interface Session {
   readonly username: string | null
   /** When the user signed in (epoch seconds), or null while nobody has. */
   readonly authenticatedAt: number | null
+  /** Read from the store: saving it only renews it, and a session ended since stays ended. */
+  readonly stored: boolean
 }
 
 /** What a page needs to continue a pending request: the hidden fields of its form. */
@@ -84,18 +86,18 @@ export const load = Effect.fnUntraced(function* (cookieHeader: string | undefine
   if (userId !== null && (authenticatedAt === null || (yield* absoluteEnd(authenticatedAt)) <= now)) {
     return Option.none<Session>()
   }
-  return Option.some<Session>({ id, idHash, userId, username, authenticatedAt })
+  return Option.some<Session>({ id, idHash, userId, username, authenticatedAt, stored: true })
 })
 
 /** A new anonymous session, not stored until it is saved. */
 export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(function* () {
   const id = yield* Entropy.token
-  return { id, idHash: yield* sha256(id), userId: null, username: null, authenticatedAt: null }
+  return { id, idHash: yield* sha256(id), userId: null, username: null, authenticatedAt: null, stored: false }
 })
 
 /**
- * Store the session with a renewed lifetime, never past its absolute end; returns the
- * `Set-Cookie` value that carries it.
+ * Store the session with a renewed lifetime, never past its absolute end (a session read from
+ * the store is only renewed, never stored again once ended); returns the `Set-Cookie` value.
  */
 export const save = Effect.fnUntraced(function* (
   session: Session,
@@ -108,15 +110,15 @@ export const save = Effect.fnUntraced(function* (
   // ASVS V3.3.2: the sliding lifetime never reaches past the absolute one
   const expiresAt =
     session.authenticatedAt === null ? idle : Math.min(idle, yield* absoluteEnd(session.authenticatedAt))
-  yield* Effect.flatMap(SessionStore, (s) =>
-    s.save({
-      idHash: session.idHash,
-      userId: session.userId,
-      username: session.username,
-      authenticatedAt: session.authenticatedAt,
-      expiresAt
-    })
-  )
+  const record = {
+    idHash: session.idHash,
+    userId: session.userId,
+    username: session.username,
+    authenticatedAt: session.authenticatedAt,
+    expiresAt
+  }
+  // A session read before a disable (or a new password) ended it is not stored again
+  yield* Effect.flatMap(SessionStore, (s) => (session.stored ? s.renew(record) : s.save(record)))
   return setCookie(cookieName, yield* cookieValue(session), Math.max(0, expiresAt - now), cookie)
 })
 

@@ -1,9 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { Context, Deferred, Effect, Fiber, FiberId, Layer, Option, TestClock } from "effect"
 import * as Admin from "../src/Admin.js"
+import * as Entropy from "../src/Entropy.js"
 import * as Session from "../src/Session.js"
+import * as Memory from "../src/storage/Memory.js"
+import { SessionStore } from "../src/storage/SessionStore.js"
+import * as Throttle from "../src/Throttle.js"
 import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
-import { newUser, TestLayer } from "./fixtures.js"
+import { newUser, settings, TestHasher, TestLayer } from "./fixtures.js"
 
 /** The Max-Age of the session cookie an answer sets. */
 const maxAge = (a: Answer): number => Number(/Max-Age=(\d+)/.exec(a.setCookie ?? "")?.[1])
@@ -84,6 +88,55 @@ describe("sessions: ended with the account's access", () => {
         view(yield* b.get(query), "SignIn")
         view(yield* c.get(query), "Consent")
       }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a page request that read the session before the disable does not store it again when it ends after it",
+    () => {
+      // Memory stores whose session writes wait at a gate once it is armed
+      const stores = Memory.make()
+      const inner = Context.get(stores, SessionStore)
+      const gate = {
+        armed: false,
+        reached: Deferred.unsafeMake<void>(FiberId.none),
+        release: Deferred.unsafeMake<void>(FiberId.none)
+      }
+      const held = <A, E>(write: Effect.Effect<A, E>) =>
+        Effect.suspend(() => {
+          if (!gate.armed) return write
+          gate.armed = false
+          return Deferred.succeed(gate.reached, undefined).pipe(
+            Effect.zipRight(Deferred.await(gate.release)),
+            Effect.zipRight(write)
+          )
+        })
+      const gated = Context.add(stores, SessionStore, {
+        ...inner,
+        save: (s) => held(inner.save(s)),
+        renew: (s) => held(inner.renew(s))
+      })
+      const layer = Layer.mergeAll(
+        Layer.succeedContext(gated),
+        settings(),
+        Entropy.layer,
+        TestHasher,
+        Throttle.layer()
+      )
+      return Effect.gen(function* () {
+        const { user, password, query } = yield* setup()
+        const b = new Browser()
+        yield* signIn(b, query, user.username, password)
+        gate.armed = true
+        // The consent page has read the signed-in session and is about to store it renewed
+        const page = yield* Effect.fork(b.get(query))
+        yield* Deferred.await(gate.reached)
+        yield* Admin.disableUser(user)
+        yield* Deferred.succeed(gate.release, undefined)
+        yield* Fiber.join(page)
+        yield* Admin.enableUser(user)
+        view(yield* b.get(query), "SignIn")
+      }).pipe(Effect.provide(layer))
+    }
   )
 
   it.effect("a new password ends the user's sessions; with keepSessions they stay signed in", () =>

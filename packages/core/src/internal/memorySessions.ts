@@ -40,6 +40,13 @@ export const sessionStore = (limits: SessionLimits): MemorySessions => {
     signedIn.delete(idHash)
     dropAllPending(idHash)
   }
+  // Stored (again) at the end of its map: the most recently used
+  const put = (session: SessionRecord): true => {
+    anonymous.delete(session.idHash)
+    signedIn.delete(session.idHash)
+    ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
+    return true
+  }
   // The oldest pending request, of a session nobody signed in to when there is one
   const oldestPending = (): readonly [string, string] | undefined => {
     let fallback: readonly [string, string] | undefined
@@ -57,11 +64,13 @@ export const sessionStore = (limits: SessionLimits): MemorySessions => {
         const s = signedIn.get(idHash) ?? anonymous.get(idHash)
         return s !== undefined && s.expiresAt > now ? Option.some({ ...s }) : Option.none()
       }),
+    renew: (session) =>
+      Effect.sync(() =>
+        anonymous.has(session.idHash) || signedIn.has(session.idHash) ? put(session) : false
+      ),
     save: (session) =>
       Effect.sync(() => {
-        anonymous.delete(session.idHash)
-        signedIn.delete(session.idHash)
-        ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
+        put(session)
         while (anonymous.size + signedIn.size > limits.maxSessions) {
           const pool = anonymous.size > 0 ? anonymous : signedIn
           const oldest = pool.keys().next().value

@@ -87,6 +87,12 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     readonly find: (idHash: string, now: number) => Effect.Effect<Option.Option<SessionRecord>, StorageError>
     /** Insert or replace a session (its user and expiry), evicting per `SessionLimits.maxSessions`. */
     readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
+    /**
+     * Replace the user and expiry of a stored session; false, and nothing stored, when it is not
+     * stored (ended, evicted or swept since it was read): a request that read a session before
+     * a disable ended it never brings it back.
+     */
+    readonly renew: (session: SessionRecord) => Effect.Effect<boolean, StorageError>
     /** Delete a session and every request pending in it. */
     readonly remove: (idHash: string) => Effect.Effect<void, StorageError>
     /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`, and the store's oldest beyond `maxPendingBytes`. */

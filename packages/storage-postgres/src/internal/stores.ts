@@ -682,6 +682,8 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                   : db.transaction((tx) => insertSession(tx, s), { locks: sessionLock })
               )
         ),
+      // One conditional update: a session deleted since it was read stays deleted.
+      renew: (s) => Effect.map(db.write(updateSessionSql, sessionParams(s)), (r) => changed(r) > 0),
       remove: (idHash) =>
         db.transaction((tx) =>
           Effect.zipRight(

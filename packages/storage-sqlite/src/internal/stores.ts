@@ -655,6 +655,12 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(decodeSession(row))
         }),
       save: (session) => write(() => tx.saveSession(session)),
+      // One conditional update: a session deleted since it was read stays deleted.
+      renew: (s) =>
+        write(
+          () =>
+            q.updateSession.run(s.userId, s.username, s.authenticatedAt, s.expiresAt, s.idHash).changes > 0
+        ),
       remove: (idHash) => write(() => tx.removeSession(idHash)),
       addPending: (pending) => write(() => tx.addPending(pending)),
       findPending: (sessionHash, txn, now) =>

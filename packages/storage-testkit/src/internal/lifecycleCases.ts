@@ -121,6 +121,27 @@ export const lifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =
     })
   )
 
+  it.effect(
+    "sessions: renew replaces a stored session and keeps its requests; a session ended since it was read is not stored again",
+    () =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const { users, u, mine } = yield* scene
+        const [first, second] = mine.map((m) => m.session)
+        if (first === undefined || second === undefined) return assert.fail("two sessions")
+        const renewed = { ...first, expiresAt: T + 7200 }
+        assert.isTrue(yield* sessions.renew(renewed))
+        assert.deepStrictEqual(yield* sessions.find(first.idHash, T + 5000), Option.some(renewed))
+        assert.deepStrictEqual(yield* alive(mine.slice(0, 1)), [[true, true]])
+        // Read before the disable, renewed after it: stays ended, also once the user is enabled again
+        assert.isTrue(yield* users.setDisabled(u.userId, true, T + 5))
+        assert.isFalse(yield* sessions.renew({ ...second, expiresAt: T + 7200 }))
+        assert.isTrue(yield* users.setDisabled(u.userId, false, T + 6))
+        assert.isTrue(Option.isNone(yield* sessions.find(second.idHash, T)))
+        assert.isFalse(yield* sessions.renew(F.signedInSession()), "never stored: nothing to renew")
+      })
+  )
+
   it.effect("sessions: a change refused for an unknown user ends no session", () =>
     Effect.gen(function* () {
       const users = yield* UserStore.UserStore
