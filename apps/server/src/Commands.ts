@@ -60,7 +60,7 @@ Users
   user list [--json]
   user disable <username-or-user-id> [--json]
   user enable <username-or-user-id> [--json]
-  user set-password <username-or-user-id> --password-stdin [--json]
+  user set-password <username-or-user-id> --password-stdin [--keep-sessions] [--json]
   user delete <username-or-user-id> [--json]
 
 Tokens and consents
@@ -77,6 +77,7 @@ Database
 --grace keeps the old App Secret working that long (at most 30d; default 0: it stops at once).
 --since is ISO 8601 (2026-01-31, 2026-01-31T12:00:00Z), epoch seconds, or a time ago (15m, 24h, 7d).
 app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
+user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 
 The database is DATABASE_URL (PostgreSQL) or else LATCHKEY_DB (default ./data/latchkey.sqlite),
 named on stderr; the server key is LATCHKEY_SECRET or the one kept in the database. Exit codes:
@@ -426,7 +427,7 @@ const commands: Record<string, Command> = {
     io.stdout(
       values.json === true
         ? `${JSON.stringify(AdminJson.user(user))}\n`
-        : `Disabled user ${userLine(user)}: they cannot sign in, and their tokens are revoked.\n`
+        : `Disabled user ${userLine(user)}: they cannot sign in, their tokens are revoked and their sessions ended.\n`
     )
   },
   "user enable": async (args, runtime, io) => {
@@ -439,16 +440,20 @@ const commands: Record<string, Command> = {
     )
   },
   "user set-password": async (args, runtime, io) => {
-    const { values, positionals } = parse(args, { "password-stdin": { type: "boolean" } })
+    const { values, positionals } = parse(args, {
+      "password-stdin": { type: "boolean" },
+      "keep-sessions": { type: "boolean" }
+    })
     const who = one(positionals, "username or user id")
     // never on the command line, where the process list shows it
     if (values["password-stdin"] !== true) throw new UsageError("--password-stdin is required")
     const password = await stdinPassword(io)
-    const user = await exec(runtime(), Admin.setPassword(who, password))
+    const keepSessions = values["keep-sessions"] === true
+    const user = await exec(runtime(), Admin.setPassword(who, password, { keepSessions }))
     io.stdout(
       values.json === true
         ? `${JSON.stringify(AdminJson.user(user))}\n`
-        : `Set the password of user ${userLine(user)}.\n`
+        : `Set the password of user ${userLine(user)}; their sign-in sessions were ${keepSessions ? "kept" : "ended"}.\n`
     )
   },
   "user delete": async (args, runtime, io) => {

@@ -33,6 +33,8 @@ export interface ServerEnv {
   readonly refreshReuseGrace: number | undefined
   /** Idle lifetime of a sign-in session of the pages, seconds. */
   readonly sessionTtl: number | undefined
+  /** Absolute lifetime of a signed-in session of the pages from the sign-in, seconds. */
+  readonly sessionMaxAge: number | undefined
   /** Express "trust proxy" setting, or false. */
   readonly trustProxy: string | false
   readonly logLevel: LogLevel
@@ -347,6 +349,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
     refreshTokenTtl: integer(env, "LATCHKEY_REFRESH_TOKEN_TTL", 1, 365 * 86400),
     refreshReuseGrace: integer(env, "LATCHKEY_REFRESH_REUSE_GRACE", 0, 60),
     sessionTtl: integer(env, "LATCHKEY_SESSION_TTL", 60, 7 * 86400),
+    sessionMaxAge: integer(env, "LATCHKEY_SESSION_MAX_AGE", 300, 30 * 86400),
     trustProxy: trustProxy(env),
     logLevel: logLevel(env),
     otel: otel(env)
@@ -369,6 +372,7 @@ export const knownVariables: ReadonlyArray<string> = [
   "LATCHKEY_REFRESH_TOKEN_TTL",
   "LATCHKEY_REFRESH_REUSE_GRACE",
   "LATCHKEY_SESSION_TTL",
+  "LATCHKEY_SESSION_MAX_AGE",
   "LATCHKEY_TRUST_PROXY",
   "LATCHKEY_THROTTLE_FREE_FAILURES",
   "LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES",

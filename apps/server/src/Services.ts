@@ -87,7 +87,8 @@ export const layer = (
         ...(env.accessTokenTtl !== undefined ? { accessTokenTtl: env.accessTokenTtl } : {}),
         ...(env.refreshTokenTtl !== undefined ? { refreshTokenTtl: env.refreshTokenTtl } : {}),
         ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {}),
-        ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {})
+        ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {}),
+        ...(env.sessionMaxAge !== undefined ? { sessionMaxAge: env.sessionMaxAge } : {})
       })
     })
   ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))

@@ -5,7 +5,15 @@
  */
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { basic, type ServerProcess, signInAndAllow, spawnServer, tempDir } from "./helpers.js"
+import {
+  Browser,
+  basic,
+  formOf,
+  type ServerProcess,
+  signInAndAllow,
+  spawnServer,
+  tempDir
+} from "./helpers.js"
 import { adminPort, adminToken } from "./prometheus.js"
 
 const tmp = tempDir()
@@ -164,6 +172,52 @@ describe("the admin API, end to end", () => {
     })
     assert.strictEqual(again.status, 200)
     assert.strictEqual((await call("GET", `/users/${userId}`)).json.disabled_at, null)
+  })
+
+  it("a browser signed in before the user was disabled is signed out once they are enabled again: the sign-in page, no code", async () => {
+    const app = (
+      await call("POST", "/applications", {
+        name: "Pages app",
+        redirect_uris: [cb],
+        scopes: ["profile"],
+        grant_types: ["authorization_code"]
+      })
+    ).json as { app_key: string }
+    const user = await call("POST", "/users", { username: "idle-walker", password: "first password" })
+    const url = `${server.base}/oauth2/oauth2/authorize?${new URLSearchParams({
+      response_type: "code",
+      client_id: app.app_key,
+      redirect_uri: cb,
+      scope: "profile",
+      state: "s1"
+    })}`
+    const browser = new Browser()
+    const login = formOf(await (await browser.fetch(url)).text())
+    const signedIn = await browser.postForm(server.base + login.action, {
+      ...login.fields,
+      username: "idle-walker",
+      password: "first password"
+    })
+    assert.strictEqual(signedIn.status, 303)
+    const consent = formOf(await (await browser.fetch(url)).text())
+    await browser.postForm(server.base + consent.action, { ...consent.fields, decision: "allow" })
+    const before = await browser.fetch(url)
+    assert.strictEqual(before.status, 302)
+    assert.isNotNull(new URL(before.headers.get("location") as string).searchParams.get("code"))
+
+    // The browser stays idle while the account is disabled, then enabled again
+    const userPath = `/users/${user.json.user_id as string}`
+    assert.strictEqual((await call("PATCH", userPath, { disabled: true })).status, 200)
+    assert.strictEqual((await call("PATCH", userPath, { disabled: false })).status, 200)
+    const after = await browser.fetch(url)
+    assert.strictEqual(after.status, 200, "the sign-in page, not a redirect with a code")
+    assert.isNull(after.headers.get("location"))
+    assert.include(await after.text(), 'name="password"')
+    const events = await call("GET", "/audit?type=user_updated&limit=2")
+    assert.deepStrictEqual(
+      (events.json as unknown as Array<{ detail: string }>).map((e) => e.detail),
+      ["enabled", "disabled; tokens revoked, sessions ended"]
+    )
   })
 
   it("revokes every token of one open_id of one application, and no other", async () => {

@@ -130,6 +130,7 @@ describe("sweepSessions", () => {
         idHash,
         userId: null,
         username: null,
+        authenticatedAt: null,
         expiresAt
       })
       await runtime.runPromise(

@@ -5,6 +5,7 @@ import { ConsentStore, Scope } from "@latchkey/core"
 import { Effect, Either } from "effect"
 import * as Commands from "../src/Commands.js"
 import { repoRoot, runProcess, cli as spawnCli, tempDir } from "./helpers.js"
+import { assertRedirect, authorizeUrl, consentedBrowser } from "./security/browse.js"
 import { post, read, type Stack, startStack, token } from "./security/harness.js"
 
 const tmp = tempDir()
@@ -725,10 +726,41 @@ describe("commands on a running server's database", () => {
     const events = json<Array<{ detail: string; actor: string; user_id: string }>>(
       await cli(s.dbPath, ["audit", "tail", "--type", "user_updated", "--json"])
     )
-    const set = events.filter((e) => e.detail === "password set")
+    const set = events.filter((e) => e.detail === "password set; sessions ended")
     assert.strictEqual(set.length, 2)
     assert.isTrue(set.every((e) => e.actor === "cli" && e.user_id === s.alice.userId))
     assert.notInclude(JSON.stringify(events), "a whole new password")
+  })
+
+  it("user set-password ends alice's browser session, or with --keep-sessions keeps it", async () => {
+    // An application of its own, its consent withdrawn at the end: alice's consents belong to the tests after this one
+    const client = await s.client({ name: "Sessions App" })
+    const browser = await consentedBrowser(s, client)
+    const url = authorizeUrl(s, { response_type: "code", scope: "read,write" }, client)
+    assertRedirect(await browser.fetch(url))
+    const kept = await cli(
+      s.dbPath,
+      ["user", "set-password", "alice", "--password-stdin", "--keep-sessions"],
+      "a kept-sessions password\n"
+    )
+    assert.strictEqual(kept.code, 0, kept.stderr)
+    assert.include(kept.stdout, "sessions were kept")
+    assert.isNotNull(assertRedirect(await browser.fetch(url)).get("code"), "still signed in: a code")
+    const ended = await cli(s.dbPath, ["user", "set-password", "alice", "--password-stdin"], s.alice.password)
+    assert.strictEqual(ended.code, 0, ended.stderr)
+    assert.include(ended.stdout, "sessions were ended")
+    const page = await browser.fetch(url)
+    assert.strictEqual(page.status, 200, "signed out: the sign-in page, no code")
+    assert.include(await page.text(), 'name="password"')
+    const events = json<Array<{ detail: string }>>(
+      await cli(s.dbPath, ["audit", "tail", "--type", "user_updated", "--limit", "2", "--json"])
+    )
+    assert.deepStrictEqual(
+      events.map((e) => e.detail),
+      ["password set; sessions kept", "password set; sessions ended"]
+    )
+    const withdrawn = await cli(s.dbPath, ["consent", "revoke", "--user", "alice", "--app", client.appKey])
+    assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
   })
 
   it("token revoke revokes every token of one open_id of an application and says how many", async () => {

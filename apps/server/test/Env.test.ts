@@ -58,6 +58,20 @@ describe("Env.read", () => {
     }
   })
 
+  it("reads the absolute session lifetime: unset keeps the core's 12 hours; 300 s to 30 days", () => {
+    assert.isUndefined(Env.read({}).sessionMaxAge)
+    assert.strictEqual(Env.read({ LATCHKEY_SESSION_MAX_AGE: "300" }).sessionMaxAge, 300)
+    assert.strictEqual(Env.read({ LATCHKEY_SESSION_MAX_AGE: "2592000" }).sessionMaxAge, 2592000)
+    for (const raw of ["299", "2592001", "0", "12h", "-1"]) {
+      assert.throws(
+        () => Env.read({ LATCHKEY_SESSION_MAX_AGE: raw }),
+        Env.EnvError,
+        /LATCHKEY_SESSION_MAX_AGE must be a whole number between 300 and 2592000/,
+        raw
+      )
+    }
+  })
+
   it("refuses a DATABASE_URL that is not a PostgreSQL URI, bad numbers, bad issuers, short secrets and bad descriptions", () => {
     for (const bad of [
       { DATABASE_URL: "mysql://u:p@x/y" },

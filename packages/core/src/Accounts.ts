@@ -8,6 +8,7 @@ import * as Entropy from "./Entropy.js"
 import { nowSeconds } from "./internal/time.js"
 import { InvalidGrant, InvalidRequest, type RateLimited } from "./OAuthError.js"
 import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./PasswordHasher.js"
+import * as Session from "./Session.js"
 import type { StorageError } from "./storage/StorageError.js"
 import { type UsernameTaken, UserStore } from "./storage/UserStore.js"
 import * as Throttle from "./Throttle.js"
@@ -72,6 +73,23 @@ export const createUser = Effect.fn("Accounts.createUser")(function* (username: 
 }) satisfies (...args: never) => Effect.Effect<User, InvalidRequest | UsernameTaken | StorageError, unknown>
 
 /**
+ * Where a sign-in attempt comes from: the sign-in page, with the browser's `Cookie` header
+ * (for its trusted-device cookie), or the password grant of an application.
+ */
+export type SignInSource =
+  | { readonly _tag: "Page"; readonly cookies: string | undefined }
+  | Extract<Throttle.SignInChannel, { readonly _tag: "Grant" }>
+
+/** The throttle channel of a sign-in: a page's browser is a trusted device only of the account as it is now. */
+const channelOf = (source: SignInSource, user: User | null) =>
+  source._tag === "Grant"
+    ? Effect.succeed<Throttle.SignInChannel>(source)
+    : Effect.map(
+        Session.trustedDevice(source.cookies, user),
+        (device): Throttle.SignInChannel => ({ _tag: "Page", device: Option.getOrNull(device) })
+      )
+
+/**
  * Check a username and password, throttled per username and source address
  * (docs/decisions.md, password throttling). While throttled even the right password is refused.
  */
@@ -79,23 +97,25 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   username: string,
   password: string,
   address: string | undefined,
-  channel: Throttle.SignInChannel = { _tag: "Page", device: null }
+  source: SignInSource = { _tag: "Page", cookies: undefined }
 ) {
   // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
   const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
+  const users = yield* UserStore
+  // Read before the throttle: a device cookie counts only for the account's current password
+  const found = oversized ? Option.none<User>() : yield* users.findByUsername(username)
+  const channel = yield* channelOf(source, Option.getOrNull(found))
   const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address, channel)
   // Counted before the password is checked: parallel guesses are all counted
   const { started } = yield* Throttle.reserve(keys)
   // One audit event per lockout, not one per refused attempt
   if (started) yield* Audit.record("signin_throttled")
   const hasher = yield* PasswordHasher
-  const users = yield* UserStore
   const refuse = (userId: string | null, detail: string | null = null) =>
     Audit.record("signin_failed", { userId, detail }).pipe(
       Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
     )
   if (oversized) return yield* refuse(null)
-  const found = yield* users.findByUsername(username)
   if (Option.isNone(found)) {
     // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
     yield* hasher.verify(password, yield* dummyHash(hasher))

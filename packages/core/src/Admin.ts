@@ -27,7 +27,7 @@ import { AuditStore } from "./storage/AuditStore.js"
 import { type Consent, ConsentStore } from "./storage/ConsentStore.js"
 import type { StorageError } from "./storage/StorageError.js"
 import { TokenStore } from "./storage/TokenStore.js"
-import { UserStore } from "./storage/UserStore.js"
+import { type PasswordOptions, UserStore } from "./storage/UserStore.js"
 import type { User } from "./User.js"
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
@@ -361,18 +361,26 @@ export const createUser = Effect.fn("Admin.createUser")(function* (username: str
 
 /**
  * Set a user's password (the length rules of `Accounts.createUser`), hashed with the
- * PasswordHasher; recorded as `user_updated` (detail "password set") in the same write. Tokens
- * already issued keep working: disable the account to end them.
+ * PasswordHasher. In the same write every sign-in session of the user ends (ASVS V3.3.3) unless
+ * `options.keepSessions`, and `user_updated` is recorded with what ended ("password set; sessions
+ * ended" or "password set; sessions kept"). The browsers trusted for the user's sign-ins are
+ * trusted no longer either way (the trust is bound to the password). Tokens already issued keep
+ * working: disable the account to end them.
  */
-export const setPassword = Effect.fn("Admin.setPassword")(function* (user: UserRef, password: string) {
+export const setPassword = Effect.fn("Admin.setPassword")(function* (
+  user: UserRef,
+  password: string,
+  options: PasswordOptions = {}
+) {
   const problem = Accounts.passwordProblem(password)
   if (problem !== null) return yield* invalid("password", problem)
   const target = yield* resolveUser(user)
   const passwordHash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(password))
   const users = yield* UserStore
+  const detail = `password set; sessions ${options.keepSessions === true ? "kept" : "ended"}`
   yield* Audit.recordWith(
-    found(() => noUser(target.userId))(users.setPasswordHash(target.userId, passwordHash)),
-    [["user_updated", { userId: target.userId, detail: "password set" }]]
+    found(() => noUser(target.userId))(users.setPasswordHash(target.userId, passwordHash, options)),
+    [["user_updated", { userId: target.userId, detail }]]
   )
   return { ...target, passwordHash } satisfies User
 })
@@ -384,23 +392,32 @@ const setDisabled = (user: UserRef, disabled: boolean) =>
     const users = yield* UserStore
     yield* Audit.recordWith(
       found(() => noUser(target.userId))(users.setDisabled(target.userId, disabled, now)),
-      [["user_updated", { userId: target.userId, detail: disabled ? "disabled; tokens revoked" : "enabled" }]]
+      [
+        [
+          "user_updated",
+          { userId: target.userId, detail: disabled ? "disabled; tokens revoked, sessions ended" : "enabled" }
+        ]
+      ]
     )
     return { ...target, disabledAt: disabled ? (target.disabledAt ?? now) : null } satisfies User
   })
 
 /**
  * Disable an account: it can no longer sign in or refresh, and every token of the user is revoked
- * in the same write, which records `user_updated` (detail "disabled; tokens revoked").
+ * and every sign-in session of theirs ended in the same write, which records `user_updated`
+ * (detail "disabled; tokens revoked, sessions ended").
  */
 export const disableUser = Effect.fn("Admin.disableUser")((user: UserRef) => setDisabled(user, true))
 
-/** Enable a disabled account again (revoked tokens stay revoked); recorded as `user_updated` (detail "enabled"). */
+/**
+ * Enable a disabled account again (revoked tokens stay revoked, ended sessions stay ended: the user
+ * signs in again); recorded as `user_updated` (detail "enabled").
+ */
 export const enableUser = Effect.fn("Admin.enableUser")((user: UserRef) => setDisabled(user, false))
 
 /**
- * Delete a user: their tokens are revoked and their consents forgotten; a sign-in session of
- * theirs continues anonymous. Recorded as `user_deleted` in the same write. Returns the deleted user.
+ * Delete a user: their tokens are revoked, their consents forgotten and their sign-in sessions
+ * ended, recorded as `user_deleted`, in one write. Returns the deleted user.
  */
 export const deleteUser = Effect.fn("Admin.deleteUser")(function* (user: UserRef) {
   const target = yield* resolveUser(user)

@@ -351,8 +351,16 @@ const endpoints: ReadonlyArray<readonly [ReadonlyArray<string>, Methods]> = [
             // Checked before anything changes, so a refused password changes nothing
             const problem = body.password === undefined ? null : Accounts.passwordProblem(body.password)
             if (problem !== null) return yield* Effect.fail(badField("password", problem))
+            if (body.keep_sessions !== undefined && body.password === undefined) {
+              return yield* Effect.fail(
+                badField("keep_sessions", "keep_sessions is only allowed with password")
+              )
+            }
             let user = yield* Admin.findUserById(at(p, 0))
-            if (body.password !== undefined) user = yield* Admin.setPassword(user, body.password)
+            if (body.password !== undefined) {
+              const keepSessions = body.keep_sessions === true
+              user = yield* Admin.setPassword(user, body.password, { keepSessions })
+            }
             if (body.disabled === true) user = yield* Admin.disableUser(user)
             if (body.disabled === false) user = yield* Admin.enableUser(user)
             return Http.json(200, AdminJson.user(user))

@@ -64,10 +64,23 @@ export const CreateUser = Schema.Struct({
   password: Schema.String.annotations({ description: "8-1024 characters; never recorded" })
 }).annotations({ identifier: "CreateUser" })
 
-/** `PATCH /admin/v1/users/{user_id}`: disable (revoking every token) or enable, and/or set the password. */
+/**
+ * `PATCH /admin/v1/users/{user_id}`: disable (revoking every token, ending every session) or
+ * enable, and/or set the password (ending the user's sessions unless `keep_sessions`).
+ */
 export const UpdateUser = Schema.Struct({
-  disabled: optional(Schema.Boolean),
-  password: optional(Schema.String.annotations({ description: "8-1024 characters; never recorded" }))
+  disabled: optional(
+    Schema.Boolean.annotations({
+      description: "true revokes every token of the user and ends their sign-in sessions"
+    })
+  ),
+  password: optional(Schema.String.annotations({ description: "8-1024 characters; never recorded" })),
+  keep_sessions: optional(
+    Schema.Boolean.annotations({
+      description:
+        "with password: true keeps the user's sign-in sessions, which a new password otherwise ends (ASVS V3.3.3)"
+    })
+  )
 }).annotations({ identifier: "UpdateUser" })
 
 const Time = Schema.String.annotations({ format: "date-time" })

@@ -21,6 +21,11 @@ export interface Settings {
   readonly allowPlainPkce: boolean
   /** Idle lifetime of a sign-in session of the authorize pages (default 1800); every page view renews it. */
   readonly sessionTtl: number
+  /**
+   * Absolute lifetime of a signed-in session, from the sign-in (default 12 hours; ASVS V3.3.2):
+   * past it the session counts as signed out however recently it was used.
+   */
+  readonly sessionMaxAge: number
 }
 
 /** The server settings service. */
@@ -33,7 +38,8 @@ export const defaults = {
   refreshTokenTtl: 30 * 24 * 3600,
   refreshReuseGrace: 0,
   allowPlainPkce: false,
-  sessionTtl: 1800
+  sessionTtl: 1800,
+  sessionMaxAge: 12 * 3600
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */
@@ -82,7 +88,7 @@ export const make = (
   if (!(Number.isInteger(settings.codeTtl) && settings.codeTtl > 0 && settings.codeTtl <= maxCodeTtl)) {
     return invalid("codeTtl", `must be a whole number of seconds between 1 and ${maxCodeTtl}`)
   }
-  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl"] as const) {
+  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl", "sessionMaxAge"] as const) {
     if (!(Number.isInteger(settings[k]) && settings[k] > 0)) return invalid(k, "must be a positive integer")
   }
   if (!(settings.refreshReuseGrace >= 0)) return invalid("refreshReuseGrace", "must be >= 0")

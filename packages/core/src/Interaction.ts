@@ -344,7 +344,12 @@ const currentUser = (session: Option.Option<Session.Session>) =>
 /** The session to continue anonymously: a session whose user vanished keeps its id until sign-in. */
 const anonymousOf = (session: Option.Option<Session.Session>) =>
   Option.isSome(session)
-    ? Effect.succeed<Session.Session>({ ...session.value, userId: null, username: null })
+    ? Effect.succeed<Session.Session>({
+        ...session.value,
+        userId: null,
+        username: null,
+        authenticatedAt: null
+      })
     : Session.fresh
 
 /** The `ui_locales` and `client_type` of a query, as the consents page keeps them in its own links. */
@@ -533,9 +538,8 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
     const password = params.password ?? ""
     if (username === "" || password === "") return refusedSignIn("missing_fields", username)
     const cookies = Http.header(req, "cookie") ?? undefined
-    const device = Option.getOrNull(yield* Session.trustedDevice(cookies, username))
     const signedIn = yield* Effect.either(
-      Accounts.authenticate(username, password, req.remoteAddress, { _tag: "Page", device })
+      Accounts.authenticate(username, password, req.remoteAddress, { _tag: "Page", cookies })
     )
     if (Either.isLeft(signedIn)) {
       const e = signedIn.left
@@ -556,13 +560,10 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
     })
     const setCookie = yield* saveSession(req, fresh)
     const { issuer } = yield* Config
-    const deviceCookie =
-      device === null
-        ? yield* Session.deviceCookie(user.username, {
-            path: cookiePath(req),
-            secure: issuer.startsWith("https:")
-          })
-        : null
+    const trusted = yield* Session.trustedDevice(cookies, user)
+    const deviceCookie = Option.isNone(trusted)
+      ? yield* Session.deviceCookie(user, { path: cookiePath(req), secure: issuer.startsWith("https:") })
+      : null
     return outcome({ _tag: "SignedIn", setCookie, deviceCookie })
   })
 

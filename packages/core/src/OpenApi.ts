@@ -694,13 +694,14 @@ export const adminDocument = (options: { readonly server?: string } = {}): Json 
       PATCH: {
         operationId: "updateUser",
         summary:
-          "Disable (revoking every token), enable, or set the password of a user (cli user disable, enable, set-password)",
+          "Disable (revoking every token, ending every sign-in session), enable, or set the password of a user, ending their sign-in sessions unless keep_sessions (cli user disable, enable, set-password)",
         body: body(AdminJson.UpdateUser, "What to change; the password is set first."),
         ok: { 200: json("the user as they are now", response(AdminJson.UserJson)) }
       },
       DELETE: {
         operationId: "deleteUser",
-        summary: "Delete a user, revoking their tokens and forgetting their consents (cli user delete)",
+        summary:
+          "Delete a user, revoking their tokens, forgetting their consents and ending their sign-in sessions (cli user delete)",
         ok: { 200: json("deleted", response(AdminJson.DeletedUser)) }
       }
     },

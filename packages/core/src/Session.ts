@@ -1,8 +1,9 @@
 /**
  * Sign-in sessions of the authorize pages: a random id in an HMAC-signed cookie,
  * the session and the authorization requests pending in it in the SessionStore
- * (by digest only), a sliding lifetime from the Clock, a new id at every change
- * of user (no session fixation), and forms that are good once.
+ * (by digest only), a sliding lifetime from the Clock within an absolute one from
+ * the sign-in, a new id at every change of user (no session fixation), and forms
+ * that are good once.
  */
 import { Effect, Option } from "effect"
 import { Config } from "./Config.js"
@@ -10,6 +11,7 @@ import { hmac, sha256, timingSafeEqual } from "./Digest.js"
 import * as Entropy from "./Entropy.js"
 import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { type PendingRecord, SessionStore, type Step } from "./storage/SessionStore.js"
+import type { User } from "./User.js"
 
 /** Name of the session cookie. */
 export const cookieName = "latchkey_session"
@@ -21,6 +23,10 @@ export interface Session {
   readonly idHash: string
   readonly userId: string | null
   readonly username: string | null
+  /** When the user signed in (epoch seconds), or null while nobody has. */
+  readonly authenticatedAt: number | null
+  /** Read from the store: saving it only renews it, and a session ended since stays ended. */
+  readonly stored: boolean
 }
 
 /** What a page needs to continue a pending request: the hidden fields of its form. */
@@ -57,7 +63,14 @@ const setCookie = (
 export const cookieValue = (session: Session) =>
   Effect.map(signature(session.id), (sig) => `${session.id}.${sig}`)
 
-/** The live session a `Cookie` header names; none when absent, forged, expired or unknown. */
+/** When a session signed in at `authenticatedAt` is over, whatever its idle lifetime says (ASVS V3.3.2). */
+export const absoluteEnd = (authenticatedAt: number) =>
+  Effect.map(Config, ({ sessionMaxAge }) => authenticatedAt + sessionMaxAge)
+
+/**
+ * The live session a `Cookie` header names; none when absent, forged, expired or unknown, or
+ * signed in longer ago than `Config.sessionMaxAge` (then its user signs in again).
+ */
 export const load = Effect.fnUntraced(function* (cookieHeader: string | undefined) {
   const value = readCookie(cookieHeader, cookieName)
   const dot = value?.indexOf(".") ?? -1
@@ -65,19 +78,27 @@ export const load = Effect.fnUntraced(function* (cookieHeader: string | undefine
   const id = value.slice(0, dot)
   if (!timingSafeEqual(value.slice(dot + 1), yield* signature(id))) return Option.none<Session>()
   const idHash = yield* sha256(id)
-  const found = yield* Effect.flatMap(SessionStore, (s) =>
-    Effect.flatMap(nowSeconds, (now) => s.find(idHash, now))
-  )
-  return Option.map(found, (r): Session => ({ id, idHash, userId: r.userId, username: r.username }))
+  const now = yield* nowSeconds
+  const found = yield* Effect.flatMap(SessionStore, (s) => s.find(idHash, now))
+  if (Option.isNone(found)) return Option.none<Session>()
+  const { userId, username, authenticatedAt } = found.value
+  // ASVS V3.3.2: checked here too, so a shorter sessionMaxAge applies at once to stored sessions
+  if (userId !== null && (authenticatedAt === null || (yield* absoluteEnd(authenticatedAt)) <= now)) {
+    return Option.none<Session>()
+  }
+  return Option.some<Session>({ id, idHash, userId, username, authenticatedAt, stored: true })
 })
 
 /** A new anonymous session, not stored until it is saved. */
 export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(function* () {
   const id = yield* Entropy.token
-  return { id, idHash: yield* sha256(id), userId: null, username: null }
+  return { id, idHash: yield* sha256(id), userId: null, username: null, authenticatedAt: null, stored: false }
 })
 
-/** Store the session with a renewed lifetime; returns the `Set-Cookie` value that carries it. */
+/**
+ * Store the session with a renewed lifetime, never past its absolute end (a session read from
+ * the store is only renewed, never stored again once ended); returns the `Set-Cookie` value.
+ */
 export const save = Effect.fnUntraced(function* (
   session: Session,
   cookie: { path: string; secure: boolean }
@@ -85,15 +106,20 @@ export const save = Effect.fnUntraced(function* (
   const { sessionTtl } = yield* Config
   // Rounded up, like token lifetimes: a session lives at least sessionTtl seconds
   const now = yield* issueSeconds
-  yield* Effect.flatMap(SessionStore, (s) =>
-    s.save({
-      idHash: session.idHash,
-      userId: session.userId,
-      username: session.username,
-      expiresAt: now + sessionTtl
-    })
-  )
-  return setCookie(cookieName, yield* cookieValue(session), sessionTtl, cookie)
+  const idle = now + sessionTtl
+  // ASVS V3.3.2: the sliding lifetime never reaches past the absolute one
+  const expiresAt =
+    session.authenticatedAt === null ? idle : Math.min(idle, yield* absoluteEnd(session.authenticatedAt))
+  const record = {
+    idHash: session.idHash,
+    userId: session.userId,
+    username: session.username,
+    authenticatedAt: session.authenticatedAt,
+    expiresAt
+  }
+  // A session read before a disable (or a new password) ended it is not stored again
+  yield* Effect.flatMap(SessionStore, (s) => (session.stored ? s.renew(record) : s.save(record)))
+  return setCookie(cookieName, yield* cookieValue(session), Math.max(0, expiresAt - now), cookie)
 })
 
 /** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
@@ -103,7 +129,8 @@ export const regenerate = Effect.fnUntraced(function* (
 ) {
   if (Option.isSome(old)) yield* Effect.flatMap(SessionStore, (s) => s.remove(old.value.idHash))
   const next = yield* fresh
-  return user === null ? next : { ...next, userId: user.userId, username: user.username }
+  if (user === null) return next
+  return { ...next, userId: user.userId, username: user.username, authenticatedAt: yield* nowSeconds }
 })
 
 /** Remember an authorization request in the session until its form comes back. */
@@ -150,34 +177,45 @@ export const deviceCookieName = "latchkey_device"
 /** How long a browser stays trusted for the user who signed in with it (180 days). */
 export const deviceTtl = 180 * 24 * 3600
 
-const deviceSignature = (nonce: string, username: string) =>
+/** What a trusted-device cookie is bound to: one account, by id, with its current password. */
+export type DeviceOwner = Pick<User, "userId" | "passwordHash">
+
+// Stands in for an unknown username, so that checking a cookie for it costs the same
+const nobody: DeviceOwner = { userId: "", passwordHash: "" }
+
+// Bound to the password hash: a new password (or a new account under the same username) ends the trust
+const deviceSignature = (nonce: string, owner: DeviceOwner) =>
   Effect.flatMap(Config, ({ serverKey }) =>
-    hmac(`${serverKey}\u0000latchkey-device-cookie`, `latchkey-device\u0000${nonce}\u0000${username}`)
+    hmac(
+      `${serverKey}\u0000latchkey-device-cookie`,
+      `latchkey-device-v2\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
+    )
   )
 
 /**
- * The trusted device a `Cookie` header names for `username`: set in a browser
- * when that user signs in there, it gives the browser a sign-in throttle budget
- * of its own, so failures sent from elsewhere for the same username never lock
- * it out (OWASP's device cookies). None when absent, forged or another user's.
+ * The trusted device a `Cookie` header names for `owner` (null: an unknown username, never
+ * trusted, checked at the same cost): set in a browser when that user signs in there, it gives
+ * the browser a sign-in throttle budget of its own, so failures sent from elsewhere for the same
+ * username never lock it out (OWASP's device cookies). None when absent, forged, another
+ * account's, or set before the account's password last changed.
  */
 export const trustedDevice = Effect.fnUntraced(function* (
   cookieHeader: string | undefined,
-  username: string
+  owner: DeviceOwner | null
 ) {
   const value = readCookie(cookieHeader, deviceCookieName)
   const dot = value?.indexOf(".") ?? -1
   if (value === undefined || dot <= 0 || value.length > 200) return Option.none<string>()
   const nonce = value.slice(0, dot)
-  const ok = timingSafeEqual(value.slice(dot + 1), yield* deviceSignature(nonce, username))
-  return ok ? Option.some(nonce) : Option.none<string>()
+  const ok = timingSafeEqual(value.slice(dot + 1), yield* deviceSignature(nonce, owner ?? nobody))
+  return ok && owner !== null ? Option.some(nonce) : Option.none<string>()
 })
 
-/** The `Set-Cookie` value that makes this browser a trusted device of `username`. */
+/** The `Set-Cookie` value that makes this browser a trusted device of `owner`, while its password stays. */
 export const deviceCookie = Effect.fnUntraced(function* (
-  username: string,
+  owner: DeviceOwner,
   cookie: { path: string; secure: boolean }
 ) {
   const nonce = yield* Entropy.id()
-  return setCookie(deviceCookieName, `${nonce}.${yield* deviceSignature(nonce, username)}`, deviceTtl, cookie)
+  return setCookie(deviceCookieName, `${nonce}.${yield* deviceSignature(nonce, owner)}`, deviceTtl, cookie)
 })

@@ -8,6 +8,7 @@ import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { UserStore } from "../src/storage/UserStore.js"
 import * as Throttle from "../src/Throttle.js"
+import { settings } from "./fixtures.js"
 
 /** A hasher whose hashes start with `name$`, counting what it is asked to do. */
 const countingHasher = (name: string, delay = 0) => {
@@ -21,7 +22,7 @@ const countingHasher = (name: string, delay = 0) => {
         return h === `${name}$${p}`
       })
   })
-  return { calls, layer: Layer.mergeAll(Memory.layer, Throttle.layer(), hasher) }
+  return { calls, layer: Layer.mergeAll(Memory.layer, Throttle.layer(), hasher, settings()) }
 }
 
 /** A sign-in of a user that does not exist, answered with the generic refusal. */

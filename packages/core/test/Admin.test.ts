@@ -303,8 +303,8 @@ describe("Admin: the audit trail of every change", () => {
           ["application_created", 'name "Test App"'],
           ["secret_rotated", "grace 60s"],
           ["user_created", null],
-          ["user_updated", "password set"],
-          ["user_updated", "disabled; tokens revoked"],
+          ["user_updated", "password set; sessions ended"],
+          ["user_updated", "disabled; tokens revoked, sessions ended"],
           ["user_updated", "enabled"],
           ["user_deleted", null],
           ["application_deleted", null]

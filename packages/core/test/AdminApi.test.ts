@@ -9,6 +9,7 @@ import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
+import { Browser, setup, signIn, view } from "./browser.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 const adminToken = "admin-token-0123456789abcdef-0123456789"
@@ -883,5 +884,38 @@ describe("AdminApi: requests refused before the operation", () => {
         assert.doesNotThrow(() => JSON.parse(res.body))
       }
     }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: a new password and the user's sign-in sessions", () => {
+  it.effect(
+    "PATCH password ends the user's sessions unless keep_sessions; keep_sessions without password is refused",
+    () =>
+      Effect.gen(function* () {
+        const { user, password, query } = yield* setup()
+        const b = new Browser()
+        yield* signIn(b, query, user.username, password)
+        view(yield* b.get(query), "Consent")
+        expectError(
+          yield* api("PATCH", `/users/${user.userId}`, { keep_sessions: true }),
+          400,
+          "invalid_request",
+          "keep_sessions"
+        )
+        const kept = yield* api("PATCH", `/users/${user.userId}`, {
+          password: "second password",
+          keep_sessions: true
+        })
+        assert.strictEqual(kept.status, 200, kept.body)
+        view(yield* b.get(query), "Consent")
+        const ended = yield* api("PATCH", `/users/${user.userId}`, { password: "third password" })
+        assert.strictEqual(ended.status, 200, ended.body)
+        view(yield* b.get(query), "SignIn")
+        const events = yield* Effect.flatMap(AuditStore, (s) => s.query({ limit: 10, type: "user_updated" }))
+        assert.deepStrictEqual(
+          events.map((e) => e.detail),
+          ["password set; sessions ended", "password set; sessions kept"]
+        )
+      }).pipe(Effect.provide(Audited()))
   )
 })

@@ -295,27 +295,30 @@ describe("consents page: forms", () => {
       }).pipe(Effect.provide(TestLayer()))
   )
 
-  it.effect("a disabled or deleted user is signed out here and cannot withdraw", () =>
-    Effect.gen(function* () {
-      const { app, user, password, query } = yield* setup()
-      const b = new Browser()
-      yield* signIn(b, query, user.username, password)
-      yield* allow(b, query)
-      const t = ticketOf(yield* b.consents())
-      yield* Effect.flatMap(UserStore, (users) => users.setDisabled(user.userId, true, 0))
-      view(yield* b.consents(), "ConsentsSignIn")
-      const r = see(yield* b.post("consents", { ...t, action: "withdraw", app_key: app.appKey }))
-      assert.strictEqual(r, Interaction.consentsPath)
-      assert.isTrue(
-        Option.isSome(yield* Effect.flatMap(ConsentStore, (c) => c.find(user.userId, app.appKey)))
-      )
-      // and a deleted one
-      const { user: gone, password: gonePassword } = yield* setup()
-      const c = new Browser()
-      yield* signInHere(c, gone.username, gonePassword)
-      yield* Effect.flatMap(UserStore, (users) => users.remove(gone.userId, 0))
-      view(yield* c.consents(), "ConsentsSignIn")
-    }).pipe(Effect.provide(TestLayer()))
+  it.effect(
+    "a disabled or deleted user's session is ended here: signed out, and its forms withdraw nothing",
+    () =>
+      Effect.gen(function* () {
+        const { app, user, password, query } = yield* setup()
+        const b = new Browser()
+        yield* signIn(b, query, user.username, password)
+        yield* allow(b, query)
+        const t = ticketOf(yield* b.consents())
+        yield* Effect.flatMap(UserStore, (users) => users.setDisabled(user.userId, true, 0))
+        // The session went with the disabling: its form is one of no session any more
+        const ended = errorOf(yield* b.post("consents", { ...t, action: "withdraw", app_key: app.appKey }))
+        assert.deepStrictEqual([ended.status, ended.problem], [403, { reason: "form_expired" }])
+        view(yield* b.consents(), "ConsentsSignIn")
+        assert.isTrue(
+          Option.isSome(yield* Effect.flatMap(ConsentStore, (c) => c.find(user.userId, app.appKey)))
+        )
+        // and a deleted one
+        const { user: gone, password: gonePassword } = yield* setup()
+        const c = new Browser()
+        yield* signInHere(c, gone.username, gonePassword)
+        yield* Effect.flatMap(UserStore, (users) => users.remove(gone.userId, 0))
+        view(yield* c.consents(), "ConsentsSignIn")
+      }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("the page keeps its layout and languages in its form action and redirects", () =>

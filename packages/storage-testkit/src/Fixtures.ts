@@ -104,14 +104,16 @@ export const session = (overrides: Partial<SessionStore.SessionRecord> = {}): Se
   idHash: hash(),
   userId: null,
   username: null,
+  authenticatedAt: null,
   expiresAt: baseTime + 3600,
   ...overrides
 })
 
-/** A signed-in sign-in session valid for an hour from `baseTime`. */
+/** A signed-in sign-in session, signed in a minute before `baseTime` and valid for an hour from it. */
 export const signedInSession = (
   overrides: Partial<SessionStore.SessionRecord> = {}
-): SessionStore.SessionRecord => session({ userId: id("user"), username: id("name"), ...overrides })
+): SessionStore.SessionRecord =>
+  session({ userId: id("user"), username: id("name"), authenticatedAt: baseTime - 60, ...overrides })
 
 /** An authorization request pending in a session (a fresh one unless `sessionHash` is given), valid for an hour. */
 export const pending = (overrides: Partial<SessionStore.PendingRecord> = {}): SessionStore.PendingRecord => ({

@@ -20,6 +20,7 @@ import * as F from "./Fixtures.js"
 import { adminCases } from "./internal/adminCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
+import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 
 const T = F.baseTime
@@ -751,6 +752,7 @@ export const storageContract = (
     adminCases(it)
     lifecycleCases(it)
     sessionCases(it, makeLayer)
+    sessionLifecycleCases(it)
     throttleCases(it)
   })
 }

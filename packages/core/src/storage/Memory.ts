@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Application } from "../Application.js"
 import type { AuditEvent } from "../Audit.js"
 import type { AuthorizationCode } from "../AuthorizationCode.js"
+import { sessionStore } from "../internal/memorySessions.js"
 import * as Scope from "../Scope.js"
 import { memoryStore as memoryThrottleStore } from "../Throttle.js"
 import type { Token } from "../Token.js"
@@ -20,13 +21,7 @@ import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
-import {
-  defaultLimits,
-  type PendingRecord,
-  type SessionLimits,
-  type SessionRecord,
-  SessionStore
-} from "./SessionStore.js"
+import { defaultLimits, type SessionLimits, SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
 import { StorageError } from "./StorageError.js"
 import type { Stores } from "./Stores.js"
@@ -53,118 +48,9 @@ const guard = (f: () => void): Effect.Effect<void, StorageError> =>
     catch: (e) => (e instanceof StorageError ? e : new StorageError({ message: "memory store failure" }))
   })
 
-/**
- * Sessions in this process's memory. Each map is in save order, and a save moves
- * its entry to the end, so the first entries are the least recently used. The
- * characters of all pending queries are counted, so the store's size is bounded
- * by its limits whatever anonymous requests carry.
- */
-const sessionStore = (limits: SessionLimits): SessionStore["Type"] => {
-  const anonymous = new Map<string, SessionRecord>()
-  const signedIn = new Map<string, SessionRecord>()
-  const pending = new Map<string, Map<string, PendingRecord>>()
-  let pendingBytes = 0
-  const dropPending = (sessionHash: string, txn: string): boolean => {
-    const of = pending.get(sessionHash)
-    const p = of?.get(txn)
-    if (of === undefined || p === undefined) return false
-    of.delete(txn)
-    pendingBytes -= p.rawQuery.length
-    if (of.size === 0) pending.delete(sessionHash)
-    return true
-  }
-  const dropAllPending = (sessionHash: string) => {
-    for (const txn of [...(pending.get(sessionHash)?.keys() ?? [])]) dropPending(sessionHash, txn)
-  }
-  const remove = (idHash: string) => {
-    anonymous.delete(idHash)
-    signedIn.delete(idHash)
-    dropAllPending(idHash)
-  }
-  // The oldest pending request, of a session nobody signed in to when there is one
-  const oldestPending = (): readonly [string, string] | undefined => {
-    let fallback: readonly [string, string] | undefined
-    for (const [sessionHash, of] of pending) {
-      const txn = of.keys().next().value
-      if (txn === undefined) continue
-      if (!signedIn.has(sessionHash)) return [sessionHash, txn]
-      fallback ??= [sessionHash, txn]
-    }
-    return fallback
-  }
-  return {
-    find: (idHash, now) =>
-      Effect.sync(() => {
-        const s = signedIn.get(idHash) ?? anonymous.get(idHash)
-        return s !== undefined && s.expiresAt > now ? Option.some({ ...s }) : Option.none()
-      }),
-    save: (session) =>
-      Effect.sync(() => {
-        anonymous.delete(session.idHash)
-        signedIn.delete(session.idHash)
-        ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
-        while (anonymous.size + signedIn.size > limits.maxSessions) {
-          const pool = anonymous.size > 0 ? anonymous : signedIn
-          const oldest = pool.keys().next().value
-          if (oldest === undefined) break
-          remove(oldest)
-        }
-      }),
-    remove: (idHash) => Effect.sync(() => remove(idHash)),
-    addPending: (p) =>
-      Effect.sync(() => {
-        dropPending(p.sessionHash, p.txn)
-        const of = pending.get(p.sessionHash) ?? new Map<string, PendingRecord>()
-        of.set(p.txn, { ...p })
-        pending.set(p.sessionHash, of)
-        pendingBytes += p.rawQuery.length
-        while (of.size > limits.maxPending) {
-          const oldest = of.keys().next().value
-          if (oldest === undefined) break
-          dropPending(p.sessionHash, oldest)
-        }
-        while (pendingBytes > limits.maxPendingBytes) {
-          const oldest = oldestPending()
-          if (oldest === undefined) break
-          dropPending(oldest[0], oldest[1])
-        }
-      }),
-    findPending: (sessionHash, txn, now) =>
-      Effect.sync(() => {
-        const p = pending.get(sessionHash)?.get(txn)
-        return p !== undefined && p.expiresAt > now ? Option.some({ ...p }) : Option.none()
-      }),
-    takePending: (sessionHash, txn) => Effect.sync(() => dropPending(sessionHash, txn)),
-    purgeExpired: (now, limit) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const m of [anonymous, signedIn]) {
-          for (const [id, s] of m) {
-            if (n >= limit) break
-            if (s.expiresAt <= now) {
-              remove(id)
-              n++
-            }
-          }
-        }
-        let p = 0
-        for (const [sessionHash, of] of [...pending]) {
-          for (const [txn, r] of [...of]) {
-            if (p >= limit) break
-            if (r.expiresAt <= now) {
-              dropPending(sessionHash, txn)
-              p++
-            }
-          }
-        }
-        return n + p
-      }),
-    stats: () => Effect.sync(() => ({ sessions: anonymous.size + signedIn.size, pendingBytes }))
-  }
-}
-
 /** Build a fresh, empty set of in-memory stores. */
 export const make = (limits: SessionLimits = defaultLimits): Context.Context<Stores> => {
+  const sessions = sessionStore(limits)
   const apps = new Map<string, Application>()
   const users = new Map<string, User>()
   const codes = new Map<string, AuthorizationCode>()
@@ -284,10 +170,11 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           users.set(user.userId, { ...user, disabledAt: user.disabledAt ?? null })
           return Effect.void
         }),
-      setPasswordHash: (userId, passwordHash) =>
+      setPasswordHash: (userId, passwordHash, options) =>
         Effect.sync(() => {
           const user = users.get(userId)
           if (user === undefined) return false
+          if (options?.keepSessions !== true) sessions.endSessionsOf(userId)
           users.set(userId, { ...user, passwordHash })
           return true
         }),
@@ -298,6 +185,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           if (disabled) {
             revokeWhere((t) => t.userId === userId, now)
             retireCodes(userId, null)
+            sessions.endSessionsOf(userId)
           }
           users.set(userId, { ...user, disabledAt: disabled ? (user.disabledAt ?? now) : null })
           return true
@@ -311,7 +199,9 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
           revokeWhere((t) => t.userId === userId, now)
           retireCodes(userId, null)
           for (const k of consents.keys()) if (k.startsWith(`${userId}\u0000`)) consents.delete(k)
-          return users.delete(userId)
+          if (!users.delete(userId)) return false
+          sessions.endSessionsOf(userId)
+          return true
         })
     }),
     Context.add(CodeStore, {
@@ -426,7 +316,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       findUser: (appKey, openId) =>
         Effect.sync(() => Option.fromNullable(usersByOpenId.get(`${appKey}\u0000${openId}`)))
     }),
-    Context.add(SessionStore, sessionStore(limits)),
+    Context.add(SessionStore, sessions.store),
     Context.add(ThrottleStore, memoryThrottleStore()),
     Context.add(SettingStore, {
       getOrCreate: (name, candidate) =>

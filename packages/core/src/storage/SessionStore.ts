@@ -14,7 +14,12 @@ export const SessionRecord = Schema.Struct({
   /** The signed-in platform user, or null while nobody has signed in. */
   userId: Schema.NullOr(Schema.String),
   username: Schema.NullOr(Schema.String),
-  /** The session is gone at this time (the lifetime slides on every save). */
+  /**
+   * When the user signed in (OpenID Connect `auth_time`), or null while nobody has: the
+   * session's absolute lifetime (`Config.sessionMaxAge`) runs from it.
+   */
+  authenticatedAt: Schema.NullOr(Schema.Number),
+  /** The session is gone at this time (the lifetime slides on every save, never past the absolute one). */
   expiresAt: Schema.Number
 })
 /** A browser's session, as stored. */
@@ -82,6 +87,12 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     readonly find: (idHash: string, now: number) => Effect.Effect<Option.Option<SessionRecord>, StorageError>
     /** Insert or replace a session (its user and expiry), evicting per `SessionLimits.maxSessions`. */
     readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
+    /**
+     * Replace the user and expiry of a stored session; false, and nothing stored, when it is not
+     * stored (ended, evicted or swept since it was read): a request that read a session before
+     * a disable ended it never brings it back.
+     */
+    readonly renew: (session: SessionRecord) => Effect.Effect<boolean, StorageError>
     /** Delete a session and every request pending in it. */
     readonly remove: (idHash: string) => Effect.Effect<void, StorageError>
     /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`, and the store's oldest beyond `maxPendingBytes`. */

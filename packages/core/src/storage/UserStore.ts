@@ -36,6 +36,12 @@ export const refusal = (
   return inactive === undefined ? undefined : new UserInactive({ userId: inactive })
 }
 
+/** How `UserStore.setPasswordHash` treats the user's sign-in sessions. */
+export interface PasswordOptions {
+  /** Keep the user's sign-in sessions instead of ending them (an operator's explicit choice). */
+  readonly keepSessions?: boolean
+}
+
 /** Platform users by id and by username. */
 export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
   UserStore,
@@ -48,13 +54,23 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
     readonly findById: (userId: string) => Effect.Effect<Option.Option<User>, StorageError>
     /** Every user, oldest first. */
     readonly list: () => Effect.Effect<ReadonlyArray<User>, StorageError>
-    /** Replace the user's password hash; false when there is no such user. */
-    readonly setPasswordHash: (userId: string, passwordHash: string) => Effect.Effect<boolean, StorageError>
     /**
-     * Disable the account at `now` (revoking every token of the user and deleting their unused
-     * authorization codes in the same transaction) or, with `disabled` false, enable it again
-     * (revoked tokens stay revoked). Disabling an account already disabled keeps its first
-     * `disabledAt` and still revokes. False when there is no such user.
+     * Replace the user's password hash and, in the same transaction, delete every sign-in
+     * session of the user with the requests pending in them (ASVS V3.3.3), unless
+     * `options.keepSessions`; false when there is no such user.
+     */
+    readonly setPasswordHash: (
+      userId: string,
+      passwordHash: string,
+      options?: PasswordOptions
+    ) => Effect.Effect<boolean, StorageError>
+    /**
+     * Disable the account at `now` (revoking every token of the user, deleting their unused
+     * authorization codes and every sign-in session of theirs, with the requests pending in them,
+     * in the same transaction) or, with
+     * `disabled` false, enable it again (revoked tokens stay revoked, ended sessions stay ended).
+     * Disabling an account already disabled keeps its first `disabledAt` and still revokes and
+     * deletes. False when there is no such user.
      */
     readonly setDisabled: (
       userId: string,
@@ -62,8 +78,9 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
       now: number
     ) => Effect.Effect<boolean, StorageError>
     /**
-     * Delete the user and their consents, revoke their tokens and delete their unused authorization
-     * codes, in one transaction; false when there was none.
+     * Delete the user, their consents and their sign-in sessions (with the requests pending in
+     * them), revoke their tokens and delete their unused authorization codes, in one transaction;
+     * false when there was none.
      */
     readonly remove: (userId: string, now: number) => Effect.Effect<boolean, StorageError>
   }

@@ -78,7 +78,8 @@ export const codeColumns = `code_hash AS "codeHash", app_key AS "appKey", redire
 export const tokenColumns = `token_hash AS "tokenHash", kind, app_key AS "appKey", user_id AS "userId",
   open_id AS "openId", scope, family_id AS "familyId", parent_hash AS "parentHash", issued_at AS "issuedAt",
   expires_at AS "expiresAt", revoked_at AS "revokedAt", rotated_at AS "rotatedAt"`
-export const sessionColumns = `id_hash AS "idHash", user_id AS "userId", username, expires_at AS "expiresAt"`
+export const sessionColumns = `id_hash AS "idHash", user_id AS "userId", username,
+  authenticated_at AS "authenticatedAt", expires_at AS "expiresAt"`
 export const pendingColumns = `session_hash AS "sessionHash", txn, raw_query AS "rawQuery",
   csrf_hash AS "csrfHash", step, created_at AS "createdAt", expires_at AS "expiresAt"`
 export const throttleColumns = `key, failures, last_failure AS "lastFailure", locked_until AS "lockedUntil"`
@@ -122,7 +123,7 @@ export const token = (row: Row): Token.Token =>
   })
 
 export const session = (row: Row): SessionStore.SessionRecord =>
-  decodeSession({ ...row, expiresAt: num(row.expiresAt) })
+  decodeSession({ ...row, authenticatedAt: nullableNum(row.authenticatedAt), expiresAt: num(row.expiresAt) })
 
 export const pending = (row: Row): SessionStore.PendingRecord =>
   decodePending({ ...row, createdAt: num(row.createdAt), expiresAt: num(row.expiresAt) })

@@ -33,6 +33,17 @@ const sessionLock = ["sessions"]
 
 const changed = (r: { readonly rowCount: number | null }): number => r.rowCount ?? 0
 
+// A session's columns in the order of updateSessionSql and the session insert.
+const sessionParams = (s: SessionStore.SessionRecord): ReadonlyArray<unknown> => [
+  s.idHash,
+  s.userId,
+  s.username,
+  s.authenticatedAt,
+  s.expiresAt
+]
+const updateSessionSql =
+  "UPDATE sessions SET user_id = $2, username = $3, authenticated_at = $4, expires_at = $5 WHERE id_hash = $1"
+
 /** The SET assignments of `ApplicationStore.update` (parameters from $2) and their values. */
 const applicationChanges = (
   changes: ApplicationStore.ApplicationChanges
@@ -80,20 +91,23 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         )
   const idHashes = (r: { readonly rows: ReadonlyArray<Record<string, unknown>> }) =>
     r.rows.map((row) => String(row.id_hash))
+  // Every session of the user goes, with the requests pending in them (sessions_by_user).
+  const endSessionsOf = (tx: Tx, userId: string) =>
+    Effect.flatMap(tx.query("DELETE FROM sessions WHERE user_id = $1 RETURNING id_hash", [userId]), (r) =>
+      dropPendingOf(tx, idHashes(r))
+    )
 
   // Past maxSessions the oldest anonymous sessions go first, then the one being saved if it is
   // anonymous, and signed-in sessions only when no anonymous one is left: a flood of anonymous
   // sessions cannot sign anybody out (the order of the memory store).
   const insertSession = (tx: Tx, s: SessionStore.SessionRecord) =>
     Effect.gen(function* () {
-      const updated = yield* tx.query(
-        "UPDATE sessions SET user_id = $2, username = $3, expires_at = $4 WHERE id_hash = $1",
-        [s.idHash, s.userId, s.username, s.expiresAt]
-      )
+      const updated = yield* tx.query(updateSessionSql, sessionParams(s))
       if (changed(updated) > 0) return
       yield* tx.query(
-        "INSERT INTO sessions (id_hash, user_id, username, expires_at) VALUES ($1, $2, $3, $4)",
-        [s.idHash, s.userId, s.username, s.expiresAt]
+        `INSERT INTO sessions (id_hash, user_id, username, authenticated_at, expires_at)
+          VALUES ($1, $2, $3, $4, $5)`,
+        sessionParams(s)
       )
       const counted = yield* tx.query("SELECT count(*) AS n FROM sessions")
       let excess = (yield* attemptSync(() => Rows.count(counted.rows[0]?.n))) - limits.maxSessions
@@ -326,14 +340,22 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         Effect.flatMap(db.query(`SELECT ${Rows.userColumns} FROM users ORDER BY created_at, seq`), (r) =>
           decodeAll(r.rows, Rows.user)
         ),
-      setPasswordHash: (userId, passwordHash) =>
-        Effect.map(
-          db.write("UPDATE users SET password_hash = $2 WHERE user_id = $1", [userId, passwordHash]),
-          (r) => changed(r) > 0
+      // ASVS V3.3.3: the user's sessions end in the transaction that sets the new password, unless kept.
+      setPasswordHash: (userId, passwordHash, options) =>
+        db.transaction((tx) =>
+          Effect.gen(function* () {
+            const set = yield* tx.query("UPDATE users SET password_hash = $2 WHERE user_id = $1", [
+              userId,
+              passwordHash
+            ])
+            if (changed(set) === 0) return false
+            if (options?.keepSessions !== true) yield* endSessionsOf(tx, userId)
+            return true
+          })
         ),
       // Disabling locks the user's row first (lockUsers), keeps the first disabled_at, retires the
-      // unused codes and revokes in the same transaction; enabling is one statement and leaves
-      // revoked tokens revoked.
+      // unused codes, revokes and ends the user's sessions in the same transaction; enabling is one
+      // statement and brings nothing back.
       setDisabled: (userId, disabled, now) =>
         disabled
           ? db.transaction((tx) =>
@@ -348,6 +370,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                   "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
                   [userId, now]
                 )
+                yield* endSessionsOf(tx, userId)
                 return true
               })
             )
@@ -366,7 +389,9 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               userId,
               now
             ])
-            return changed(deleted) > 0
+            if (changed(deleted) === 0) return false
+            yield* endSessionsOf(tx, userId)
+            return true
           })
         )
     }),
@@ -652,17 +677,14 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         Effect.flatMap(db.eventsAttached, (withEvents) =>
           withEvents
             ? db.transaction((tx) => insertSession(tx, s), { locks: sessionLock })
-            : Effect.flatMap(
-                db.write(
-                  "UPDATE sessions SET user_id = $2, username = $3, expires_at = $4 WHERE id_hash = $1",
-                  [s.idHash, s.userId, s.username, s.expiresAt]
-                ),
-                (r) =>
-                  changed(r) > 0
-                    ? Effect.void
-                    : db.transaction((tx) => insertSession(tx, s), { locks: sessionLock })
+            : Effect.flatMap(db.write(updateSessionSql, sessionParams(s)), (r) =>
+                changed(r) > 0
+                  ? Effect.void
+                  : db.transaction((tx) => insertSession(tx, s), { locks: sessionLock })
               )
         ),
+      // One conditional update: a session deleted since it was read stays deleted.
+      renew: (s) => Effect.map(db.write(updateSessionSql, sessionParams(s)), (r) => changed(r) > 0),
       remove: (idHash) =>
         db.transaction((tx) =>
           Effect.zipRight(

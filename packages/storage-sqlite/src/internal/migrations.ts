@@ -255,6 +255,19 @@ export const migrations: ReadonlyArray<Migration> = [
       CREATE INDEX tokens_by_app_open_id ON tokens (app_key, open_id);
       DROP INDEX tokens_by_app;
     `
+  },
+  {
+    version: 10,
+    name: "session sign-in time, sessions by user",
+    sql: `
+      -- When the session's user signed in (SessionRecord.authenticatedAt): the absolute lifetime
+      -- runs from it. A session signed in before this version counts as signed in now: it lives
+      -- at most one absolute lifetime more.
+      ALTER TABLE sessions ADD COLUMN authenticated_at INTEGER;
+      UPDATE sessions SET authenticated_at = CAST(strftime('%s', 'now') AS INTEGER) WHERE user_id IS NOT NULL;
+      -- UserStore.setDisabled, setPasswordHash and remove delete the user's sessions.
+      CREATE INDEX sessions_by_user ON sessions (user_id) WHERE user_id IS NOT NULL;
+    `
   }
 ]
 

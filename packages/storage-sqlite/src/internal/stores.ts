@@ -66,7 +66,8 @@ const codeColumns = `code_hash AS codeHash, app_key AS appKey, redirect_uri AS r
 const tokenColumns = `token_hash AS tokenHash, kind, app_key AS appKey, user_id AS userId, open_id AS openId,
   scope, family_id AS familyId, parent_hash AS parentHash, issued_at AS issuedAt, expires_at AS expiresAt,
   revoked_at AS revokedAt, rotated_at AS rotatedAt`
-const sessionColumns = "id_hash AS idHash, user_id AS userId, username, expires_at AS expiresAt"
+const sessionColumns = `id_hash AS idHash, user_id AS userId, username, authenticated_at AS authenticatedAt,
+  expires_at AS expiresAt`
 const pendingColumns = `session_hash AS sessionHash, txn, raw_query AS rawQuery, csrf_hash AS csrfHash, step,
   created_at AS createdAt, expires_at AS expiresAt`
 
@@ -252,11 +253,13 @@ export const make = (
     findSession: db.prepare(`SELECT ${sessionColumns} FROM sessions WHERE id_hash = ? AND expires_at > ?`),
     // An update keeps the row (and its rowid); only an insert can take the store past maxSessions.
     updateSession: db.prepare(
-      "UPDATE sessions SET user_id = ?, username = ?, expires_at = ? WHERE id_hash = ?"
+      "UPDATE sessions SET user_id = ?, username = ?, authenticated_at = ?, expires_at = ? WHERE id_hash = ?"
     ),
     insertSession: db.prepare(
-      "INSERT INTO sessions (id_hash, user_id, username, expires_at) VALUES (?, ?, ?, ?)"
+      "INSERT INTO sessions (id_hash, user_id, username, authenticated_at, expires_at) VALUES (?, ?, ?, ?, ?)"
     ),
+    // sessions_by_user (migration 10)
+    deleteSessionsOfUser: db.prepare("DELETE FROM sessions WHERE user_id = ? RETURNING id_hash").pluck(),
     countSessions: db.prepare("SELECT count(*) FROM sessions").pluck(),
     // The oldest sessions are those whose sliding lifetime ends first; the rowid breaks ties.
     evictAnonymous: db
@@ -329,6 +332,11 @@ export const make = (
     }
   }
 
+  // Every session of the user goes, with the requests pending in them.
+  const endSessionsOf = (userId: string): void => {
+    dropPendingOf(q.deleteSessionsOfUser.all(userId) as Array<string>)
+  }
+
   // D13 (docs/security.md): read inside the write's BEGIN IMMEDIATE transaction, so a disable or
   // delete either committed before (and refuses the write) or runs after it (and revokes its tokens).
   const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
@@ -347,16 +355,27 @@ export const make = (
       q.revokeByUser.run(now, userId)
       q.retireCodesOfUser.run(userId)
       q.deleteConsentsOfUser.run(userId)
-      return q.deleteUser.run(userId).changes > 0
+      if (q.deleteUser.run(userId).changes === 0) return false
+      endSessionsOf(userId)
+      return true
     }),
-    // A user's tokens are revoked in the transaction that disables the account.
+    // A user's tokens are revoked and sessions ended in the transaction that disables the account.
     setDisabled: db.transaction((userId: string, disabled: boolean, now: number): boolean => {
       if (!disabled) return q.enableUser.run(userId).changes > 0
       if (q.disableUser.run(now, userId).changes === 0) return false
       q.revokeByUser.run(now, userId)
       q.retireCodesOfUser.run(userId)
+      endSessionsOf(userId)
       return true
     }),
+    // ASVS V3.3.3: the user's sessions end in the transaction that sets the new password, unless kept.
+    setPasswordHash: db.transaction(
+      (userId: string, passwordHash: string, keepSessions: boolean): boolean => {
+        if (q.setPasswordHash.run(passwordHash, userId).changes === 0) return false
+        if (!keepSessions) endSessionsOf(userId)
+        return true
+      }
+    ),
     // The application's tokens of the user are revoked, and its unused codes for the user retired,
     // in the transaction that forgets the consent.
     withdrawConsent: db.transaction((userId: string, appKey: string, now: number): boolean => {
@@ -406,8 +425,9 @@ export const make = (
     // anonymous, and signed-in sessions only when no anonymous one is left: a flood of anonymous
     // sessions cannot sign anybody out (the order of the memory store).
     saveSession: db.transaction((s: SessionStore.SessionRecord): void => {
-      if (q.updateSession.run(s.userId, s.username, s.expiresAt, s.idHash).changes > 0) return
-      q.insertSession.run(s.idHash, s.userId, s.username, s.expiresAt)
+      if (q.updateSession.run(s.userId, s.username, s.authenticatedAt, s.expiresAt, s.idHash).changes > 0)
+        return
+      q.insertSession.run(s.idHash, s.userId, s.username, s.authenticatedAt, s.expiresAt)
       let excess = (q.countSessions.get() as number) - limits.maxSessions
       if (excess <= 0) return
       excess -= dropPendingOf(q.evictAnonymous.all(s.idHash, excess) as Array<string>)
@@ -563,8 +583,8 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(decodeUser(row))
         }),
       list: () => attempt(() => q.listUsers.all().map((row) => decodeUser(row))),
-      setPasswordHash: (userId, passwordHash) =>
-        write(() => q.setPasswordHash.run(passwordHash, userId).changes > 0),
+      setPasswordHash: (userId, passwordHash, options) =>
+        write(() => tx.setPasswordHash(userId, passwordHash, options?.keepSessions === true)),
       setDisabled: (userId, disabled, now) => write(() => tx.setDisabled(userId, disabled, now)),
       remove: (userId, now) => write(() => tx.removeUser(userId, now))
     }),
@@ -649,6 +669,12 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(decodeSession(row))
         }),
       save: (session) => write(() => tx.saveSession(session)),
+      // One conditional update: a session deleted since it was read stays deleted.
+      renew: (s) =>
+        write(
+          () =>
+            q.updateSession.run(s.userId, s.username, s.authenticatedAt, s.expiresAt, s.idHash).changes > 0
+        ),
       remove: (idHash) => write(() => tx.removeSession(idHash)),
       addPending: (pending) => write(() => tx.addPending(pending)),
       findPending: (sessionHash, txn, now) =>
