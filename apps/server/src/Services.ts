@@ -10,6 +10,7 @@ import {
   Config,
   Entropy,
   type Http,
+  PasswordChecks,
   type PasswordHasher,
   SettingStore,
   type StorageError,
@@ -22,6 +23,7 @@ import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { ServerEnv } from "./Env.js"
+import * as HashPool from "./HashPool.js"
 import * as Log from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import { countingAudit, timedStorage } from "./Metrics.js"
@@ -103,8 +105,9 @@ export const layer = (
     // Synchronous node:crypto for digests and randomness: nothing per request in the thread pool
     NodeCrypto.layer,
     overrides.hasher ?? ScryptHasher.layer(),
-    // Counters in the store: every process on the database shares one budget
-    Throttle.policyLayer(env.throttle),
+    // Counters in the store: every process on the database shares one budget. As many
+    // password checks run at once as there are hashing threads; the others wait in line.
+    Throttle.policyLayer(env.throttle, { ...PasswordChecks.defaultLimits, concurrency: HashPool.size }),
     audit,
     Log.effectLayer(log)
   )

@@ -6,7 +6,8 @@ import { type Context, Deferred, Effect, Option } from "effect"
 import * as Audit from "./Audit.js"
 import * as Entropy from "./Entropy.js"
 import { nowSeconds } from "./internal/time.js"
-import { InvalidGrant, InvalidRequest, type RateLimited } from "./OAuthError.js"
+import { InvalidGrant, InvalidRequest, type RateLimited, type TemporarilyUnavailable } from "./OAuthError.js"
+import * as PasswordChecks from "./PasswordChecks.js"
 import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./PasswordHasher.js"
 import * as Session from "./Session.js"
 import type { StorageError } from "./storage/StorageError.js"
@@ -89,23 +90,14 @@ const channelOf = (source: SignInSource, user: User | null) =>
         (device): Throttle.SignInChannel => ({ _tag: "Page", device: Option.getOrNull(device) })
       )
 
-/**
- * Check a username and password, throttled per username and source address
- * (docs/decisions.md, password throttling). While throttled even the right password is refused.
- */
-export const authenticate = Effect.fn("Accounts.authenticate")(function* (
-  username: string,
+/** One admitted sign-in attempt: counted, waited until its slot, then checked on its turn. */
+const attempt = Effect.fnUntraced(function* (
   password: string,
-  address: string | undefined,
-  source: SignInSource = { _tag: "Page", cookies: undefined }
+  found: Option.Option<User>,
+  keys: ReadonlyArray<Throttle.Key>,
+  oversized: boolean,
+  pass: PasswordChecks.Pass
 ) {
-  // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
-  const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
-  const users = yield* UserStore
-  // Read before the throttle: a device cookie counts only for the account's current password
-  const found = oversized ? Option.none<User>() : yield* users.findByUsername(username)
-  const channel = yield* channelOf(source, Option.getOrNull(found))
-  const keys = Throttle.signInKeys(oversized ? "(oversized)" : username, address, channel)
   // Counted before the password is checked: parallel guesses are all counted
   const { started } = yield* Throttle.reserve(keys)
   // One audit event per lockout, not one per refused attempt
@@ -118,13 +110,43 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   if (oversized) return yield* refuse(null)
   if (Option.isNone(found)) {
     // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
-    yield* hasher.verify(password, yield* dummyHash(hasher))
+    const dummy = yield* dummyHash(hasher)
+    yield* pass.check(hasher.verify(password, dummy))
     return yield* refuse(null)
   }
-  if (!(yield* hasher.verify(password, found.value.passwordHash))) return yield* refuse(found.value.userId)
+  if (!(yield* pass.check(hasher.verify(password, found.value.passwordHash))))
+    return yield* refuse(found.value.userId)
   // A disabled account is refused after the same work and with the same answer as a wrong password
   if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
   yield* Throttle.succeeded(keys)
   yield* Audit.record("signin_succeeded", { userId: found.value.userId })
   return found.value
-}) satisfies (...args: never) => Effect.Effect<User, InvalidGrant | RateLimited | StorageError, unknown>
+})
+
+/**
+ * Check a username and password, throttled per username and source address
+ * (docs/decisions.md, password throttling). While throttled even the right password is refused.
+ * The attempt is admitted first (`PasswordChecks`): one refused there has written nothing.
+ */
+export const authenticate = Effect.fn("Accounts.authenticate")(function* (
+  username: string,
+  password: string,
+  address: string | undefined,
+  source: SignInSource = { _tag: "Page", cookies: undefined }
+) {
+  // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
+  const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
+  const name = oversized ? "(oversized)" : username
+  // Read before the throttle: a device cookie counts only for the account's current password
+  const found = oversized
+    ? Option.none<User>()
+    : yield* Effect.flatMap(UserStore, (u) => u.findByUsername(username))
+  const channel = yield* channelOf(source, Option.getOrNull(found))
+  const keys = Throttle.signInKeys(name, address, channel)
+  const checks = yield* PasswordChecks.PasswordChecks
+  return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
+    attempt(password, found, keys, oversized, pass)
+  )
+}) satisfies (
+  ...args: never
+) => Effect.Effect<User, InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError, unknown>

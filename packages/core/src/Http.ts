@@ -12,6 +12,7 @@ import * as Grants from "./grants/index.js"
 import { introspect, revoke } from "./Introspection.js"
 import * as Metadata from "./Metadata.js"
 import * as OAuthError from "./OAuthError.js"
+import type { PasswordChecks } from "./PasswordChecks.js"
 import type { PasswordHasher } from "./PasswordHasher.js"
 import * as Form from "./requests/Form.js"
 import type { Stores } from "./storage/Stores.js"
@@ -39,7 +40,14 @@ export interface HttpResponse {
 }
 
 /** Every service the endpoints need. */
-export type Requirements = Stores | Config | Entropy | PasswordHasher | ThrottleStore | ThrottlePolicy
+export type Requirements =
+  | Stores
+  | Config
+  | Entropy
+  | PasswordHasher
+  | ThrottleStore
+  | ThrottlePolicy
+  | PasswordChecks
 
 /** Largest accepted body, 16 KiB: larger is 413. */
 export const maxBodyBytes = 16 * 1024

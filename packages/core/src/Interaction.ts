@@ -30,6 +30,7 @@ import type { HttpRequest, Refusal, Requirements } from "./Http.js"
 import * as Http from "./Http.js"
 import * as Locale from "./Locale.js"
 import * as Metadata from "./Metadata.js"
+import type { TemporarilyUnavailable } from "./OAuthError.js"
 import * as Form from "./requests/Form.js"
 import type * as Scope from "./Scope.js"
 import * as Session from "./Session.js"
@@ -261,14 +262,14 @@ const refused = (frame: Frame, r: Refusal): ErrorPage =>
     r.headers
   )
 
-const unavailable = (frame: Frame): ErrorPage =>
+const unavailable = (frame: Frame, e: TemporarilyUnavailable = Http.unavailable): ErrorPage =>
   errorPage(
     frame,
-    Http.unavailable.status,
-    Http.unavailable.error,
-    Http.unavailable.description,
+    e.status,
+    e.error,
+    e.description,
     { reason: "unavailable" },
-    { "retry-after": String(Http.unavailable.retryAfter) }
+    { "retry-after": String(Math.max(1, Math.ceil(e.retryAfter))) }
   )
 
 const serverError = (frame: Frame): ErrorPage =>
@@ -520,6 +521,7 @@ const continueForm = (
 type SignInOutcome =
   | { readonly _tag: "Refused"; readonly error: SignInError }
   | { readonly _tag: "Throttled"; readonly retryAfter: number }
+  | { readonly _tag: "Busy"; readonly error: TemporarilyUnavailable }
   | { readonly _tag: "SignedIn"; readonly setCookie: string; readonly deviceCookie: string | null }
 
 const outcome = (o: SignInOutcome): SignInOutcome => o
@@ -548,6 +550,8 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
           return refusedSignIn("bad_credentials", username)
         case "RateLimited":
           return outcome({ _tag: "Throttled", retryAfter: e.retryAfter })
+        case "TemporarilyUnavailable":
+          return outcome({ _tag: "Busy", error: e })
         case "StorageError":
           return yield* Effect.fail(e)
       }
@@ -585,6 +589,8 @@ const signInPost = (req: PageRequest) =>
         return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(outcome.error))
       case "Throttled":
         return answer(rateLimited(frameOf(rawQuery, Option.some(again)), outcome.retryAfter))
+      case "Busy":
+        return answer(unavailable(frameOf(rawQuery, Option.some(again)), outcome.error))
       case "SignedIn":
         return {
           view: View.Redirect({ status: 303, location: again.href }),
@@ -752,6 +758,7 @@ const consentsPost = (req: PageRequest) =>
         return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
       }
       if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
+      if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
       return { ...back(outcome.setCookie), deviceCookie: outcome.deviceCookie }
     }
     if (params.action === "withdraw") {

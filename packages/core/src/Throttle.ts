@@ -4,9 +4,10 @@
  * period, capped. Success clears the key. The counter store is a service so
  * several instances can share one; the default keeps counters in memory.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { nowSeconds } from "./internal/time.js"
 import { RateLimited } from "./OAuthError.js"
+import * as PasswordChecks from "./PasswordChecks.js"
 import type { StorageError } from "./storage/StorageError.js"
 import {
   type Entry,
@@ -40,20 +41,35 @@ const freeOf = (key: Key, policy: Policy) =>
       ? policy.addressFreeFailures
       : policy.slowFreeFailures
 
+/** Seconds between two checked attempts on a slow key `over` failures past its free ones: 1 s doubling, capped. */
+const spacing = (over: number, policy: Policy): number => Math.min(policy.maxDelay, 2 ** (over - 1))
+
+/**
+ * The schedule of a slow key, whose entry's `lockedUntil` holds its next free slot (a slow key
+ * never locks): past its free failures an attempt takes the slot `max(now, next slot)` and
+ * moves the next slot `spacing` after it, so parallel attempts wait one after another.
+ */
+const scheduled = (
+  prev: Entry | undefined,
+  failures: number,
+  now: number,
+  policy: Policy
+): { readonly delay: number; readonly nextSlot: number } => {
+  const over = failures - policy.slowFreeFailures
+  if (over <= 0) return { delay: 0, nextSlot: 0 }
+  const slot = Math.max(now, prev !== undefined && failures > 1 ? prev.lockedUntil : 0)
+  return { delay: slot - now, nextSlot: slot + spacing(over, policy) }
+}
+
 /** The entry of `key` after one more failure at `now` (a failure outside the window starts over). */
 export const afterFailure = (prev: Entry | undefined, key: Key, now: number, policy: Policy): Entry => {
   const failures = prev !== undefined && now - prev.lastFailure < policy.window ? prev.failures + 1 : 1
+  // a slow key never locks: its lockedUntil is its next free slot
+  if (key.kind === "slow")
+    return { failures, lastFailure: now, lockedUntil: scheduled(prev, failures, now, policy).nextSlot }
   const over = failures - freeOf(key, policy)
-  // a slow key never locks
-  const lockout =
-    over > 0 && key.kind !== "slow" ? Math.min(policy.maxLockout, policy.baseLockout * 2 ** (over - 1)) : 0
+  const lockout = over > 0 ? Math.min(policy.maxLockout, policy.baseLockout * 2 ** (over - 1)) : 0
   return { failures, lastFailure: now, lockedUntil: lockout > 0 ? now + lockout : 0 }
-}
-
-/** Seconds an attempt on a slow key whose entry (this attempt counted) is `entry` waits. */
-const slowDelay = (entry: Entry, key: Key, policy: Policy): number => {
-  const over = entry.failures - freeOf(key, policy)
-  return key.kind === "slow" && over > 0 ? Math.min(policy.maxDelay, 2 ** (over - 1)) : 0
 }
 
 /** The entry of a key after a success gives back the attempt it reserved (null: delete it). */
@@ -78,7 +94,10 @@ export const lockWait = (
   return wait
 }
 
-/** Failures counted on `keys`: their new entries, and whether a lockout or slowdown started. */
+/**
+ * Failures counted on `keys`: their new entries, whether a lockout or slowdown started, and
+ * the seconds from `now` to the attempt's slot on its slow keys (0 without one).
+ */
 export const countFailure = (
   keys: ReadonlyArray<Key>,
   entries: ReadonlyArray<Entry | undefined>,
@@ -90,20 +109,21 @@ export const countFailure = (
   const next = keys.map((k, i) => {
     const prev = entries[i]
     const entry = afterFailure(prev, k, now, policy)
-    const d = slowDelay(entry, k, policy)
-    const was =
-      prev !== undefined && (k.kind === "slow" ? slowDelay(prev, k, policy) > 0 : prev.lockedUntil > now)
+    const slow = k.kind === "slow"
+    const over = entry.failures - freeOf(k, policy)
+    const was = prev !== undefined && (slow ? prev.failures > freeOf(k, policy) : prev.lockedUntil > now)
     // a slowdown starts when the count first passes the free failures within the window
-    if ((entry.lockedUntil > now || d > 0) && !(was && entry.failures > 1)) started = true
-    delay = Math.max(delay, d)
+    if ((entry.lockedUntil > now || (slow && over > 0)) && !(was && entry.failures > 1)) started = true
+    if (slow) delay = Math.max(delay, scheduled(prev, entry.failures, now, policy).delay)
     return entry
   })
   return { next, started, delay }
 }
 
 /**
- * Reserve an attempt on `keys` (entries in order): refused with the wait when one is locked
- * (`next` null: nothing to write), otherwise counted as a failure until it succeeds.
+ * Reserve an attempt on `keys` (entries in order): refused with the wait when one is locked,
+ * or when its slot on a slow key is more than `maxDelay` away (`next` null: nothing counted,
+ * no slot taken); otherwise counted as a failure until it succeeds, and scheduled.
  */
 export const reserveAttempt = (
   keys: ReadonlyArray<Key>,
@@ -114,6 +134,9 @@ export const reserveAttempt = (
   const wait = lockWait(keys, entries, now)
   if (wait > 0) return { reservation: { wait, started: false, delay: 0 }, next: null }
   const { next, started, delay } = countFailure(keys, entries, now, policy)
+  // docs/security.md, throttling: a slot too far away refuses this request only, locking nothing
+  if (delay > policy.maxDelay)
+    return { reservation: { wait: delay - policy.maxDelay, started: false, delay: 0 }, next: null }
   return { reservation: { wait: 0, started, delay }, next }
 }
 
@@ -198,19 +221,24 @@ export const failure = (
   })
 
 /**
- * Count an attempt before it is checked: fail with `RateLimited` when a key is
- * locked; otherwise the attempt counts as a failure until `succeeded` says
- * otherwise. Attempts in flight at the same time are all counted, so parallel
- * guesses get no more than sequential ones. An attempt on a slowed-down key waits its
- * delay (on the Clock, so tests control it) before it returns.
+ * Count an attempt before it is checked: fail with `RateLimited` when a key is locked or
+ * the username's schedule is full; otherwise the attempt counts as a failure until
+ * `succeeded` says otherwise. Attempts in flight at the same time are all counted, so
+ * parallel guesses get no more than sequential ones. An attempt on a slowed-down key waits
+ * until its slot (on the Clock, so tests control it) before it returns.
  */
 export const reserve = (
   keys: ReadonlyArray<Key>
 ): Effect.Effect<{ readonly started: boolean }, RateLimited | StorageError, ThrottleStore | ThrottlePolicy> =>
   Effect.gen(function* () {
-    const r = yield* (yield* ThrottleStore).reserve(keys, yield* nowSeconds, yield* ThrottlePolicy)
+    const now = yield* nowSeconds
+    const r = yield* (yield* ThrottleStore).reserve(keys, now, yield* ThrottlePolicy)
     if (r.wait > 0) return yield* Effect.fail(limited(r.wait))
-    if (r.delay > 0) yield* Effect.sleep(Duration.seconds(r.delay))
+    if (r.delay > 0) {
+      // until the slot itself, however long the store took to answer
+      const wait = (now + r.delay) * 1000 - (yield* Clock.currentTimeMillis)
+      if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+    }
     return { started: r.started }
   })
 
@@ -263,6 +291,26 @@ export const signInKeys = (
 }
 
 /**
+ * How a sign-in attempt waits for its password check (`PasswordChecks`): a browser with a
+ * trusted-device cookie for the username in the first lane, at most a few at once per
+ * username (only the user's own browsers hold such a cookie); the untrusted page at most a
+ * few at once per address; the password grant only within its lane's cap (every user of an
+ * application comes from the application server's address).
+ */
+export const signInTicket = (
+  username: string,
+  address: string | undefined,
+  channel: SignInChannel = { _tag: "Page", device: null }
+): PasswordChecks.Ticket => {
+  if (channel._tag === "Page" && channel.device !== null)
+    return { lane: "trusted", sources: [`user:${username}`] }
+  return {
+    lane: "other",
+    sources: channel._tag === "Page" && address !== undefined ? [`address:${address}`] : []
+  }
+}
+
+/**
  * The throttle keys of a client authentication attempt at the JSON endpoints: the
  * App Key from this address, and the address. There is no lock on an App Key
  * alone: App Keys are public, generated secrets cannot be guessed, and such a lock
@@ -276,13 +324,22 @@ export const clientKeys = (appKey: string, address: string | undefined): Readonl
         { key: `client:ip:${address}`, kind: "shared" }
       ]
 
-/** The throttle policy alone, for a storage adapter that provides the `ThrottleStore`. */
-export const policyLayer = (policy: Policy = defaultPolicy): Layer.Layer<ThrottlePolicy> =>
-  Layer.succeed(ThrottlePolicy, policy)
+/**
+ * The throttle policy and the admission of password checks (`PasswordChecks`), for a storage
+ * adapter that provides the `ThrottleStore`.
+ */
+export const policyLayer = (
+  policy: Policy = defaultPolicy,
+  checks: PasswordChecks.Limits = PasswordChecks.defaultLimits
+): Layer.Layer<ThrottlePolicy | PasswordChecks.PasswordChecks> =>
+  Layer.merge(Layer.succeed(ThrottlePolicy, policy), PasswordChecks.layer(checks))
 
-/** Counters in this process's memory (`memoryStore`), with the policy. */
-export const layer = (policy: Policy = defaultPolicy): Layer.Layer<ThrottleStore | ThrottlePolicy> =>
+/** Counters in this process's memory (`memoryStore`), with the policy and the admission of password checks. */
+export const layer = (
+  policy: Policy = defaultPolicy,
+  checks: PasswordChecks.Limits = PasswordChecks.defaultLimits
+): Layer.Layer<ThrottleStore | ThrottlePolicy | PasswordChecks.PasswordChecks> =>
   Layer.merge(
     Layer.sync(ThrottleStore, () => memoryStore()),
-    policyLayer(policy)
+    policyLayer(policy, checks)
   )

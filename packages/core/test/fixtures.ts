@@ -5,6 +5,7 @@ import * as Authorize from "../src/Authorize.js"
 import * as Config from "../src/Config.js"
 import * as Entropy from "../src/Entropy.js"
 import * as Http from "../src/Http.js"
+import * as PasswordChecks from "../src/PasswordChecks.js"
 import { PasswordHasher } from "../src/PasswordHasher.js"
 import * as BasicAuth from "../src/requests/BasicAuth.js"
 import * as Memory from "../src/storage/Memory.js"
@@ -24,8 +25,10 @@ export const settings = (overrides: Partial<Config.Settings> = {}) =>
 /** Fresh in-memory stores and every service the endpoints need. */
 export const TestLayer = (
   overrides: Partial<Config.Settings> = {},
-  policy: Throttle.Policy = Throttle.defaultPolicy
-) => Layer.mergeAll(Memory.layer, settings(overrides), Entropy.layer, TestHasher, Throttle.layer(policy))
+  policy: Throttle.Policy = Throttle.defaultPolicy,
+  checks: PasswordChecks.Limits = PasswordChecks.defaultLimits
+) =>
+  Layer.mergeAll(Memory.layer, settings(overrides), Entropy.layer, TestHasher, Throttle.layer(policy, checks))
 
 export const cb = "https://app.example/cb"
 

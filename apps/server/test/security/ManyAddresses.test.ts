@@ -8,7 +8,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Accounts } from "@latchkey/core"
 import { basic, formOf } from "../helpers.js"
 import { authorizeUrl } from "./flows.js"
-import { type Stack, startStack } from "./harness.js"
+import { manualClock, type Stack, startStack } from "./harness.js"
 
 interface Answer {
   readonly status: number
@@ -90,9 +90,12 @@ class Browser {
 const addresses = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => `127.0.0.${from + i}`)
 
+// The time stands still unless a test moves it: slots of the schedule fall where the test says
+const clock = manualClock()
 let s: Stack
 beforeAll(async () => {
   s = await startStack({
+    clock: clock.clock,
     throttle: {
       freeFailures: 3,
       addressFreeFailures: 5,
@@ -139,7 +142,9 @@ describe("attacks from many addresses (docs/security.md, throttling)", () => {
     )
     const statuses = (await Promise.all(posts.map((p) => p()))).map((r) => r.status)
     assert.isTrue(statuses.includes(429), "each attacking address ran out of its budget for the username")
-    // a browser Ada never used is only slowed down (at most maxDelay), not refused…
+    // a browser Ada never used is slowed down (at most maxDelay), not refused, once the username's
+    // next slot is within maxDelay: the attack left it 2 s ahead (slots 1 s apart)…
+    clock.advance(1000)
     const stranger = await (
       await new Browser("127.0.0.30").openSignIn(s, "many-ada", "ada-correct-password")
     )()

@@ -20,7 +20,10 @@ export interface Policy {
   readonly baseLockout: number
   /** Longest lockout. */
   readonly maxLockout: number
-  /** Longest delay of a slowed attempt (the delay doubles from 1 s up to it). */
+  /**
+   * Spacing between the checked attempts of a slowed username (1 s doubling up to it), and the
+   * longest an attempt waits for its slot: one whose slot is further away is refused.
+   */
   readonly maxDelay: number
   /** A key's failures are forgotten after this long without one. */
   readonly window: number
@@ -30,6 +33,7 @@ export interface Policy {
 export interface Entry {
   readonly failures: number
   readonly lastFailure: number
+  /** Until when the key is locked; of a `slow` key (which never locks), its next free slot. */
   readonly lockedUntil: number
 }
 
@@ -40,8 +44,10 @@ export interface Entry {
  * - `shared` (an address alone, which many honest clients may share): locks past
  *   `addressFreeFailures`; a success gives back only its own attempt;
  * - `slow` (a username from any address): never locks, so nobody can lock a user out from
- *   elsewhere; past `slowFreeFailures` each attempt waits (`Reservation.delay`); a success
- *   gives back only its own attempt.
+ *   elsewhere; past `slowFreeFailures` its attempts are scheduled one after another (each
+ *   takes the next free slot and waits for it: `Reservation.delay`), and one whose slot is
+ *   more than `maxDelay` away is refused without being counted; a success gives back only
+ *   its own attempt.
  */
 export interface Key {
   readonly key: string
@@ -50,11 +56,14 @@ export interface Key {
 
 /** What reserving an attempt answered. */
 export interface Reservation {
-  /** Seconds until the keys unlock; when above 0 the attempt was refused and nothing was counted. */
+  /**
+   * When above 0 the attempt was refused and nothing was counted: seconds until the keys
+   * unlock, or until the username's next free slot is within `maxDelay`.
+   */
   readonly wait: number
   /** The attempt started a lockout or a slowdown of one of the keys (recorded once, not per refusal). */
   readonly started: boolean
-  /** Seconds the attempt must wait before it is checked (0 unless a `slow` key is past its free failures). */
+  /** Seconds from `now` to the attempt's slot, when it may be checked (0 unless a `slow` key is past its free failures). */
   readonly delay: number
 }
 
@@ -71,8 +80,9 @@ export class ThrottleStore extends Context.Tag("@latchkey/core/ThrottleStore")<
       policy: Policy
     ) => Effect.Effect<boolean, StorageError>
     /**
-     * In one step: when a key is locked, answer the wait and count nothing; otherwise count
-     * the attempt as a failure on every key (it may lock the attempts after it: `started`).
+     * In one step (`Throttle.reserveAttempt`): when a key is locked or the slot is too far
+     * away, answer the wait and count nothing; otherwise count the attempt as a failure on
+     * every key (it may lock the attempts after it: `started`) and give it its slot.
      */
     readonly reserve: (
       keys: ReadonlyArray<Key>,

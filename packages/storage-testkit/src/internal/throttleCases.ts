@@ -47,29 +47,51 @@ export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
     })
   )
 
-  it.effect("throttle: a slow key never locks; past its free failures each attempt is delayed, capped", () =>
-    Effect.gen(function* () {
-      const s = yield* store
-      const { slow } = keysOf("slow")
-      const delays: Array<number> = []
-      const started: Array<boolean> = []
-      for (let i = 0; i < policy.slowFreeFailures + 5; i++) {
-        const r = yield* s.reserve([slow], T, policy)
-        assert.strictEqual(r.wait, 0)
-        delays.push(r.delay)
-        started.push(r.started)
-      }
-      assert.deepStrictEqual(delays.slice(policy.slowFreeFailures), [1, 2, 4, 5, 5])
-      assert.isTrue(delays.slice(0, policy.slowFreeFailures).every((d) => d === 0))
-      assert.deepStrictEqual(
-        started.map((b, i) => (b ? i : -1)).filter((i) => i >= 0),
-        [policy.slowFreeFailures]
-      )
-      assert.strictEqual(yield* s.lockedFor([slow], T), 0)
-      // a success gives back one attempt only
-      yield* s.settle([slow], policy)
-      assert.strictEqual((yield* s.reserve([slow], T, policy)).delay, 5)
-    })
+  it.effect(
+    "throttle: a slow key never locks; past its free failures each attempt takes the next slot, 1 s doubling apart, and one whose slot is more than maxDelay away is refused, counting nothing",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* store
+        const { slow } = keysOf("slow")
+        const free = policy.slowFreeFailures
+        for (let i = 0; i < free; i++)
+          assert.deepStrictEqual(yield* s.reserve([slow], T, policy), { wait: 0, started: false, delay: 0 })
+        // slots T, T+1, T+3; the next one, T+7, is more than maxDelay (5 s) away
+        assert.deepStrictEqual(yield* s.reserve([slow], T, policy), { wait: 0, started: true, delay: 0 })
+        assert.deepStrictEqual(yield* s.reserve([slow], T, policy), { wait: 0, started: false, delay: 1 })
+        assert.deepStrictEqual(yield* s.reserve([slow], T, policy), { wait: 0, started: false, delay: 3 })
+        for (let i = 0; i < 5; i++)
+          assert.deepStrictEqual(yield* s.reserve([slow], T, policy), { wait: 2, started: false, delay: 0 })
+        assert.strictEqual(yield* s.lockedFor([slow], T), 0)
+        // the refused attempts took no slot: T+7 is still the next one, then 5 s apart
+        assert.deepStrictEqual(yield* s.reserve([slow], T + 2, policy), { wait: 0, started: false, delay: 5 })
+        assert.deepStrictEqual(yield* s.reserve([slow], T + 7, policy), { wait: 0, started: false, delay: 5 })
+        // a success gives back one attempt only: still slowed, spaced by maxDelay
+        yield* s.settle([slow], policy)
+        const later = T + 60
+        assert.deepStrictEqual(yield* s.reserve([slow], later, policy), { wait: 0, started: false, delay: 0 })
+        assert.strictEqual((yield* s.reserve([slow], later, policy)).delay, policy.maxDelay)
+      })
+  )
+
+  it.effect(
+    "throttle: 80 parallel reservations on one slow key: the free ones and those whose slot is within maxDelay pass, each slot taken once",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* store
+        const { slow } = keysOf("slow-parallel")
+        const results = yield* Effect.forEach(
+          Arr.range(1, 80),
+          (i) => s.reserve([keysOf(`slow-parallel-${i}`).identifier, slow], T, policy),
+          { concurrency: "unbounded" }
+        )
+        const passed = results.filter((r) => r.wait === 0).map((r) => r.delay)
+        assert.deepStrictEqual(
+          passed.sort((x, y) => x - y),
+          [...Array.from({ length: policy.slowFreeFailures + 1 }, () => 0), 1, 3]
+        )
+        assert.isTrue(results.filter((r) => r.wait > 0).every((r) => r.wait === 2))
+      })
   )
 
   it.effect(
