@@ -9,7 +9,6 @@ import { type Audit, AuditStore, CodeStore, type Stores, TokenStore } from "@lat
 import { Array as Arr, Effect, Exit, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
 import { auditQueryCases } from "./internal/auditQueryCases.js"
-import { insertCode } from "./internal/users.js"
 
 const T = F.baseTime
 
@@ -84,7 +83,7 @@ export const auditContract = (
         const tokens = yield* TokenStore.TokenStore
         const appKey = F.id("app")
         const c = F.code({ appKey })
-        yield* insertCode(c)
+        yield* F.insertCode(c)
         yield* codes.redeem(c.codeHash, T + 1, [])
         const again = F.pair({ appKey, familyId: c.familyId })
         const refused = yield* Effect.flip(

@@ -22,7 +22,7 @@ import {
 } from "@latchkey/core"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as F from "../Fixtures.js"
-import { insertCode, insertUser } from "./users.js"
+import { insertUser } from "./users.js"
 
 const T = F.baseTime
 
@@ -232,7 +232,7 @@ export const lifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =
             userId: user.userId,
             codeHash: yield* Digest.sha256(value)
           })
-          yield* insertCode(code)
+          yield* F.insertCode(code)
           // The change commits after the grant read the user enabled and before its write
           const racing = CodeStore.CodeStore.of({
             ...codes,
