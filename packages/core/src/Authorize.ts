@@ -230,6 +230,7 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
       expiresAt: issuedAt + codeTtl,
       usedAt: null
     }
+    // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
     return append(req.redirectUri, "?", [
       ["code", value],
@@ -248,13 +249,19 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     parentHash: null,
     withRefresh: false
   })
+  // D15: saved only while the consent checked or granted above stands (a withdrawal may commit between)
+  const under = { userId, appKey: req.app.appKey, scope: req.scope }
   const stored = yield* Audit.recordWith(
-    Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
+    Effect.flatMap(TokenStore, (tokens) => tokens.insertUnderConsent(minted.records, under)),
     [["token_issued", { ...who, detail: "implicit" }]]
   ).pipe(
     Effect.as(true),
-    // D13: the user was disabled or deleted since signing in; nothing was issued
-    Effect.catchTag("UserInactive", () => Effect.succeed(false))
+    // D13: the user was disabled or deleted since signing in; D15: the consent was withdrawn since
+    // it was checked; nothing was issued
+    Effect.catchTags({
+      UserInactive: () => Effect.succeed(false),
+      ConsentWithdrawn: () => Effect.succeed(false)
+    })
   )
   if (!stored) return reject(req, issuer, "access_denied", "the authorization was not granted")
   return append(req.redirectUri, "#", [

@@ -149,7 +149,7 @@ describe.skipIf(databaseUrl === undefined)("connection loss on real PostgreSQL",
           const context = yield* Layer.build(throughProxy(freshSchema()))
           const codes = Context.get(context, CodeStore.CodeStore)
           const code = Fixtures.code()
-          yield* codes.insert(code)
+          yield* Effect.provide(Fixtures.insertCode(code), context)
           yield* allAnswer(context)
 
           yield* Effect.promise(() => theProxy().cut(mode))

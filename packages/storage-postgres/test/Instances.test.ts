@@ -125,7 +125,7 @@ for (const serializable of [false, true]) {
 
           // As the grant does: a reused code revokes everything issued from it.
           const code = Fixtures.code()
-          yield* on(0).codes.insert(code)
+          yield* Effect.provide(Fixtures.insertCode(code), instances[0] as (typeof instances)[number])
           const redemptions = Arr.makeBy(50, () =>
             Fixtures.pair({ familyId: code.familyId, appKey: code.appKey })
           )

@@ -1,6 +1,7 @@
 /**
- * D13 on a real PostgreSQL server (`DATABASE_URL`): the row lock on the user orders a token write
- * with a disable or delete of that user, whichever comes first, at READ COMMITTED and SERIALIZABLE.
+ * D13 and D15 on a real PostgreSQL server (`DATABASE_URL`): the row lock on the user orders a token
+ * write with a disable or delete of that user, or a withdrawal of the consent it is issued under,
+ * whichever comes first, at READ COMMITTED and SERIALIZABLE.
  * One side is held open on a raw connection; the other is known to wait when the server reports
  * it blocked by that connection (pg_blocking_pids), then the held side commits.
  */
@@ -90,6 +91,7 @@ for (const serializable of [false, true]) {
             const code = F.code({ userId: user.userId })
             const [, old] = F.pair()
             yield* stores.codes.insert(code)
+            yield* stores.consents.grant(user.userId, code.appKey, code.scope, T)
             yield* stores.tokens.insert([old])
             const run: Effect.Effect<void, { readonly _tag: string }> =
               write === "insert"
@@ -203,6 +205,53 @@ for (const serializable of [false, true]) {
         }
       }).pipe(Effect.scoped)
     )
+
+    for (const write of ["redeem", "implicit"] as const) {
+      it.effect(
+        `withdraw first: a ${write} write issued under the consent waits for it, then is refused with ConsentWithdrawn (D15)`,
+        () =>
+          Effect.gen(function* () {
+            const { stores, held, blockedByHeld } = yield* setup
+            const user = F.user()
+            yield* stores.users.insert(user)
+            const code = F.code({ userId: user.userId })
+            yield* stores.consents.grant(user.userId, code.appKey, code.scope, T)
+            const issued = F.pair({ userId: user.userId, appKey: code.appKey, familyId: code.familyId })
+            // A withdrawal as the store runs it, before its commit
+            yield* held("BEGIN")
+            yield* held("SELECT 1 FROM users WHERE user_id = $1 FOR NO KEY UPDATE", [user.userId])
+            yield* held("DELETE FROM consents WHERE user_id = $1 AND app_key = $2", [
+              user.userId,
+              code.appKey
+            ])
+            yield* held(
+              "DELETE FROM authorization_codes WHERE user_id = $1 AND app_key = $2 AND used_at IS NULL",
+              [user.userId, code.appKey]
+            )
+            yield* held("UPDATE tokens SET revoked_at = $3 WHERE app_key = $2 AND user_id = $1", [
+              user.userId,
+              code.appKey,
+              T + 5
+            ])
+            // The authorization that checked the consent before the withdrawal writes after its deletes
+            if (write === "redeem") yield* stores.codes.insert(code)
+            const under = { userId: user.userId, appKey: code.appKey, scope: code.scope }
+            const run: Effect.Effect<void, { readonly _tag: string }> =
+              write === "redeem"
+                ? stores.codes.redeem(code.codeHash, T + 1, issued)
+                : stores.tokens.insertUnderConsent(issued, under)
+            const fiber = yield* Effect.fork(Effect.either(run))
+            yield* blockedByHeld(fiber)
+            yield* held("COMMIT")
+            const result = yield* Fiber.join(fiber)
+            assert.deepStrictEqual(Either.isLeft(result) ? result.left._tag : "written", "ConsentWithdrawn")
+            for (const t of issued)
+              assert.isTrue(Option.isNone(yield* stores.tokens.find(t.kind, t.tokenHash)))
+            if (write === "redeem")
+              assert.isNull(Option.getOrThrow(yield* stores.codes.find(code.codeHash)).usedAt, "unused")
+          }).pipe(Effect.scoped)
+      )
+    }
 
     it.effect("withdraw first: a redemption waiting for it finds the code gone, and nothing is issued", () =>
       Effect.gen(function* () {

@@ -349,7 +349,7 @@ it.effect("a failing insert inside redeem rolls the whole redemption back", () =
     const existing = Fixtures.token()
     yield* tokens.insert([existing])
     const code = Fixtures.code()
-    yield* codes.insert(code)
+    yield* Fixtures.insertCode(code)
     const fresh = Fixtures.token({ familyId: code.familyId })
     const err = yield* Effect.flip(codes.redeem(code.codeHash, Fixtures.baseTime, [fresh, existing]))
     assert.strictEqual(err._tag, "StorageError")
@@ -467,7 +467,7 @@ it.live(
       const codes = yield* Effect.provide(CodeStore.CodeStore, context)
       const tokens = yield* Effect.provide(TokenStore.TokenStore, context)
       const code = Fixtures.code()
-      yield* codes.insert(code)
+      yield* Effect.provide(Fixtures.insertCode(code), context)
       const issued = Fixtures.pair({ familyId: code.familyId })
       commits = 0
       failures = 3
@@ -477,7 +477,7 @@ it.live(
       assert.strictEqual(Option.getOrThrow(yield* codes.find(code.codeHash)).usedAt, Fixtures.baseTime)
 
       const other = Fixtures.code()
-      yield* codes.insert(other)
+      yield* Effect.provide(Fixtures.insertCode(other), context)
       commits = 0
       failures = Number.POSITIVE_INFINITY
       const err = yield* Effect.flip(codes.redeem(other.codeHash, Fixtures.baseTime, []))

@@ -72,7 +72,7 @@ it.live(
 
       for (let round = 0; round < ROUNDS; round++) {
         const code = Fixtures.code()
-        yield* stores(Effect.flatMap(CodeStore.CodeStore, (s) => s.insert(code)))
+        yield* stores(Fixtures.insertCode(code))
         const issued = workers.map(() => Fixtures.pair({ familyId: code.familyId }))
         const answers = yield* Effect.promise(() =>
           Promise.all(

@@ -189,7 +189,7 @@ it.effect("SQLITE_BUSY past the timeout is a StorageError, never a silent succes
     const codes = yield* Effect.provide(CodeStore.CodeStore, context)
     const tokens = yield* Effect.provide(TokenStore.TokenStore, context)
     const code = Fixtures.code()
-    yield* codes.insert(code)
+    yield* Effect.provide(Fixtures.insertCode(code), context)
     const [access, refresh] = Fixtures.pair()
     yield* tokens.insert([refresh])
 
@@ -227,7 +227,7 @@ it.effect("a failing insert inside redeem rolls the whole redemption back", () =
     const existing = Fixtures.token()
     yield* tokens.insert([existing])
     const code = Fixtures.code()
-    yield* codes.insert(code)
+    yield* Fixtures.insertCode(code)
     const fresh = Fixtures.token({ familyId: code.familyId })
     const err = yield* Effect.flip(codes.redeem(code.codeHash, Fixtures.baseTime, [fresh, existing]))
     assert.strictEqual(err._tag, "StorageError")

@@ -83,7 +83,7 @@ export const auditContract = (
         const tokens = yield* TokenStore.TokenStore
         const appKey = F.id("app")
         const c = F.code({ appKey })
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         yield* codes.redeem(c.codeHash, T + 1, [])
         const again = F.pair({ appKey, familyId: c.familyId })
         const refused = yield* Effect.flip(

@@ -2,8 +2,8 @@
  * Record builders with fresh random identifiers, so tests sharing one store stay apart.
  */
 import type { Application, AuthorizationCode, SessionStore, Token, User } from "@latchkey/core"
-import { Scope } from "@latchkey/core"
-import { Schema } from "effect"
+import { CodeStore, ConsentStore, Scope } from "@latchkey/core"
+import { Effect, Schema } from "effect"
 
 /** A base time (epoch seconds) the contract's records are issued around. */
 export const baseTime = 1_800_000_000
@@ -67,6 +67,19 @@ export const code = (
   usedAt: null,
   ...overrides
 })
+
+/**
+ * Insert `code` with the consent it is issued under (its user's, to its application, for its scope):
+ * a store redeems a code only while that consent stands and covers its scope (D15).
+ */
+export const insertCode = (
+  code: AuthorizationCode.AuthorizationCode
+): Effect.Effect<void, unknown, CodeStore.CodeStore | ConsentStore.ConsentStore> =>
+  Effect.gen(function* () {
+    const consents = yield* ConsentStore.ConsentStore
+    yield* consents.grant(code.userId, code.appKey, code.scope, code.issuedAt)
+    yield* Effect.flatMap(CodeStore.CodeStore, (codes) => codes.insert(code))
+  })
 
 /**
  * An active token (access unless `kind` says otherwise) valid for an hour from `baseTime`, of no

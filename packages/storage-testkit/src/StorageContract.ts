@@ -18,6 +18,7 @@ import {
 import { Array as Arr, Effect, Exit, FastCheck, type Layer, Option } from "effect"
 import * as F from "./Fixtures.js"
 import { adminCases } from "./internal/adminCases.js"
+import { consentCases } from "./internal/consentCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -323,10 +324,10 @@ export const storageContract = (
           codeChallenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
           codeChallengeMethod: "S256"
         })
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         assert.deepStrictEqual(some(yield* codes.find(c.codeHash), "code"), c)
         const plain = F.code({ scope: F.scope("a", "b", "c") })
-        yield* codes.insert(plain)
+        yield* F.insertCode(plain)
         assert.deepStrictEqual(some(yield* codes.find(plain.codeHash), "code"), plain)
         assert.isTrue(Option.isNone(yield* codes.find(F.hash())))
       })
@@ -336,7 +337,7 @@ export const storageContract = (
       Effect.gen(function* () {
         const codes = yield* CodeStore.CodeStore
         const c = F.code()
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         const issued = F.pair({ familyId: c.familyId, appKey: c.appKey })
         yield* codes.redeem(c.codeHash, T + 10, issued)
         assert.deepStrictEqual(some(yield* codes.find(c.codeHash), "code"), { ...c, usedAt: T + 10 })
@@ -348,7 +349,7 @@ export const storageContract = (
       Effect.gen(function* () {
         const codes = yield* CodeStore.CodeStore
         const c = F.code()
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         yield* codes.redeem(c.codeHash, T + 10, F.pair({ familyId: c.familyId }))
         const again = F.pair({ familyId: c.familyId })
         const err = yield* Effect.flip(codes.redeem(c.codeHash, T + 11, again))
@@ -366,7 +367,7 @@ export const storageContract = (
       Effect.gen(function* () {
         const codes = yield* CodeStore.CodeStore
         const c = F.code()
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         const issued = F.pair({ familyId: c.familyId })
         for (const now of [c.expiresAt, c.expiresAt + 1]) {
           const err = yield* Effect.flip(codes.redeem(c.codeHash, now, issued))
@@ -393,7 +394,7 @@ export const storageContract = (
       Effect.gen(function* () {
         const codes = yield* CodeStore.CodeStore
         const c = F.code()
-        yield* codes.insert(c)
+        yield* F.insertCode(c)
         const attempts = Arr.makeBy(25, () => F.pair({ familyId: c.familyId }))
         const exits = yield* Effect.all(
           attempts.map((issued) => Effect.exit(codes.redeem(c.codeHash, T + 1, issued))),
@@ -420,7 +421,7 @@ export const storageContract = (
         Effect.gen(function* () {
           const codes = yield* CodeStore.CodeStore
           const c = F.code()
-          yield* codes.insert(c)
+          yield* F.insertCode(c)
           let wins = 0
           let used = false
           for (const offset of offsets) {
@@ -622,7 +623,7 @@ export const storageContract = (
           const live = F.code({ issuedAt: P - 10, expiresAt: P + 1 })
           const tombstone = F.code({ issuedAt: P - 10, expiresAt: P + 50 })
           const usedExpired = F.code({ issuedAt: P - 100, expiresAt: P - 50 })
-          yield* Effect.forEach([...expired, live, tombstone, usedExpired], codes.insert)
+          yield* Effect.forEach([...expired, live, tombstone, usedExpired], F.insertCode)
           yield* codes.redeem(tombstone.codeHash, P - 5, [])
           yield* codes.redeem(usedExpired.codeHash, P - 60, [])
           assert.strictEqual(yield* codes.purgeExpired(P, 2), 2)
@@ -751,6 +752,7 @@ export const storageContract = (
 
     adminCases(it)
     lifecycleCases(it)
+    consentCases(it)
     sessionCases(it, makeLayer)
     sessionLifecycleCases(it)
     throttleCases(it)

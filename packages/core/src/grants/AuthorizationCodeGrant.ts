@@ -83,7 +83,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
       CodeNotFound: () => invalid("authorization code is invalid or expired"),
       CodeAlreadyUsed: () => replayed(code, now),
       // D13: disabled or deleted since the check above; nothing was issued
-      UserInactive: () => invalid("authorization code is invalid or expired")
+      UserInactive: () => invalid("authorization code is invalid or expired"),
+      // D15: the consent it was issued under is withdrawn; nothing was issued
+      ConsentWithdrawn: () => invalid("authorization code is invalid or expired")
     })
   )
   return minted.response

@@ -4,6 +4,7 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { AuthorizationCode } from "../AuthorizationCode.js"
 import type { Token } from "../Token.js"
+import type { ConsentWithdrawn } from "./ConsentStore.js"
 import type { StorageError } from "./StorageError.js"
 import type { UserInactive } from "./UserStore.js"
 
@@ -27,13 +28,15 @@ export class CodeStore extends Context.Tag("@latchkey/core/CodeStore")<
      * Mark the code used and save the tokens issued for it, all in one atomic step.
      * Succeeds at most once per code, however many callers race; the losers get
      * `CodeAlreadyUsed` and nothing is written. Like `TokenStore.insert`, refused with
-     * `UserInactive` (after the code's own state) when a token's user is disabled or gone.
+     * `UserInactive` (after the code's own state) when a token's user is disabled or gone; then
+     * with `ConsentWithdrawn` (D15) when the code's user's consent to its application does not
+     * stand or does not cover the code's scope. The tokens name the code's user.
      */
     readonly redeem: (
       codeHash: string,
       now: number,
       tokens: ReadonlyArray<Token>
-    ) => Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | UserInactive | StorageError>
+    ) => Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | UserInactive | ConsentWithdrawn | StorageError>
     /** Delete at most `limit` codes that expired before `now`; returns how many. */
     readonly purgeExpired: (now: number, limit: number) => Effect.Effect<number, StorageError>
   }

@@ -1,8 +1,8 @@
 /**
  * Remembered consents: which scopes a user has allowed an application.
  */
-import { Context, type Effect, type Option } from "effect"
-import type { ScopeSet } from "../Scope.js"
+import { Context, type Effect, type Option, Schema } from "effect"
+import { isSubset, type ScopeSet } from "../Scope.js"
 import type { StorageError } from "./StorageError.js"
 
 /** One remembered consent of a user. */
@@ -12,6 +12,33 @@ export interface Consent {
   /** Epoch seconds of the last grant that added to it. */
   readonly updatedAt: number
 }
+
+/** The consent a write is issued under: the user's consent to the application must cover `scope`. */
+export interface Under {
+  readonly userId: string
+  readonly appKey: string
+  readonly scope: ScopeSet
+}
+
+/**
+ * A code redemption or token write issued under a consent that is withdrawn (or no longer covers its
+ * scope): nothing was written. Checked inside the write's transaction, so no code redeems and no
+ * implicit token is saved after a withdrawal that committed first.
+ */
+export class ConsentWithdrawn extends Schema.TaggedError<ConsentWithdrawn>()("ConsentWithdrawn", {
+  userId: Schema.String,
+  appKey: Schema.String
+}) {}
+
+/**
+ * D15 (docs/security.md): the refusal of a write `under` a consent when the scopes `given` (the
+ * consent as the store reads it inside the write's transaction; undefined when there is none) do not
+ * cover its scope; undefined when they do. A consent granted again after a withdrawal counts.
+ */
+export const refusal = (under: Under, given: ScopeSet | undefined): ConsentWithdrawn | undefined =>
+  given !== undefined && isSubset(under.scope, given)
+    ? undefined
+    : new ConsentWithdrawn({ userId: under.userId, appKey: under.appKey })
 
 /** Consents by (user, application). */
 export class ConsentStore extends Context.Tag("@latchkey/core/ConsentStore")<

@@ -19,7 +19,7 @@ import {
 } from "./ApplicationStore.js"
 import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
-import { ConsentStore } from "./ConsentStore.js"
+import { ConsentStore, type ConsentWithdrawn, refusal as consentRefusal, type Under } from "./ConsentStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { defaultLimits, type SessionLimits, SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
@@ -88,6 +88,9 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       const user = users.get(userId)
       return user !== undefined && (user.disabledAt ?? null) === null
     })
+  // D15: the consent a code or implicit token is issued under, read in the same synchronous step
+  const withdrawn = (under: Under) =>
+    consentRefusal(under, consents.get(`${under.userId}\u0000${under.appKey}`)?.scope)
   // The unused codes of a user (of one application, or of all): a code is retired by deleting it
   const retireCodes = (userId: string, appKey: string | null) => {
     for (const [k, c] of codes) {
@@ -213,20 +216,20 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       find: (codeHash) => Effect.sync(() => Option.fromNullable(codes.get(codeHash))),
       redeem: (codeHash, now, issued) =>
         Effect.suspend(
-          (): Effect.Effect<void, CodeNotFound | CodeAlreadyUsed | UserInactive | StorageError> => {
+          (): Effect.Effect<
+            void,
+            CodeNotFound | CodeAlreadyUsed | UserInactive | ConsentWithdrawn | StorageError
+          > => {
             const code = codes.get(codeHash)
             if (code === undefined) return Effect.fail(new CodeNotFound())
             if (code.usedAt !== null) return Effect.fail(new CodeAlreadyUsed({ familyId: code.familyId }))
             if (code.expiresAt <= now) return Effect.fail(new CodeNotFound())
-            const inactive = inactiveUser(issued)
-            if (inactive !== undefined) return Effect.fail(inactive)
-            try {
+            const refused = inactiveUser(issued) ?? withdrawn(code)
+            if (refused !== undefined) return Effect.fail(refused)
+            return guard(() => {
               insertTokens(issued)
-            } catch (e) {
-              return Effect.fail(e as StorageError)
-            }
-            codes.set(codeHash, { ...code, usedAt: now })
-            return Effect.void
+              codes.set(codeHash, { ...code, usedAt: now })
+            })
           }
         ),
       purgeExpired: (now, limit) => Effect.sync(() => purge(codes, (c) => c.expiresAt <= now, limit))
@@ -236,6 +239,11 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
         Effect.suspend((): Effect.Effect<void, UserInactive | StorageError> => {
           const inactive = inactiveUser(ts)
           return inactive === undefined ? guard(() => insertTokens(ts)) : Effect.fail(inactive)
+        }),
+      insertUnderConsent: (ts, under) =>
+        Effect.suspend((): Effect.Effect<void, UserInactive | ConsentWithdrawn | StorageError> => {
+          const refused = inactiveUser(ts) ?? withdrawn(under)
+          return refused === undefined ? guard(() => insertTokens(ts)) : Effect.fail(refused)
         }),
       find: (kind, hash) => Effect.sync(() => Option.fromNullable(tokens.get(tokenKey(kind, hash)))),
       rotate: (hash, now, grace, issued) =>
@@ -249,13 +257,10 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
             }
             const inactive = inactiveUser(issued)
             if (inactive !== undefined) return Effect.fail(inactive)
-            try {
+            return guard(() => {
               insertTokens(issued)
-            } catch (e) {
-              return Effect.fail(e as StorageError)
-            }
-            tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
-            return Effect.void
+              tokens.set(tokenKey("refresh", hash), { ...t, rotatedAt: t.rotatedAt ?? now })
+            })
           }
         ),
       revokeFamily: (familyId, now) => Effect.sync(() => revokeWhere((t) => t.familyId === familyId, now)),

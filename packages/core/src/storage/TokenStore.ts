@@ -3,6 +3,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Kind, Token } from "../Token.js"
+import type { ConsentWithdrawn, Under } from "./ConsentStore.js"
 import type { StorageError } from "./StorageError.js"
 import type { UserInactive } from "./UserStore.js"
 
@@ -31,6 +32,15 @@ export class TokenStore extends Context.Tag("@latchkey/core/TokenStore")<
      * id of a user who is disabled or gone at the moment of the write (decided in its transaction).
      */
     readonly insert: (tokens: ReadonlyArray<Token>) => Effect.Effect<void, UserInactive | StorageError>
+    /**
+     * Like `insert`, and then none, with `ConsentWithdrawn` (D15), unless the consent `under` stands
+     * and covers its scope, decided in the same transaction (the implicit grant's tokens). The tokens
+     * name `under`'s user.
+     */
+    readonly insertUnderConsent: (
+      tokens: ReadonlyArray<Token>,
+      under: Under
+    ) => Effect.Effect<void, UserInactive | ConsentWithdrawn | StorageError>
     /** The token of this kind with this hash, in any state, if still stored. */
     readonly find: (kind: Kind, tokenHash: string) => Effect.Effect<Option.Option<Token>, StorageError>
     /**

@@ -20,7 +20,7 @@ import {
 import { Context, Effect, Option } from "effect"
 import { attemptSync, type Database, type Tx } from "./database.js"
 import * as Rows from "./rows.js"
-import { insertTokens, lockUsers, retireCodesOfUser } from "./tokenWrites.js"
+import { consentRefusal, insertTokens, lockUsers, retireCodesOfUser } from "./tokenWrites.js"
 
 // A purge is always bounded; LIMIT 0 deletes nothing.
 const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
@@ -426,28 +426,39 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state,
       // not a timestamp, decides reuse. The tokens are saved in the transaction that consumes the code.
       redeem: (codeHash, now, tokens) =>
-        db.transaction<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed | UserStore.UserInactive>(
-          (tx) =>
-            Effect.gen(function* () {
-              const refused = yield* lockUsers(tx, tokens)
-              const consumed = yield* tx.query(
-                `UPDATE authorization_codes SET used_at = $2
-                WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING family_id`,
-                [codeHash, now]
+        db.transaction<
+          void,
+          | CodeStore.CodeNotFound
+          | CodeStore.CodeAlreadyUsed
+          | UserStore.UserInactive
+          | ConsentStore.ConsentWithdrawn
+        >((tx) =>
+          Effect.gen(function* () {
+            const refused = yield* lockUsers(tx, tokens)
+            const consumed = yield* tx.query(
+              `UPDATE authorization_codes SET used_at = $2
+                WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING user_id, app_key, scope`,
+              [codeHash, now]
+            )
+            const code = consumed.rows[0]
+            if (code === undefined) {
+              const state = yield* tx.query(
+                "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
+                [codeHash]
               )
-              if (consumed.rows.length === 0) {
-                const state = yield* tx.query(
-                  "SELECT used_at IS NOT NULL AS used, family_id FROM authorization_codes WHERE code_hash = $1",
-                  [codeHash]
-                )
-                const row = state.rows[0]
-                return yield* row === undefined || row.used !== true
-                  ? Effect.fail(new CodeStore.CodeNotFound())
-                  : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
-              }
-              if (refused !== undefined) return yield* Effect.fail(refused)
-              yield* insertTokens(tx.query, tokens)
-            })
+              const row = state.rows[0]
+              return yield* row === undefined || row.used !== true
+                ? Effect.fail(new CodeStore.CodeNotFound())
+                : Effect.fail(new CodeStore.CodeAlreadyUsed({ familyId: String(row.family_id) }))
+            }
+            if (refused !== undefined) return yield* Effect.fail(refused)
+            // D15: only under the code's consent, read after the user's lock (consentRefusal)
+            const scope = yield* attemptSync(() => Rows.decodeScope(Rows.json(code.scope)))
+            const under = { userId: String(code.user_id), appKey: String(code.app_key), scope }
+            const withdrawn = yield* consentRefusal(tx, under)
+            if (withdrawn !== undefined) return yield* Effect.fail(withdrawn)
+            yield* insertTokens(tx.query, tokens)
+          })
         ),
       purgeExpired: (now, limit) =>
         Effect.map(
@@ -476,6 +487,14 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
               Effect.flatMap(db.eventsAttached, (attached) =>
                 attached ? db.transaction(() => Effect.void) : Effect.void
               ),
+      insertUnderConsent: (tokens, under) =>
+        db.transaction<void, UserStore.UserInactive | ConsentStore.ConsentWithdrawn>((tx) =>
+          Effect.gen(function* () {
+            const refused = (yield* lockUsers(tx, tokens)) ?? (yield* consentRefusal(tx, under))
+            if (refused !== undefined) return yield* Effect.fail(refused)
+            yield* insertTokens(tx.query, tokens)
+          })
+        ),
       find: (kind, tokenHash) =>
         Effect.flatMap(
           db.query(`SELECT ${Rows.tokenColumns} FROM tokens WHERE kind = $1 AND token_hash = $2`, [

@@ -1,10 +1,11 @@
 /**
- * Token writes: inserting a token set, and locking the users it names (D13, docs/security.md) in
- * the transaction of the write.
+ * Token writes: inserting a token set, locking the users it names (D13, docs/security.md) and
+ * reading the consent it is issued under (D15) in the transaction of the write.
  */
-import { type StorageError, type Token, UserStore } from "@latchkey/core"
+import { ConsentStore, type StorageError, type Token, UserStore } from "@latchkey/core"
 import { Effect } from "effect"
-import type { Tx } from "./database.js"
+import { attemptSync, type Tx } from "./database.js"
+import { decodeScope, json } from "./rows.js"
 
 const tokenValues = 12
 const insertTokensSql = (n: number): string =>
@@ -66,6 +67,26 @@ export const lockUsers = (
     }
   )
 }
+
+/**
+ * D15 (docs/security.md): the refusal of a write `under` a consent, read after `lockUsers` locked its
+ * user FOR SHARE (the tokens name that user): withdraw locks the same row FOR NO KEY UPDATE before it
+ * deletes the consent, so either it committed first and this read (a new statement at READ
+ * COMMITTED; SERIALIZABLE fails the write with a serialization failure and the rerun reads it) finds
+ * the consent gone, or it waits for this write's commit and then revokes its tokens.
+ */
+export const consentRefusal = (
+  tx: Tx,
+  under: ConsentStore.Under
+): Effect.Effect<ConsentStore.ConsentWithdrawn | undefined, StorageError.StorageError> =>
+  Effect.flatMap(
+    tx.query("SELECT scope FROM consents WHERE user_id = $1 AND app_key = $2", [under.userId, under.appKey]),
+    (r) =>
+      attemptSync(() => {
+        const row = r.rows[0]
+        return ConsentStore.refusal(under, row === undefined ? undefined : decodeScope(json(row.scope)))
+      })
+  )
 
 /** Retire a user's unused codes by deleting them: redeemed later, one is unknown (nothing issued, nothing revoked). */
 export const retireCodesOfUser = "DELETE FROM authorization_codes WHERE user_id = $1 AND used_at IS NULL"

@@ -194,7 +194,7 @@ export const make = (
     findCode: db.prepare(`SELECT ${codeColumns} FROM authorization_codes WHERE code_hash = ?`),
     // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state, not a timestamp, decides reuse.
     consumeCode: db.prepare(`UPDATE authorization_codes SET used_at = ?
-      WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING family_id`),
+      WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING user_id, app_key, scope`),
     codeState: db.prepare(
       "SELECT used_at AS usedAt, family_id AS familyId FROM authorization_codes WHERE code_hash = ?"
     ),
@@ -339,10 +339,19 @@ export const make = (
 
   // D13 (docs/security.md): read inside the write's BEGIN IMMEDIATE transaction, so a disable or
   // delete either committed before (and refuses the write) or runs after it (and revokes its tokens).
-  const insertTokens = (tokens: ReadonlyArray<Token.Token>): void => {
-    const refused = UserStore.refusal(tokens, (userId) => q.userActive.get(userId) !== undefined)
+  // D15: the consent a code or implicit token is issued under, read in the same transaction, so a
+  // withdrawal either committed before (and refuses the write) or runs after it (and revokes it).
+  const insertTokens = (tokens: ReadonlyArray<Token.Token>, under?: ConsentStore.Under): void => {
+    const refused =
+      UserStore.refusal(tokens, (userId) => q.userActive.get(userId) !== undefined) ??
+      (under === undefined ? undefined : ConsentStore.refusal(under, findConsent(under.userId, under.appKey)))
     if (refused !== undefined) refuse(refused)
     for (const t of tokens) q.insertToken.run(tokenParams(t))
+  }
+
+  const findConsent = (userId: string, appKey: string): Scope.ScopeSet | undefined => {
+    const found = q.findConsent.get(userId, appKey) as string | undefined
+    return found === undefined ? undefined : decodeScope(JSON.parse(found))
   }
 
   // Each runs inside the writer's transaction (better-sqlite3 nests them as savepoints).
@@ -385,13 +394,18 @@ export const make = (
       return true
     }),
     redeem: db.transaction((codeHash: string, now: number, tokens: ReadonlyArray<Token.Token>): void => {
-      if (q.consumeCode.get(now, codeHash, now) === undefined) {
+      const code = q.consumeCode.get(now, codeHash, now) as
+        | { user_id: string; app_key: string; scope: string }
+        | undefined
+      if (code === undefined) {
         const state = q.codeState.get(codeHash) as { usedAt: number | null; familyId: string } | undefined
         if (state === undefined || state.usedAt === null) refuse(new CodeStore.CodeNotFound())
         else refuse(new CodeStore.CodeAlreadyUsed({ familyId: state.familyId }))
+        return
       }
-      // The tokens are saved in the transaction that consumes the code.
-      insertTokens(tokens)
+      // The tokens are saved in the transaction that consumes the code, under the code's consent.
+      const scope = decodeScope(JSON.parse(code.scope))
+      insertTokens(tokens, { userId: code.user_id, appKey: code.app_key, scope })
     }),
     rotate: db.transaction(
       (hash: string, now: number, grace: number, tokens: ReadonlyArray<Token.Token>): void => {
@@ -612,13 +626,21 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(codeFromRow(row))
         }),
       redeem: (codeHash, now, tokens) =>
-        write<void, CodeStore.CodeNotFound | CodeStore.CodeAlreadyUsed | UserStore.UserInactive>(() =>
-          tx.redeem(codeHash, now, tokens)
-        ),
+        write<
+          void,
+          | CodeStore.CodeNotFound
+          | CodeStore.CodeAlreadyUsed
+          | UserStore.UserInactive
+          | ConsentStore.ConsentWithdrawn
+        >(() => tx.redeem(codeHash, now, tokens)),
       purgeExpired: (now, limit) => write(() => q.purgeCodes.run(now, bound(limit)).changes)
     }),
     Context.add(TokenStore.TokenStore, {
       insert: (tokens) => write<void, UserStore.UserInactive>(() => insertTokens(tokens)),
+      insertUnderConsent: (tokens, under) =>
+        write<void, UserStore.UserInactive | ConsentStore.ConsentWithdrawn>(() =>
+          insertTokens(tokens, under)
+        ),
       find: (kind, tokenHash) =>
         attempt(() => {
           const row = q.findToken.get(kind, tokenHash) as WithScope<Token.Token> | undefined
@@ -640,11 +662,7 @@ export const make = (
       purgeExpired: (now, limit) => write(() => q.purgeTokens.run(now, bound(limit)).changes)
     }),
     Context.add(ConsentStore.ConsentStore, {
-      find: (userId, appKey) =>
-        attempt(() => {
-          const found = q.findConsent.get(userId, appKey) as string | undefined
-          return found === undefined ? Option.none() : Option.some(decodeScope(JSON.parse(found)))
-        }),
+      find: (userId, appKey) => attempt(() => Option.fromNullable(findConsent(userId, appKey))),
       grant: (userId, appKey, scope, now) => write(() => tx.grantConsent(userId, appKey, scope, now)),
       list: (userId) =>
         attempt(() =>

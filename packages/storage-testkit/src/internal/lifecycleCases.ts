@@ -54,7 +54,7 @@ const hasher = PasswordHasher.PasswordHasher.of({
 })
 
 /** What the grants need besides the stores. */
-const grantServices = Layer.mergeAll(
+export const grantServices = Layer.mergeAll(
   Layer.orDie(
     Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" })
   ),
@@ -232,7 +232,7 @@ export const lifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =
             userId: user.userId,
             codeHash: yield* Digest.sha256(value)
           })
-          yield* codes.insert(code)
+          yield* F.insertCode(code)
           // The change commits after the grant read the user enabled and before its write
           const racing = CodeStore.CodeStore.of({
             ...codes,
@@ -281,7 +281,7 @@ export const lifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =
 }
 
 /** The OAuth error code a grant failed with, or a description of how else it ended. */
-const failureOf = <A, E>(exit: Exit.Exit<A, E>): string => {
+export const failureOf = <A, E>(exit: Exit.Exit<A, E>): string => {
   if (Exit.isSuccess(exit)) return "succeeded"
   const failure = Option.getOrUndefined(Cause.failureOption(exit.cause)) as
     | { readonly error?: string }
