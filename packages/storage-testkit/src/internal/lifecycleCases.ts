@@ -60,7 +60,7 @@ export const grantServices = Layer.mergeAll(
   ),
   Entropy.layer,
   Layer.succeed(PasswordHasher.PasswordHasher, hasher),
-  Layer.succeed(Throttle.ThrottlePolicy, Throttle.defaultPolicy)
+  Throttle.policyLayer()
 )
 
 /** An application of the code, refresh and password grants, and an enabled user whose password is "pw". */
