@@ -11,7 +11,6 @@ import { type Application, defaultGrantTypes, livePreviousSecret, maxSecretGrace
 import * as Audit from "./Audit.js"
 import { secretDigest } from "./ClientAuth.js"
 import * as Entropy from "./Entropy.js"
-import * as Fields from "./internal/adminFields.js"
 import {
   checkGrantTypes,
   checkName,
@@ -20,6 +19,7 @@ import {
   checkTtl,
   InvalidField,
   invalid,
+  maxTtl as longestTtl,
   plain
 } from "./internal/adminFields.js"
 import { issueSeconds, nowSeconds } from "./internal/time.js"
@@ -87,7 +87,7 @@ export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
 /** Imported App Secrets: 32–512 printable ASCII characters. */
 export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
 /** Longest token or code lifetime an application may set: one year, in seconds. */
-export const maxTtl: number = Fields.maxTtl
+export const maxTtl: number = longestTtl
 /** Most audit events one query returns. */
 export const maxAuditLimit = 10_000
 /** Audit events a query returns when it names no limit. */
