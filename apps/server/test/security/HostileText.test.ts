@@ -1,8 +1,9 @@
 /**
- * docs/security.md T13 on every store: NUL, other C0 controls, DEL, C1, invalid percent-encoding,
- * invalid UTF-8 and lone surrogates in every parameter of every endpoint are bad input (a 4xx
- * with the RFC 6749 error the endpoint gives malformed input), never a 5xx nor a storage outage,
- * and change nothing. The same rows run on SQLite, on PostgreSQL over an embedded PGlite, and on
+ * docs/security.md T13 and T14 on every store: NUL, other C0 controls, DEL, C1, invalid
+ * percent-encoding, invalid UTF-8 and lone surrogates in every parameter of every endpoint (T13)
+ * and in every value an administrator gives through the admin API or the CLI (T14) are bad input
+ * (a 4xx with the RFC 6749 error the endpoint gives malformed input, or 400 naming the field),
+ * never a 5xx nor a storage outage, and change nothing. The same rows run on SQLite, on PostgreSQL over an embedded PGlite, and on
  * the PostgreSQL server `DATABASE_URL` names when it is set.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -16,7 +17,7 @@ const tokenPath = "/oauth2/oauth2/token"
 const basicOf = (text: string) => `Basic ${Buffer.from(text, "utf8").toString("base64")}`
 
 for (const store of stores) {
-  describe(`T13 on ${store.name}`, () => {
+  describe(`hostile text (T13, T14) on ${store.name}`, () => {
     let s: Stack
     let close: () => Promise<void> = async () => {}
     let cliEnv: Record<string, string> | undefined
@@ -43,7 +44,7 @@ for (const store of stores) {
     const form = (path: string, body: string, headers: Record<string, string> = {}) =>
       post(s, path, body, { authorization: s.A.basic, ...headers }).then(read)
 
-    it("token endpoint: every parameter of every grant is 400 with the grant's error for malformed input", async () => {
+    it("T13: token endpoint: every parameter of every grant is 400 with the grant's error for malformed input", async () => {
       const grants: ReadonlyArray<readonly [Record<string, string>, string, string]> = [
         [{ grant_type: "authorization_code", code: "c", redirect_uri: cb }, "code", "invalid_request"],
         [
@@ -80,7 +81,7 @@ for (const store of stores) {
       }
     })
 
-    it("Basic credentials: a hostile App Key or App Secret is the 401 invalid_client of any malformed Basic, at every endpoint", async () => {
+    it("T13: Basic credentials: a hostile App Key or App Secret is the 401 invalid_client of any malformed Basic, at every endpoint", async () => {
       const credentials = [
         ...encoded.map((v) => `${v.raw}:secret`),
         ...encoded.map((v) => `${encodeURIComponent(s.A.appKey)}:${v.raw}`),
@@ -96,7 +97,7 @@ for (const store of stores) {
       }
     })
 
-    it("introspection and revocation: a hostile token is 400 invalid_request; a hostile hint is ignored like any unknown one", async () => {
+    it("T13: introspection and revocation: a hostile token is 400 invalid_request; a hostile hint is ignored like any unknown one", async () => {
       for (const path of ["/oauth2/oauth2/introspect", "/oauth2/oauth2/revoke"]) {
         for (const v of encoded) {
           expectError(await form(path, formWith({}, "token", v.raw)), 400, "invalid_request")
@@ -107,7 +108,7 @@ for (const store of stores) {
       }
     })
 
-    it("authorize: client_id and redirect_uri get the error page, the other parameters their redirect error; state comes back exactly", async () => {
+    it("T13: authorize: client_id and redirect_uri get the error page, the other parameters their redirect error; state comes back exactly", async () => {
       const base = { response_type: "code", client_id: s.A.appKey, redirect_uri: cb }
       const get = (query: string) =>
         fetch(`${s.base}${authorizePath}?${query}`, { headers: { accept: "text/html" }, redirect: "manual" })
@@ -151,7 +152,7 @@ for (const store of stores) {
     const authorizeA = () =>
       `${s.base}${authorizePath}?${new URLSearchParams({ response_type: "code", client_id: s.A.appKey, redirect_uri: cb })}`
 
-    it("sign-in form: a hostile username or password is the generic sign-in failure, never shown again; a hostile ticket is the expired-form page", async () => {
+    it("T13: sign-in form: a hostile username or password is the generic sign-in failure, never shown again; a hostile ticket is the expired-form page", async () => {
       for (const v of encoded) {
         for (const name of ["username", "password"]) {
           const f = await pageForm(authorizeA())
@@ -184,7 +185,7 @@ for (const store of stores) {
       return { browser: f.browser, url }
     }
 
-    it("consent form: a hostile decision is the no-decision page, a hostile ticket the expired-form page; nothing is allowed", async () => {
+    it("T13: consent form: a hostile decision is the no-decision page, a hostile ticket the expired-form page; nothing is allowed", async () => {
       const { browser, url } = await signedIn()
       for (const v of encoded) {
         const rows: ReadonlyArray<readonly [string, string, number]> = [
@@ -205,7 +206,7 @@ for (const store of stores) {
       }
     })
 
-    it("consents page: a hostile App Key, action or ticket is refused before any store; a hostile username is the generic sign-in failure", async () => {
+    it("T13: consents page: a hostile App Key, action or ticket is refused before any store; a hostile username is the generic sign-in failure", async () => {
       const consents = `${s.base}/oauth2/oauth2/consents`
       for (const v of encoded) {
         const anonymous = await pageForm(consents)
@@ -234,7 +235,7 @@ for (const store of stores) {
       }
     })
 
-    it("session cookie and /api/me bearer: hostile values are no session and an invalid request, never a store error", async () => {
+    it("T13: session cookie and /api/me bearer: hostile values are no session and an invalid request, never a store error", async () => {
       for (const v of encoded) {
         for (const value of [v.raw, `${v.raw}.sig`]) {
           const res = await fetch(authorizeA(), {
@@ -270,7 +271,7 @@ for (const store of stores) {
       assert.notInclude(JSON.stringify(body), JSON.stringify(value).slice(1, -1))
     }
 
-    it("admin API paths: a hostile App Key, user id or audit filter is 400 naming the field; one that does not decode is 404", async () => {
+    it("T14: admin API paths: a hostile App Key, user id or audit filter is 400 naming the field; one that does not decode is 404", async () => {
       const alice = s.alice.userId
       for (const v of encoded) {
         const rows: ReadonlyArray<readonly [string, string, string, unknown?]> = [
@@ -296,7 +297,7 @@ for (const store of stores) {
       }
     })
 
-    it("admin API bodies: a hostile name, redirect URI, scope, username or password is 400 naming the field", async () => {
+    it("T14: admin API bodies: a hostile name, redirect URI, scope, username or password is 400 naming the field", async () => {
       const app = { name: "Hostile", redirect_uris: [cb] }
       for (const [, t] of texts) {
         expectField(await admin("POST", "/applications", { ...app, name: t }), "name", t)
@@ -313,7 +314,7 @@ for (const store of stores) {
       }
     })
 
-    it("CLI arguments: a hostile App Key, name, username or password is refused naming the field, exit 1, nothing changed", async () => {
+    it("T14: CLI arguments: a hostile App Key, name, username or password is refused naming the field, exit 1, nothing changed", async () => {
       if (cliEnv === undefined) return
       const env = cliEnv
       // A runtime of its own per command: a few characters are enough to show the rule runs first
@@ -331,7 +332,8 @@ for (const store of stores) {
           [["user", "create", "--username", "hostile", "--password", t], "password"],
           [["user", "disable", t], "user"],
           [["token", "revoke", "--app", t, "--open-id", "someone"], "app_key"],
-          [["consent", "revoke", "--user", s.alice.userId, "--app", t], "app_key"]
+          [["consent", "revoke", "--user", s.alice.userId, "--app", t], "app_key"],
+          [["audit", "tail", "--app", t], "app_key"]
         ]
         for (const [args, field] of rows) {
           const r = await cliInProcess(s.dbPath, args, env)
