@@ -1,7 +1,7 @@
 /**
- * docs/security.md T13 and T14 on every store: NUL, other C0 controls, DEL, C1, invalid
+ * docs/security.md T13 and T17 on every store: NUL, other C0 controls, DEL, C1, invalid
  * percent-encoding, invalid UTF-8 and lone surrogates in every parameter of every endpoint (T13)
- * and in every value an administrator gives through the admin API or the CLI (T14) are bad input
+ * and in every value an administrator gives through the admin API or the CLI (T17) are bad input
  * (a 4xx with the RFC 6749 error the endpoint gives malformed input, or 400 naming the field),
  * never a 5xx nor a storage outage, and change nothing. The same rows run on SQLite, on PostgreSQL over an embedded PGlite, and on
  * the PostgreSQL server `DATABASE_URL` names when it is set.
@@ -17,7 +17,7 @@ const tokenPath = "/oauth2/oauth2/token"
 const basicOf = (text: string) => `Basic ${Buffer.from(text, "utf8").toString("base64")}`
 
 for (const store of stores) {
-  describe(`hostile text (T13, T14) on ${store.name}`, () => {
+  describe(`hostile text (T13, T17) on ${store.name}`, () => {
     let s: Stack
     let close: () => Promise<void> = async () => {}
     let cliEnv: Record<string, string> | undefined
@@ -271,7 +271,7 @@ for (const store of stores) {
       assert.notInclude(JSON.stringify(body), JSON.stringify(value).slice(1, -1))
     }
 
-    it("T14: admin API paths: a hostile App Key, user id or audit filter is 400 naming the field; one that does not decode is 404", async () => {
+    it("T17: admin API paths: a hostile App Key, user id or audit filter is 400 naming the field; one that does not decode is 404", async () => {
       const alice = s.alice.userId
       for (const v of encoded) {
         const rows: ReadonlyArray<readonly [string, string, string, unknown?]> = [
@@ -297,7 +297,7 @@ for (const store of stores) {
       }
     })
 
-    it("T14: admin API bodies: a hostile name, redirect URI, scope, username or password is 400 naming the field", async () => {
+    it("T17: admin API bodies: a hostile name, redirect URI, scope, username or password is 400 naming the field", async () => {
       const app = { name: "Hostile", redirect_uris: [cb] }
       for (const [, t] of texts) {
         expectField(await admin("POST", "/applications", { ...app, name: t }), "name", t)
@@ -314,7 +314,7 @@ for (const store of stores) {
       }
     })
 
-    it("T14: CLI arguments: a hostile App Key, name, username or password is refused naming the field, exit 1, nothing changed", async () => {
+    it("T17: CLI arguments: a hostile App Key, name, username or password is refused naming the field, exit 1, nothing changed", async () => {
       if (cliEnv === undefined) return
       const env = cliEnv
       // A runtime of its own per command: a few characters are enough to show the rule runs first
