@@ -52,9 +52,11 @@ export const storageLayer = (
       })
     : SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })
 
-/** Replacements for tests (a cheaper password hash), and the metrics to record into. */
+/** Replacements for tests (a cheaper password hash, another store), and the metrics to record into. */
 export interface Overrides {
   readonly hasher?: Layer.Layer<PasswordHasher.PasswordHasher>
+  /** The store instead of the one `env` names (`storageLayer`), e.g. PostgreSQL over an embedded PGlite. */
+  readonly storage?: ReturnType<typeof storageLayer>
   /** Time every store call and count every audit event into these metrics (the server's); none by default (the CLI). */
   readonly metrics?: Metrics.Metrics
 }
@@ -73,7 +75,8 @@ export const layer = (
   overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
   const metrics = overrides.metrics
-  const storage = metrics === undefined ? storageLayer(env) : timedStorage(storageLayer(env), metrics)
+  const chosen = overrides.storage ?? storageLayer(env)
+  const storage = metrics === undefined ? chosen : timedStorage(chosen, metrics)
   const config = Layer.effect(
     Config.Config,
     Effect.gen(function* () {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
 import * as Commands from "../src/Commands.js"
-import { cliInProcess } from "./helpers.js"
+import { basic, cliInProcess } from "./helpers.js"
 import { read, type Stack, startStack, token } from "./security/harness.js"
 
 let s: Stack
@@ -9,7 +9,7 @@ beforeAll(async () => {
   s = await startStack()
   await token(s, { grant_type: "client_credentials" })
   await token(s, { grant_type: "client_credentials", open_id: "dev-9" }, s.B)
-  await token(s, { grant_type: "client_credentials" }, `${s.A.basic.slice(0, -4)}AAA=`)
+  await token(s, { grant_type: "client_credentials" }, basic(s.A.appKey, "not the App Secret"))
   await read(await token(s, { grant_type: "password", username: "alice", password: "not alice's password" }))
 })
 afterAll(() => s.close())

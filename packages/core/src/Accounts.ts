@@ -9,6 +9,7 @@ import { nowSeconds } from "./internal/time.js"
 import { InvalidGrant, InvalidRequest, type RateLimited, type TemporarilyUnavailable } from "./OAuthError.js"
 import * as PasswordChecks from "./PasswordChecks.js"
 import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "./PasswordHasher.js"
+import { isPlainText } from "./requests/Params.js"
 import * as Session from "./Session.js"
 import type { StorageError } from "./storage/StorageError.js"
 import { type UsernameTaken, UserStore } from "./storage/UserStore.js"
@@ -38,17 +39,24 @@ const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<s
     )
   })
 
-/** Why `username` cannot be a username (1-128 characters without surrounding spaces), or null when it can. */
+/**
+ * Why `username` cannot be a username (1-128 characters of plain text, `Params.isPlainText`,
+ * without surrounding spaces), or null when it can. The value itself is never in the answer.
+ */
 export const usernameProblem = (username: string): string | null =>
   username.length === 0 || username.length > maxUsernameLength || username.trim() !== username
     ? `username must be 1-${maxUsernameLength} characters without surrounding spaces`
-    : null
+    : isPlainText(username)
+      ? null
+      : "username must not contain control characters"
 
-/** Why `password` cannot be a password (8 to `maxPasswordLength` characters), or null when it can. */
+/** Why `password` cannot be a password (8 to `maxPasswordLength` characters of plain text), or null when it can. */
 export const passwordProblem = (password: string): string | null =>
   password.length < 8 || password.length > maxPasswordLength
     ? `password must be 8-${maxPasswordLength} characters`
-    : null
+    : isPlainText(password)
+      ? null
+      : "password must not contain control characters"
 
 /** A new user record with a hashed password, checked but not stored (`createUser` stores it). */
 export const makeUser = Effect.fn("Accounts.makeUser")(function* (username: string, password: string) {
@@ -95,7 +103,7 @@ const attempt = Effect.fnUntraced(function* (
   password: string,
   found: Option.Option<User>,
   keys: ReadonlyArray<Throttle.Key>,
-  oversized: boolean,
+  malformed: boolean,
   pass: PasswordChecks.Pass
 ) {
   // Counted before the password is checked: parallel guesses are all counted
@@ -107,7 +115,7 @@ const attempt = Effect.fnUntraced(function* (
     Audit.record("signin_failed", { userId, detail }).pipe(
       Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
     )
-  if (oversized) return yield* refuse(null)
+  if (malformed) return yield* refuse(null)
   if (Option.isNone(found)) {
     // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
     const dummy = yield* dummyHash(hasher)
@@ -134,18 +142,22 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   address: string | undefined,
   source: SignInSource = { _tag: "Page", cookies: undefined }
 ) {
-  // docs/security.md P-5, P-6: length caps before hashing or keeping a counter for the name
-  const oversized = username.length > maxUsernameLength || password.length > maxPasswordLength
-  const name = oversized ? "(oversized)" : username
+  // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
+  const malformed =
+    username.length > maxUsernameLength ||
+    password.length > maxPasswordLength ||
+    !isPlainText(username) ||
+    !isPlainText(password)
+  const name = malformed ? "(malformed)" : username
   // Read before the throttle: a device cookie counts only for the account's current password
-  const found = oversized
+  const found = malformed
     ? Option.none<User>()
-    : yield* Effect.flatMap(UserStore, (u) => u.findByUsername(username))
+    : yield* Effect.flatMap(UserStore, (users) => users.findByUsername(username))
   const channel = yield* channelOf(source, Option.getOrNull(found))
   const keys = Throttle.signInKeys(name, address, channel)
   const checks = yield* PasswordChecks.PasswordChecks
   return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
-    attempt(password, found, keys, oversized, pass)
+    attempt(password, found, keys, malformed, pass)
   )
 }) satisfies (
   ...args: never

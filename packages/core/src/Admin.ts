@@ -5,19 +5,23 @@
  * and the audit event of every change are decided here, for every caller. Who acts comes from
  * `Audit.RequestInfo` (`actor`: `cli`, `admin-api`), which the caller provides.
  */
-import { Data, Effect, Either, identity, Option, Schema } from "effect"
+import { Data, Effect, identity, Option, Schema } from "effect"
 import * as Accounts from "./Accounts.js"
-import {
-  type Application,
-  defaultGrantTypes,
-  GrantType,
-  livePreviousSecret,
-  maxSecretGrace,
-  validateRedirectUri
-} from "./Application.js"
+import { type Application, defaultGrantTypes, livePreviousSecret, maxSecretGrace } from "./Application.js"
 import * as Audit from "./Audit.js"
 import { secretDigest } from "./ClientAuth.js"
 import * as Entropy from "./Entropy.js"
+import {
+  checkGrantTypes,
+  checkName,
+  checkRedirectUris,
+  checkScope,
+  checkTtl,
+  InvalidField,
+  invalid,
+  maxTtl as longestTtl,
+  plain
+} from "./internal/adminFields.js"
 import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { OpenIdParam } from "./OpenId.js"
 import { PasswordHasher } from "./PasswordHasher.js"
@@ -31,14 +35,7 @@ import { type PasswordOptions, UserStore } from "./storage/UserStore.js"
 import type { User } from "./User.js"
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
-export class InvalidField extends Schema.TaggedError<InvalidField>()("InvalidField", {
-  /** The field as the admin API names it (`redirect_uris`, `grace_seconds`, ...). */
-  field: Schema.String,
-  description: Schema.String
-}) {
-  readonly error = "invalid_request"
-  readonly status = 400
-}
+export { InvalidField } from "./internal/adminFields.js"
 
 /** There is no such application, user or consent (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
@@ -90,7 +87,7 @@ export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
 /** Imported App Secrets: 32–512 printable ASCII characters. */
 export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
 /** Longest token or code lifetime an application may set: one year, in seconds. */
-export const maxTtl = 365 * 24 * 3600
+export const maxTtl: number = longestTtl
 /** Most audit events one query returns. */
 export const maxAuditLimit = 10_000
 /** Audit events a query returns when it names no limit. */
@@ -98,8 +95,6 @@ export const defaultAuditLimit = 100
 
 /** A generated App Key: 128 random bits, base64url, starting with a letter or digit. */
 const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.argumentSafeId(16)
-
-const invalid = (field: string, description: string) => Effect.fail(new InvalidField({ field, description }))
 
 const noApplication = (appKey: string) =>
   new NotFound({ what: "application", description: `no application with App Key ${JSON.stringify(appKey)}` })
@@ -112,56 +107,6 @@ const found =
   <E>(error: () => E) =>
   <R>(write: Effect.Effect<boolean, R>): Effect.Effect<void, E | R> =>
     Effect.flatMap(write, (done) => (done ? Effect.void : Effect.fail(error())))
-
-const checkName = (raw: string) => {
-  const name = raw.trim()
-  return name.length === 0 || name.length > 200
-    ? invalid("name", "name must be 1-200 characters")
-    : Effect.succeed(name)
-}
-
-const checkRedirectUris = Effect.fnUntraced(function* (uris: ReadonlyArray<string>) {
-  if (uris.length === 0) return yield* invalid("redirect_uris", "at least one redirect URI is required")
-  const checked: Array<string> = []
-  for (const uri of uris) {
-    const valid = validateRedirectUri(uri)
-    if (Either.isLeft(valid)) return yield* invalid("redirect_uris", valid.left.description)
-    if (!checked.includes(valid.right)) checked.push(valid.right)
-  }
-  return checked
-})
-
-const isScopeToken = Schema.is(Scope.ScopeToken)
-
-const checkScope = (scope: string | ReadonlyArray<string>) => {
-  if (typeof scope !== "string") {
-    const bad = scope.find((s) => !isScopeToken(s))
-    if (bad !== undefined) return invalid("scopes", `scope ${JSON.stringify(bad)} is not one scope token`)
-  }
-  return Either.match(Scope.parse(typeof scope === "string" ? scope : scope.join(" ")), {
-    onLeft: (e) => invalid("scopes", e.description),
-    onRight: Effect.succeed
-  })
-}
-
-const isGrantType = Schema.is(GrantType)
-
-const checkGrantTypes = Effect.fnUntraced(function* (names: ReadonlyArray<string>) {
-  const grantTypes: Array<GrantType> = []
-  for (const g of names) {
-    if (!isGrantType(g)) return yield* invalid("grant_types", `unknown grant type ${JSON.stringify(g)}`)
-    if (!grantTypes.includes(g)) grantTypes.push(g)
-  }
-  if (grantTypes.length === 0) return yield* invalid("grant_types", "at least one grant type is required")
-  return grantTypes
-})
-
-const checkTtl = (field: string, value: number | null | undefined) =>
-  value === undefined || value === null
-    ? Effect.succeed(null)
-    : Number.isInteger(value) && value > 0 && value <= maxTtl
-      ? Effect.succeed(value)
-      : invalid(field, `${field} must be a whole number of seconds between 1 and one year`)
 
 /** Validate and register a new application; recorded as `application_created` in the same write. */
 export const createApplication = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
@@ -212,6 +157,7 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   appKey: string,
   patch: ApplicationPatch
 ) {
+  yield* plain("app_key", appKey)
   const changes: { -readonly [K in keyof ApplicationChanges]: ApplicationChanges[K] } = {}
   const fields: Array<string> = []
   if (patch.name !== undefined) {
@@ -291,6 +237,7 @@ export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: s
 
 /** The application with this App Key; `NotFound` when there is none. */
 export const findApplication = Effect.fnUntraced(function* (appKey: string) {
+  yield* plain("app_key", appKey)
   const app = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(appKey))
   if (Option.isNone(app)) return yield* Effect.fail(noApplication(appKey))
   return app.value
@@ -308,6 +255,7 @@ export const listApplications: Effect.Effect<
  * `application_deleted` in the same write.
  */
 export const deleteApplication = Effect.fn("Admin.deleteApplication")(function* (appKey: string) {
+  yield* plain("app_key", appKey)
   const now = yield* nowSeconds
   const apps = yield* ApplicationStore
   yield* Audit.recordWith(found(() => noApplication(appKey))(apps.remove(appKey, now)), [
@@ -320,6 +268,7 @@ export type UserRef = User | string
 
 /** The user with this username or else this user id; `NotFound` when there is none. */
 export const findUser = Effect.fnUntraced(function* (usernameOrId: string) {
+  yield* plain("user", usernameOrId)
   const users = yield* UserStore
   const byName = yield* users.findByUsername(usernameOrId)
   const user = Option.isSome(byName) ? byName : yield* users.findById(usernameOrId)
@@ -329,6 +278,7 @@ export const findUser = Effect.fnUntraced(function* (usernameOrId: string) {
 
 /** The user with exactly this user id; `NotFound` when there is none. */
 export const findUserById = Effect.fnUntraced(function* (userId: string) {
+  yield* plain("user_id", userId)
   const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
   if (Option.isNone(user)) return yield* Effect.fail(noUser(userId))
   return user.value
@@ -462,6 +412,7 @@ export const listConsents = Effect.fn("Admin.listConsents")(function* (user: Use
  * the same write, which records `consent_withdrawn`. `NotFound` when there is no such consent.
  */
 export const withdrawConsent = Effect.fn("Admin.withdrawConsent")(function* (user: UserRef, appKey: string) {
+  yield* plain("app_key", appKey)
   const target = yield* resolveUser(user)
   if (!(yield* withdrawConsentOf(target.userId, appKey))) {
     return yield* new NotFound({
@@ -511,7 +462,9 @@ export const queryAudit = Effect.fn("Admin.queryAudit")(function* (filter: Audit
   if (!Number.isInteger(limit) || limit < 1 || limit > maxAuditLimit) {
     return yield* invalid("limit", `limit must be a whole number from 1 to ${maxAuditLimit}`)
   }
+  if (filter.appKey !== undefined) yield* plain("app_key", filter.appKey)
   const type = filter.type
+  if (type !== undefined) yield* plain("type", type)
   if (type !== undefined && !isEventType(type)) {
     return yield* invalid("type", `unknown event type ${JSON.stringify(type)}`)
   }

@@ -19,6 +19,7 @@ import * as Http from "./Http.js"
 import { nowSeconds } from "./internal/time.js"
 import * as OpenApi from "./OpenApi.js"
 import * as Form from "./requests/Form.js"
+import { isPlainText } from "./requests/Params.js"
 import type { AuditStore } from "./storage/AuditStore.js"
 import type { StorageError } from "./storage/StorageError.js"
 
@@ -154,6 +155,8 @@ const firstIssue = (issue: ParseResult.ParseIssue): { readonly tag: string; read
 
 const describeIssue = (issue: ParseResult.ParseIssue): Admin.InvalidField => {
   const { tag, field } = firstIssue(issue)
+  // docs/security.md T13: a name that is not plain text is never echoed
+  if (!isPlainText(field)) return badField("body", "a field name contains control characters")
   switch (tag) {
     case "Missing":
       return badField(field, `${field} is required`)
@@ -212,9 +215,13 @@ const readQuery = (
     Either.mapLeft(Form.parse(req.query), (e) => badField("query", e.description)),
     (params) => {
       const unknown = Object.keys(params).find((name) => !known.includes(name))
-      return unknown === undefined
-        ? Either.right(params)
-        : Either.left(badField(unknown, `unknown query parameter ${JSON.stringify(unknown)}`))
+      if (unknown === undefined) return Either.right(params)
+      // docs/security.md T13: a name that is not plain text is never echoed
+      return Either.left(
+        isPlainText(unknown)
+          ? badField(unknown, `unknown query parameter ${JSON.stringify(unknown)}`)
+          : badField("query", "a query parameter name contains control characters")
+      )
     }
   )
 

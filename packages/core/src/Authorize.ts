@@ -15,7 +15,7 @@ import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { forUser } from "./OpenId.js"
 import type * as Pkce from "./Pkce.js"
 import * as Form from "./requests/Form.js"
-import { caps } from "./requests/Params.js"
+import { caps, isPlainText } from "./requests/Params.js"
 import * as Scope from "./Scope.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
 import { CodeStore } from "./storage/CodeStore.js"
@@ -113,7 +113,8 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
     onRight: Effect.succeed
   })
   const clientId = params.client_id
-  if (clientId === undefined || clientId.length > caps.client_id)
+  // docs/security.md T13: a client_id that is not plain text names no application, in any store
+  if (clientId === undefined || clientId.length > caps.client_id || !isPlainText(clientId))
     return yield* page("unknown_client", "client_id is missing or unknown")
   const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(clientId))
   if (Option.isNone(found)) return yield* page("unknown_client", "client_id is missing or unknown")

@@ -32,6 +32,7 @@ import * as Locale from "./Locale.js"
 import * as Metadata from "./Metadata.js"
 import type { TemporarilyUnavailable } from "./OAuthError.js"
 import * as Form from "./requests/Form.js"
+import { isPlainText } from "./requests/Params.js"
 import type * as Scope from "./Scope.js"
 import * as Session from "./Session.js"
 import { ApplicationStore } from "./storage/ApplicationStore.js"
@@ -547,7 +548,8 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
       const e = signedIn.left
       switch (e._tag) {
         case "InvalidGrant":
-          return refusedSignIn("bad_credentials", username)
+          // A username that is not plain text is refused like any other and never shown again
+          return refusedSignIn("bad_credentials", isPlainText(username) ? username : "")
         case "RateLimited":
           return outcome({ _tag: "Throttled", retryAfter: e.retryAfter })
         case "TemporarilyUnavailable":
@@ -766,6 +768,10 @@ const consentsPost = (req: PageRequest) =>
       // Signed out (or disabled) since the page was shown: the page asks to sign in
       if (Option.isNone(user)) return back(null)
       const appKey = params.app_key ?? ""
+      // docs/security.md T13: no list on the page has such an App Key; the form is refused before any store
+      if (!isPlainText(appKey)) {
+        return answer(errorPage(frame, 400, "invalid_request", "unknown application", { reason: "bad_form" }))
+      }
       const setCookie = yield* saveSession(req, user.value)
       if (!(yield* withdraw(req, user.value.userId as string, appKey))) return back(setCookie)
       const mark = yield* withdrawnMark(user.value, appKey)

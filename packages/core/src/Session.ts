@@ -10,6 +10,7 @@ import { Config } from "./Config.js"
 import { hmac, sha256, timingSafeEqual } from "./Digest.js"
 import * as Entropy from "./Entropy.js"
 import { issueSeconds, nowSeconds } from "./internal/time.js"
+import { isPlainText } from "./requests/Params.js"
 import { type PendingRecord, SessionStore, type Step } from "./storage/SessionStore.js"
 import type { User } from "./User.js"
 
@@ -162,7 +163,8 @@ export const takePending = Effect.fnUntraced(function* (
   csrf: string | undefined,
   step: Step
 ) {
-  if (txn === undefined || csrf === undefined || txn.length > 64 || csrf.length > 64)
+  // docs/security.md T13: a txn that is not plain text names no pending request, in any store
+  if (txn === undefined || csrf === undefined || txn.length > 64 || csrf.length > 64 || !isPlainText(txn))
     return Option.none<PendingRecord>()
   const store = yield* SessionStore
   const found = yield* store.findPending(session.idHash, txn, yield* nowSeconds)

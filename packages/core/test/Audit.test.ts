@@ -127,12 +127,16 @@ describe("audit values are bounded before they reach a store", () => {
   )
 
   it.effect(
-    "a failed client authentication with terminal escapes and a forged line in the App Key is stored as sent, within bounds, whatever the request id",
+    "a failed client authentication with a forged line in the App Key is stored as sent, within bounds, whatever the request id; one with control characters is refused before any store (T13)",
     () =>
       Effect.gen(function* () {
-        const hostile = "\u001b[2J\nTIME 2030-01-01T00:00:00.000Z  token_issued  forged\u2028\u202e"
+        const hostile = "[2J TIME 2030-01-01T00:00:00.000Z  token_issued  forged\u2028\u202e"
         const huge = "k".repeat(1500)
-        for (const appKey of [hostile, huge]) {
+        for (const appKey of [
+          "\u001b[2J\nTIME 2030-01-01T00:00:00.000Z  token_issued  forged",
+          hostile,
+          huge
+        ]) {
           const r = yield* post(
             "/oauth2/oauth2/token",
             { grant_type: "client_credentials" },

@@ -1,15 +1,18 @@
 /**
  * The whole reference server in this process for the security catalogue: the real
- * App, the real service layers over a temporary SQLite file, logs captured in
- * memory, and clients A and B and user alice of the catalogue in docs/security.md.
+ * App, the real service layers over a temporary SQLite file (or PostgreSQL: the server
+ * `DATABASE_URL` names, or an embedded PGlite), logs captured in memory, and clients A
+ * and B and user alice of the catalogue in docs/security.md.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { Writable } from "node:stream"
 import { Accounts, Admin, type Throttle } from "@latchkey/core"
+import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Clock, Effect, Layer, ManagedRuntime } from "effect"
 import { pino } from "pino"
+import * as AdminServer from "../../src/AdminServer.js"
 import * as App from "../../src/App.js"
 import * as Env from "../../src/Env.js"
 import * as ScryptHasher from "../../src/ScryptHasher.js"
@@ -30,6 +33,8 @@ export interface Client {
 export interface Stack {
   /** Base URL (the issuer). */
   readonly base: string
+  /** Base URL of the admin listener, when `StackOptions.adminToken` asked for one. */
+  readonly admin: string | undefined
   readonly dbPath: string
   /** Everything logged so far (JSON lines). */
   readonly logs: () => string
@@ -57,6 +62,13 @@ export interface StackOptions {
   readonly env?: Record<string, string>
   /** The stack's Clock service (every expiry check reads it), e.g. a `manualClock`; the live clock by default. */
   readonly clock?: Clock.Clock
+  /**
+   * Store on PostgreSQL over this pool (`PgliteClient.make(db, { schema })`: an embedded PGlite)
+   * instead of SQLite; `env: { DATABASE_URL }` stores on a PostgreSQL server instead.
+   */
+  readonly pool?: PostgresStorage.Pool
+  /** Serve the admin listener too, behind this bearer token (`Stack.admin`). */
+  readonly adminToken?: string
 }
 
 /** A clock that stands still until the test moves it: lifetimes are then tested exactly, never by waiting. */
@@ -113,7 +125,8 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const services = Services.layer({ ...env, throttle: { ...env.throttle, ...options.throttle } }, base, log, {
     // cheap scrypt: the catalogue signs in many times; the cost is tested elsewhere
-    hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 })
+    hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 }),
+    ...(options.pool !== undefined ? { storage: PostgresStorage.layer({ pool: options.pool }) } : {})
   })
   const runtime = ManagedRuntime.make(
     options.clock === undefined ? services : Layer.provideMerge(services, Layer.setClock(options.clock))
@@ -129,6 +142,19 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
       trustProxy: options.trustProxy ?? false
     })
   )
+  const admin =
+    options.adminToken === undefined
+      ? undefined
+      : await AdminServer.start({
+          host: "127.0.0.1",
+          port: 0,
+          token: options.adminToken,
+          runtime,
+          metrics: async () => "",
+          log,
+          headersTimeoutMs: 10_000,
+          requestTimeoutMs: 10_000
+        })
   const client = async (input: Partial<Admin.NewApplication> = {}): Promise<Client> => {
     const { app, appSecret } = await runtime.runPromise(
       Admin.createApplication({
@@ -146,6 +172,7 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
     stopped ??= (async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      await admin?.stop()
       await runtime.dispose()
     })()
     return stopped
@@ -156,6 +183,7 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
   const user = await runtime.runPromise(Accounts.createUser("alice", password))
   return {
     base,
+    admin: admin === undefined ? undefined : `http://127.0.0.1:${admin.port}`,
     dbPath,
     logs: () => lines.join(""),
     A,

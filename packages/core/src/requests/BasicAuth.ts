@@ -3,6 +3,7 @@
  */
 import { Either } from "effect"
 import { InvalidClient } from "../OAuthError.js"
+import { isPlainText } from "./Params.js"
 
 /** App Key and App Secret from an Authorization header. */
 export interface Credentials {
@@ -26,7 +27,8 @@ const utf8Text = (bin: string): string => {
 
 /**
  * Decode `Basic base64(appKey:appSecret)`: split at the first colon, form-urldecode
- * each part (RFC 6749 Appendix B). Anything malformed is `invalid_client`.
+ * each part (RFC 6749 Appendix B). Anything malformed, or a part that is not plain text
+ * (`Params.isPlainText`), is `invalid_client`.
  */
 export const decode = (header: string | undefined): Either.Either<Credentials, InvalidClient> => {
   if (header === undefined || header.length > 2048) return fail()
@@ -43,7 +45,7 @@ export const decode = (header: string | undefined): Either.Either<Credentials, I
   try {
     const appKey = formDecode(text.slice(0, colon))
     const appSecret = formDecode(text.slice(colon + 1))
-    if (appKey === "" || appSecret === "") return fail()
+    if (appKey === "" || appSecret === "" || !isPlainText(appKey) || !isPlainText(appSecret)) return fail()
     return Either.right({ appKey, appSecret })
   } catch {
     return fail()

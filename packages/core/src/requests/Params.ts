@@ -6,12 +6,15 @@ import { Either, Option, Schema } from "effect"
 import { InvalidRequest } from "../OAuthError.js"
 import type { Params } from "./Form.js"
 
-/** A string of at most `max` characters with no control characters. */
-export const Text = (max: number) =>
-  Schema.String.pipe(
-    Schema.maxLength(max),
-    Schema.filter((s) => !/\p{Cc}/u.test(s))
-  )
+/**
+ * Whether `s` is plain text, the one rule every text passes before a store is asked about it
+ * (docs/security.md T13): no control character (C0, DEL, C1) and no lone surrogate, which no
+ * store keeps as sent (PostgreSQL refuses NUL, and UTF-8 has no lone surrogates).
+ */
+export const isPlainText = (s: string): boolean => !/[\p{Cc}\p{Cs}]/u.test(s)
+
+/** A string of at most `max` characters of plain text (`isPlainText`). */
+export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max), Schema.filter(isPlainText))
 
 /** Length caps of every parameter (docs/security.md, catalogue S6, P-5, P-6, A35). */
 export const caps = {

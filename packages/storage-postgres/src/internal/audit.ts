@@ -84,7 +84,7 @@ export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
       return n === 0 || found === null
         ? Effect.succeed([])
         : Effect.flatMap(
-            db.query(
+            db.lookup(
               `SELECT ${Rows.eventColumns} FROM audit_events ${found.where} ORDER BY at DESC, id DESC LIMIT $1`,
               [n, ...found.values]
             ),
@@ -99,7 +99,7 @@ export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
               `SELECT ${Rows.eventColumns} FROM (SELECT * FROM audit_events ORDER BY id DESC LIMIT $1) AS e ORDER BY id`,
               [n]
             )
-          : db.query(
+          : db.lookup(
               `SELECT ${Rows.eventColumns} FROM (SELECT * FROM audit_events WHERE app_key = $2
                 ORDER BY id DESC LIMIT $1) AS e ORDER BY id`,
               [n, appKey]

@@ -52,6 +52,15 @@ export const lostConnection = (error: unknown): boolean => {
   return code === undefined || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith("08") || code.startsWith("57P")
 }
 
+/**
+ * A parameter no row can hold: a NUL or an invalid byte sequence (22021), or a character the
+ * database's encoding lacks (22P05). A lookup by such a value finds nothing.
+ */
+export const isUnstorableValue = (cause: unknown): boolean => {
+  const code = codeOf(cause)
+  return code === "22021" || code === "22P05"
+}
+
 /** Serialization failure or deadlock: the transaction did nothing and may simply run again. */
 export const isConflict = (cause: unknown): boolean => {
   const code = codeOf(cause)
@@ -216,6 +225,14 @@ export interface TransactionOptions {
 
 /** The transactions and single statements of one store, over one pool. */
 export interface Database {
+  /**
+   * One read by values a caller gave: a value no row can hold (`isUnstorableValue`) answers no
+   * rows, as any value that matches nothing does, never a StorageError (docs/security.md T13).
+   */
+  readonly lookup: (
+    text: string,
+    values: ReadonlyArray<unknown>
+  ) => Effect.Effect<QueryResult, StorageError.StorageError>
   /** One statement on a pooled connection, committing on its own (reads, and writes without events). */
   readonly query: (
     text: string,
@@ -245,6 +262,8 @@ export interface Database {
 }
 
 const ignore = (): void => {}
+
+const noRows: QueryResult = { rows: [], rowCount: 0 }
 
 /** Transactions over `pool`; `insertEvents` stores audit events inside a running transaction. */
 export const make = (
@@ -320,6 +339,13 @@ export const make = (
     ).pipe(Effect.flatMap(({ exit }) => exit))
 
   return {
+    lookup: (text, values) =>
+      retrying(statement(text, values)).pipe(
+        Effect.catchIf(
+          (e) => isUnstorableValue(e.cause),
+          () => Effect.succeed(noRows)
+        )
+      ),
     query: (text, values) => retrying(statement(text, values)),
     transaction: (body, options = {}) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>

@@ -252,7 +252,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       ),
     find: (appKey) =>
       Effect.flatMap(
-        db.query(`SELECT ${Rows.applicationColumns} FROM applications WHERE app_key = $1`, [appKey]),
+        db.lookup(`SELECT ${Rows.applicationColumns} FROM applications WHERE app_key = $1`, [appKey]),
         (r) => first(r.rows, Rows.application)
       ),
     list: () =>
@@ -329,11 +329,11 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       findByUsername: (username) =>
         Effect.flatMap(
-          db.query(`SELECT ${Rows.userColumns} FROM users WHERE username = $1`, [username]),
+          db.lookup(`SELECT ${Rows.userColumns} FROM users WHERE username = $1`, [username]),
           (r) => first(r.rows, Rows.user)
         ),
       findById: (userId) =>
-        Effect.flatMap(db.query(`SELECT ${Rows.userColumns} FROM users WHERE user_id = $1`, [userId]), (r) =>
+        Effect.flatMap(db.lookup(`SELECT ${Rows.userColumns} FROM users WHERE user_id = $1`, [userId]), (r) =>
           first(r.rows, Rows.user)
         ),
       list: () =>
@@ -420,7 +420,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       find: (codeHash) =>
         Effect.flatMap(
-          db.query(`SELECT ${Rows.codeColumns} FROM authorization_codes WHERE code_hash = $1`, [codeHash]),
+          db.lookup(`SELECT ${Rows.codeColumns} FROM authorization_codes WHERE code_hash = $1`, [codeHash]),
           (r) => first(r.rows, Rows.code)
         ),
       // D1 and D5 (docs/security.md): the conditional write decides the winner; its row state,
@@ -497,7 +497,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       find: (kind, tokenHash) =>
         Effect.flatMap(
-          db.query(`SELECT ${Rows.tokenColumns} FROM tokens WHERE kind = $1 AND token_hash = $2`, [
+          db.lookup(`SELECT ${Rows.tokenColumns} FROM tokens WHERE kind = $1 AND token_hash = $2`, [
             kind,
             tokenHash
           ]),
@@ -577,7 +577,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
     Context.add(ConsentStore.ConsentStore, {
       find: (userId, appKey) =>
         Effect.flatMap(
-          db.query("SELECT scope FROM consents WHERE user_id = $1 AND app_key = $2", [userId, appKey]),
+          db.lookup("SELECT scope FROM consents WHERE user_id = $1 AND app_key = $2", [userId, appKey]),
           (r) => first(r.rows, (row) => Rows.decodeScope(Rows.json(row.scope)))
         ),
       // The first grant inserts; a later one locks the row and stores the union (Scope.union).
@@ -609,7 +609,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       // By code point (collation "C"), whatever the database's collation.
       list: (userId) =>
         Effect.flatMap(
-          db.query(
+          db.lookup(
             `SELECT ${Rows.consentColumns} FROM consents WHERE user_id = $1 ORDER BY app_key COLLATE "C"`,
             [userId]
           ),
@@ -661,7 +661,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       findUser: (appKey, openId) =>
         Effect.map(
-          db.query("SELECT user_id FROM open_ids WHERE app_key = $1 AND open_id = $2 LIMIT 1", [
+          db.lookup("SELECT user_id FROM open_ids WHERE app_key = $1 AND open_id = $2 LIMIT 1", [
             appKey,
             openId
           ]),
@@ -684,7 +684,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
     Context.add(SessionStore.SessionStore, {
       find: (idHash, now) =>
         Effect.flatMap(
-          db.query(`SELECT ${Rows.sessionColumns} FROM sessions WHERE id_hash = $1 AND expires_at > $2`, [
+          db.lookup(`SELECT ${Rows.sessionColumns} FROM sessions WHERE id_hash = $1 AND expires_at > $2`, [
             idHash,
             now
           ]),
@@ -736,7 +736,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
         ),
       findPending: (sessionHash, txn, now) =>
         Effect.flatMap(
-          db.query(
+          db.lookup(
             `SELECT ${Rows.pendingColumns} FROM pending_authorizations
               WHERE session_hash = $1 AND txn = $2 AND expires_at > $3`,
             [sessionHash, txn, now]
