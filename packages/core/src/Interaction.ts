@@ -558,14 +558,18 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
           return yield* Effect.fail(e)
       }
     }
-    // A new session id at sign-in: an id planted before it is worth nothing after
     const user = signedIn.right
-    const fresh = yield* Session.regenerate(Option.some(session), {
-      userId: user.userId,
-      username: user.username
-    })
-    const setCookie = yield* saveSession(req, fresh)
     const { issuer } = yield* Config
+    const stored = yield* Session.signIn(session, user, {
+      path: cookiePath(req),
+      secure: issuer.startsWith("https:")
+    })
+    // D15: disabled, deleted or given a new password since the check: the answer of a wrong password
+    if (Option.isNone(stored)) {
+      yield* Audit.record("signin_failed", { userId: user.userId, detail: "account changed during sign-in" })
+      return refusedSignIn("bad_credentials", username)
+    }
+    const setCookie = stored.value
     const trusted = yield* Session.trustedDevice(cookies, user)
     const deviceCookie = Option.isNone(trusted)
       ? yield* Session.deviceCookie(user, { path: cookiePath(req), secure: issuer.startsWith("https:") })

@@ -11,7 +11,7 @@ import { hmac, sha256, timingSafeEqual } from "./Digest.js"
 import * as Entropy from "./Entropy.js"
 import { issueSeconds, nowSeconds } from "./internal/time.js"
 import { isPlainText } from "./requests/Params.js"
-import { type PendingRecord, SessionStore, type Step } from "./storage/SessionStore.js"
+import { type PendingRecord, type SessionRecord, SessionStore, type Step } from "./storage/SessionStore.js"
 import type { User } from "./User.js"
 
 /** Name of the session cookie. */
@@ -96,6 +96,25 @@ export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(
   return { id, idHash: yield* sha256(id), userId: null, username: null, authenticatedAt: null, stored: false }
 })
 
+// The record of `session` with its lifetime renewed from now, and the cookie's Max-Age
+const renewed = Effect.fnUntraced(function* (session: Session) {
+  const { sessionTtl } = yield* Config
+  // Rounded up, like token lifetimes: a session lives at least sessionTtl seconds
+  const now = yield* issueSeconds
+  const idle = now + sessionTtl
+  // ASVS V3.3.2: the sliding lifetime never reaches past the absolute one
+  const expiresAt =
+    session.authenticatedAt === null ? idle : Math.min(idle, yield* absoluteEnd(session.authenticatedAt))
+  const record: SessionRecord = {
+    idHash: session.idHash,
+    userId: session.userId,
+    username: session.username,
+    authenticatedAt: session.authenticatedAt,
+    expiresAt
+  }
+  return { record, maxAge: Math.max(0, expiresAt - now) }
+})
+
 /**
  * Store the session with a renewed lifetime, never past its absolute end (a session read from
  * the store is only renewed, never stored again once ended); returns the `Set-Cookie` value.
@@ -104,23 +123,10 @@ export const save = Effect.fnUntraced(function* (
   session: Session,
   cookie: { path: string; secure: boolean }
 ) {
-  const { sessionTtl } = yield* Config
-  // Rounded up, like token lifetimes: a session lives at least sessionTtl seconds
-  const now = yield* issueSeconds
-  const idle = now + sessionTtl
-  // ASVS V3.3.2: the sliding lifetime never reaches past the absolute one
-  const expiresAt =
-    session.authenticatedAt === null ? idle : Math.min(idle, yield* absoluteEnd(session.authenticatedAt))
-  const record = {
-    idHash: session.idHash,
-    userId: session.userId,
-    username: session.username,
-    authenticatedAt: session.authenticatedAt,
-    expiresAt
-  }
+  const { record, maxAge } = yield* renewed(session)
   // A session read before a disable (or a new password) ended it is not stored again
   yield* Effect.flatMap(SessionStore, (s) => (session.stored ? s.renew(record) : s.save(record)))
-  return setCookie(cookieName, yield* cookieValue(session), Math.max(0, expiresAt - now), cookie)
+  return setCookie(cookieName, yield* cookieValue(session), maxAge, cookie)
 })
 
 /** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
@@ -132,6 +138,28 @@ export const regenerate = Effect.fnUntraced(function* (
   const next = yield* fresh
   if (user === null) return next
   return { ...next, userId: user.userId, username: user.username, authenticatedAt: yield* nowSeconds }
+})
+
+/**
+ * Sign `user` in (the account as its password was checked): a new session, stored only while the
+ * account is still enabled with that password (D15, docs/security.md), then the old session
+ * deleted. Returns the `Set-Cookie` value, or none, with nothing stored and the old session kept,
+ * when the account was disabled, deleted or given a new password since it was read.
+ */
+export const signIn = Effect.fnUntraced(function* (
+  old: Session,
+  user: Pick<User, "userId" | "username" | "passwordHash">,
+  cookie: { path: string; secure: boolean }
+) {
+  const next = yield* regenerate(Option.none(), user)
+  const { record, maxAge } = yield* renewed(next)
+  const store = yield* SessionStore
+  if (!(yield* store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }))) {
+    return Option.none<string>()
+  }
+  // A new session id at sign-in: an id planted before it is worth nothing after
+  yield* store.remove(old.idHash)
+  return Option.some(setCookie(cookieName, yield* cookieValue(next), maxAge, cookie))
 })
 
 /** Remember an authorization request in the session until its form comes back. */

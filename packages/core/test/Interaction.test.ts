@@ -558,6 +558,7 @@ describe("authorize interaction: methods and failures", () => {
     Layer.succeed(SessionStore, {
       find: () => fail,
       save: () => fail,
+      signIn: () => fail,
       renew: () => fail,
       remove: () => fail,
       addPending: () => fail,

@@ -3,7 +3,14 @@
  * a user's sessions in the same synchronous step as the change that ends them.
  */
 import { Effect, Option } from "effect"
-import type { PendingRecord, SessionLimits, SessionRecord, SessionStore } from "../storage/SessionStore.js"
+import {
+  type PendingRecord,
+  type SessionLimits,
+  type SessionRecord,
+  type SessionStore,
+  stillAsChecked
+} from "../storage/SessionStore.js"
+import type { User } from "../User.js"
 
 /** The session store, and the deletion of one user's sessions that the user store runs. */
 export interface MemorySessions {
@@ -16,9 +23,12 @@ export interface MemorySessions {
  * Sessions in this process's memory. Each map is in save order, and a save moves
  * its entry to the end, so the first entries are the least recently used. The
  * characters of all pending queries are counted, so the store's size is bounded
- * by its limits whatever anonymous requests carry.
+ * by its limits whatever anonymous requests carry. `userOf` reads the user store's users.
  */
-export const sessionStore = (limits: SessionLimits): MemorySessions => {
+export const sessionStore = (
+  limits: SessionLimits,
+  userOf: (userId: string) => User | undefined
+): MemorySessions => {
   const anonymous = new Map<string, SessionRecord>()
   const signedIn = new Map<string, SessionRecord>()
   const pending = new Map<string, Map<string, PendingRecord>>()
@@ -47,6 +57,16 @@ export const sessionStore = (limits: SessionLimits): MemorySessions => {
     ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
     return true
   }
+  // Stored, then sessions beyond maxSessions evicted: anonymous ones first
+  const save = (session: SessionRecord) => {
+    put(session)
+    while (anonymous.size + signedIn.size > limits.maxSessions) {
+      const pool = anonymous.size > 0 ? anonymous : signedIn
+      const oldest = pool.keys().next().value
+      if (oldest === undefined) break
+      remove(oldest)
+    }
+  }
   // The oldest pending request, of a session nobody signed in to when there is one
   const oldestPending = (): readonly [string, string] | undefined => {
     let fallback: readonly [string, string] | undefined
@@ -68,15 +88,13 @@ export const sessionStore = (limits: SessionLimits): MemorySessions => {
       Effect.sync(() =>
         anonymous.has(session.idHash) || signedIn.has(session.idHash) ? put(session) : false
       ),
-    save: (session) =>
+    save: (session) => Effect.sync(() => save(session)),
+    // D15: the user is read in the same synchronous step that stores the session
+    signIn: (session, checked) =>
       Effect.sync(() => {
-        put(session)
-        while (anonymous.size + signedIn.size > limits.maxSessions) {
-          const pool = anonymous.size > 0 ? anonymous : signedIn
-          const oldest = pool.keys().next().value
-          if (oldest === undefined) break
-          remove(oldest)
-        }
+        if (!stillAsChecked(checked, userOf(checked.userId))) return false
+        save(session)
+        return true
       }),
     remove: (idHash) => Effect.sync(() => remove(idHash)),
     addPending: (p) =>

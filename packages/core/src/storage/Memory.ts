@@ -50,9 +50,9 @@ const guard = (f: () => void): Effect.Effect<void, StorageError> =>
 
 /** Build a fresh, empty set of in-memory stores. */
 export const make = (limits: SessionLimits = defaultLimits): Context.Context<Stores> => {
-  const sessions = sessionStore(limits)
   const apps = new Map<string, Application>()
   const users = new Map<string, User>()
+  const sessions = sessionStore(limits, (userId) => users.get(userId))
   const codes = new Map<string, AuthorizationCode>()
   const tokens = new Map<string, Token>()
   const consents = new Map<string, { readonly scope: Scope.ScopeSet; readonly updatedAt: number }>()

@@ -5,6 +5,7 @@
  * holds a value that would let its reader act as the browser.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import { isDisabled, type User } from "../User.js"
 import { StorageError } from "./StorageError.js"
 
 /** A browser's session, as stored. Times are epoch seconds. */
@@ -24,6 +25,20 @@ export const SessionRecord = Schema.Struct({
 })
 /** A browser's session, as stored. */
 export type SessionRecord = typeof SessionRecord.Type
+
+/** The account a sign-in checked: its id, and the password hash the password was verified against. */
+export type SignedInAs = Pick<User, "userId" | "passwordHash">
+
+/**
+ * D15 (docs/security.md): whether `user`, as a store reads it inside the write of a new signed-in
+ * session, is still the account the sign-in checked: it exists, is enabled, and has the password hash
+ * that was verified (a disable, delete, delete and re-create, or new password since refuses the write).
+ */
+export const stillAsChecked = (checked: SignedInAs, user: User | undefined): boolean =>
+  user !== undefined &&
+  user.userId === checked.userId &&
+  !isDisabled(user) &&
+  user.passwordHash === checked.passwordHash
 
 /** Which form continues a pending request. */
 export const Step = Schema.Literal("login", "consent")
@@ -87,6 +102,13 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     readonly find: (idHash: string, now: number) => Effect.Effect<Option.Option<SessionRecord>, StorageError>
     /** Insert or replace a session (its user and expiry), evicting per `SessionLimits.maxSessions`. */
     readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
+    /**
+     * D15 (docs/security.md): store a new session signed in as `checked.userId` (like `save`) only if
+     * that user, read inside this write's transaction, is still as the sign-in checked it
+     * (`stillAsChecked`); false, and nothing stored, otherwise. A disable, delete or new password
+     * either committed first and refuses it, or ends the session it stored.
+     */
+    readonly signIn: (session: SessionRecord, checked: SignedInAs) => Effect.Effect<boolean, StorageError>
     /**
      * Replace the user and expiry of a stored session; false, and nothing stored, when it is not
      * stored (ended, evicted or swept since it was read): a request that read a session before

@@ -127,6 +127,20 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       if (excess > 0) yield* dropPendingOf(tx, idHashes(yield* evict(false, excess)))
     })
 
+  // D15 (docs/security.md): the user's row locked FOR SHARE first, as token writes lock it (lockUsers):
+  // a disable, delete or new password (each changes that row first) either committed before, and the
+  // lock reads the row as it left it, or waits for this write to commit and then ends its session.
+  const signIn = (tx: Tx, s: SessionStore.SessionRecord, checked: SessionStore.SignedInAs) =>
+    Effect.gen(function* () {
+      const found = yield* tx.query(`SELECT ${Rows.userColumns} FROM users WHERE user_id = $1 FOR SHARE`, [
+        checked.userId
+      ])
+      const user = yield* first(found.rows, Rows.user)
+      if (!SessionStore.stillAsChecked(checked, Option.getOrUndefined(user))) return false
+      yield* insertSession(tx, s)
+      return true
+    })
+
   // Past maxPendingBytes the oldest requests go, those of anonymous sessions first: a flood of
   // anonymous requests cannot drop a signed-in user's. Candidates are read a few at a time, so
   // one add that evicts many requests does not read the whole table.
@@ -702,6 +716,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
                   : db.transaction((tx) => insertSession(tx, s), { locks: sessionLock })
               )
         ),
+      signIn: (s, checked) => db.transaction((tx) => signIn(tx, s, checked), { locks: sessionLock }),
       // One conditional update: a session deleted since it was read stays deleted.
       renew: (s) => Effect.map(db.write(updateSessionSql, sessionParams(s)), (r) => changed(r) > 0),
       remove: (idHash) =>

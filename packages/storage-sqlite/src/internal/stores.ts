@@ -451,6 +451,14 @@ export const make = (
       }
       if (excess > 0) dropPendingOf(q.evictSignedIn.all(s.idHash, excess) as Array<string>)
     }),
+    // D15 (docs/security.md): the user is read in the transaction (one writer) that stores the
+    // session, so a disable, delete or new password either committed before it or ends the session.
+    signIn: db.transaction((s: SessionStore.SessionRecord, checked: SessionStore.SignedInAs): boolean => {
+      const row = q.findUserById.get(checked.userId)
+      if (!SessionStore.stillAsChecked(checked, row === undefined ? undefined : decodeUser(row))) return false
+      tx.saveSession(s)
+      return true
+    }),
     removeSession: db.transaction((idHash: string): void => {
       q.deletePendingOf.run(idHash)
       q.deleteSession.run(idHash)
@@ -687,6 +695,7 @@ export const make = (
           return row === undefined ? Option.none() : Option.some(decodeSession(row))
         }),
       save: (session) => write(() => tx.saveSession(session)),
+      signIn: (session, checked) => write(() => tx.signIn(session, checked)),
       // One conditional update: a session deleted since it was read stays deleted.
       renew: (s) =>
         write(
