@@ -22,6 +22,7 @@ import { consentCases } from "./internal/consentCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
+import { signInCases } from "./internal/signInCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 
 const T = F.baseTime
@@ -755,6 +756,7 @@ export const storageContract = (
     consentCases(it)
     sessionCases(it, makeLayer)
     sessionLifecycleCases(it)
+    signInCases(it)
     throttleCases(it)
   })
 }
