@@ -1,12 +1,13 @@
 /**
- * D13 and D15 on a real PostgreSQL server (`DATABASE_URL`): the row lock on the user orders a token
- * write with a disable or delete of that user, or a withdrawal of the consent it is issued under,
+ * D13, D15 and D16 on a real PostgreSQL server (`DATABASE_URL`): the row lock on the user orders a
+ * token write with a disable or delete of that user, or a withdrawal of the consent it is issued
+ * under, and a sign-in's session write with a disable, delete or new password of that user,
  * whichever comes first, at READ COMMITTED and SERIALIZABLE.
  * One side is held open on a raw connection; the other is known to wait when the server reports
  * it blocked by that connection (pg_blocking_pids), then the held side commits.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { CodeStore, ConsentStore, type Token, TokenStore, UserStore } from "@latchkey/core"
+import { CodeStore, ConsentStore, SessionStore, type Token, TokenStore, UserStore } from "@latchkey/core"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Fixtures as F } from "@latchkey/storage-testkit"
 import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
@@ -71,7 +72,8 @@ for (const serializable of [false, true]) {
           users: Context.get(context, UserStore.UserStore),
           tokens: Context.get(context, TokenStore.TokenStore),
           codes: Context.get(context, CodeStore.CodeStore),
-          consents: Context.get(context, ConsentStore.ConsentStore)
+          consents: Context.get(context, ConsentStore.ConsentStore),
+          sessions: Context.get(context, SessionStore.SessionStore)
         },
         held: (text: string, values?: ReadonlyArray<unknown>) => sql(held, text, values),
         blockedByHeld
@@ -140,6 +142,72 @@ for (const serializable of [false, true]) {
               const found = yield* stores.tokens.find(t.kind, t.tokenHash)
               assert.strictEqual(Option.getOrThrow(found).revokedAt, T + 5, "the new tokens are revoked")
             }
+          }).pipe(Effect.scoped)
+      )
+    }
+
+    // What a disable, a delete and a new password do to the user's row first, as the stores run them
+    type Statement = readonly [string, ReadonlyArray<unknown>]
+    const accountChanges: Record<"disable" | "delete" | "new password", (userId: string) => Statement> = {
+      disable: (userId: string) => ["UPDATE users SET disabled_at = $2 WHERE user_id = $1", [userId, T]],
+      delete: (userId: string) => ["DELETE FROM users WHERE user_id = $1", [userId]],
+      "new password": (userId: string) => [
+        "UPDATE users SET password_hash = $2 WHERE user_id = $1",
+        [userId, `scrypt$${F.hash()}`]
+      ]
+    }
+    for (const [how, change] of Object.entries(accountChanges)) {
+      it.effect(
+        `D16: a sign-in's session write waits for an uncommitted ${how} of its user, then is refused and stores nothing`,
+        () =>
+          Effect.gen(function* () {
+            const { stores, held, blockedByHeld } = yield* setup
+            const user = F.user()
+            yield* stores.users.insert(user)
+            const session = F.signedInSession({ userId: user.userId, username: user.username })
+            const [text, values] = change(user.userId)
+            yield* held("BEGIN")
+            yield* held(text, values)
+            const fiber = yield* Effect.fork(stores.sessions.signIn(session, user))
+            yield* blockedByHeld(fiber)
+            yield* held("COMMIT")
+            assert.isFalse(yield* Fiber.join(fiber))
+            assert.isTrue(Option.isNone(yield* stores.sessions.find(session.idHash, T)))
+          }).pipe(Effect.scoped)
+      )
+    }
+
+    for (const how of Object.keys(accountChanges) as ReadonlyArray<keyof typeof accountChanges>) {
+      it.effect(
+        `D16: a ${how} waits for a sign-in's session write that locked the user first, then ends it`,
+        () =>
+          Effect.gen(function* () {
+            const { stores, held, blockedByHeld } = yield* setup
+            const user = F.user()
+            yield* stores.users.insert(user)
+            const session = F.signedInSession({ userId: user.userId, username: user.username })
+            // A sign-in's write as the store runs it: the user locked FOR SHARE, the session inserted
+            yield* held("BEGIN")
+            yield* held("SELECT user_id FROM users WHERE user_id = $1 FOR SHARE", [user.userId])
+            yield* held(
+              `INSERT INTO sessions (id_hash, user_id, username, authenticated_at, expires_at)
+              VALUES ($1, $2, $3, $4, $5)`,
+              [session.idHash, session.userId, session.username, session.authenticatedAt, session.expiresAt]
+            )
+            const fiber = yield* Effect.fork(
+              how === "disable"
+                ? stores.users.setDisabled(user.userId, true, T + 5)
+                : how === "delete"
+                  ? stores.users.remove(user.userId, T + 5)
+                  : stores.users.setPasswordHash(user.userId, `scrypt$${F.hash()}`)
+            )
+            yield* blockedByHeld(fiber)
+            yield* held("COMMIT")
+            assert.isTrue(yield* Fiber.join(fiber))
+            assert.isTrue(
+              Option.isNone(yield* stores.sessions.find(session.idHash, T)),
+              "the new session ended"
+            )
           }).pipe(Effect.scoped)
       )
     }
