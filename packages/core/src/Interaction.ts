@@ -564,7 +564,7 @@ const passwordSignIn = (req: PageRequest, session: Session.Session, params: Reco
       path: cookiePath(req),
       secure: issuer.startsWith("https:")
     })
-    // D15: disabled, deleted or given a new password since the check: the answer of a wrong password
+    // D16: disabled, deleted or given a new password since the check: the answer of a wrong password
     if (Option.isNone(stored)) {
       yield* Audit.record("signin_failed", { userId: user.userId, detail: "account changed during sign-in" })
       return refusedSignIn("bad_credentials", username)

@@ -142,7 +142,7 @@ export const regenerate = Effect.fnUntraced(function* (
 
 /**
  * Sign `user` in (the account as its password was checked): a new session, stored only while the
- * account is still enabled with that password (D15, docs/security.md), then the old session
+ * account is still enabled with that password (D16, docs/security.md), then the old session
  * deleted. Returns the `Set-Cookie` value, or none, with nothing stored and the old session kept,
  * when the account was disabled, deleted or given a new password since it was read.
  */

@@ -1,5 +1,5 @@
 /**
- * D15: a sign-in whose password check succeeded just before a disable, a delete or a new password
+ * D16: a sign-in whose password check succeeded just before a disable, a delete or a new password
  * committed stores no session. The interleaving is pinned: the password hasher's verify waits at a
  * gate while the test changes the account, then the sign-in goes on.
  */
@@ -63,10 +63,10 @@ const pinned = () => {
 
 const changes = ["disable", "new password", "delete and re-create"] as const
 
-describe("sign-in: the account as its password was checked (D15)", () => {
+describe("sign-in: the account as its password was checked (D16)", () => {
   for (const change of changes) {
     it.effect(
-      `D15: a sign-in whose password was checked just before a ${change} committed is refused, and no session of the user is stored`,
+      `D16: a sign-in whose password was checked just before a ${change} committed is refused, and no session of the user is stored`,
       () => {
         const { gate, layer, signedInStored } = pinned()
         return Effect.gen(function* () {
@@ -102,7 +102,7 @@ describe("sign-in: the account as its password was checked (D15)", () => {
     )
   }
 
-  it.effect("D15: the same sign-in with nothing changed in between signs in", () => {
+  it.effect("D16: the same sign-in with nothing changed in between signs in", () => {
     const { gate, layer, signedInStored } = pinned()
     return Effect.gen(function* () {
       const { user, password, query } = yield* setup()

@@ -89,7 +89,7 @@ export const sessionStore = (
         anonymous.has(session.idHash) || signedIn.has(session.idHash) ? put(session) : false
       ),
     save: (session) => Effect.sync(() => save(session)),
-    // D15: the user is read in the same synchronous step that stores the session
+    // D16: the user is read in the same synchronous step that stores the session
     signIn: (session, checked) =>
       Effect.sync(() => {
         if (!stillAsChecked(checked, userOf(checked.userId))) return false

@@ -30,7 +30,7 @@ export type SessionRecord = typeof SessionRecord.Type
 export type SignedInAs = Pick<User, "userId" | "passwordHash">
 
 /**
- * D15 (docs/security.md): whether `user`, as a store reads it inside the write of a new signed-in
+ * D16 (docs/security.md): whether `user`, as a store reads it inside the write of a new signed-in
  * session, is still the account the sign-in checked: it exists, is enabled, and has the password hash
  * that was verified (a disable, delete, delete and re-create, or new password since refuses the write).
  */
@@ -103,7 +103,7 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     /** Insert or replace a session (its user and expiry), evicting per `SessionLimits.maxSessions`. */
     readonly save: (session: SessionRecord) => Effect.Effect<void, StorageError>
     /**
-     * D15 (docs/security.md): store a new session signed in as `checked.userId` (like `save`) only if
+     * D16 (docs/security.md): store a new session signed in as `checked.userId` (like `save`) only if
      * that user, read inside this write's transaction, is still as the sign-in checked it
      * (`stillAsChecked`); false, and nothing stored, otherwise. A disable, delete or new password
      * either committed first and refuses it, or ends the session it stored.

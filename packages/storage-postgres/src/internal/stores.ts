@@ -127,7 +127,7 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       if (excess > 0) yield* dropPendingOf(tx, idHashes(yield* evict(false, excess)))
     })
 
-  // D15 (docs/security.md): the user's row locked FOR SHARE first, as token writes lock it (lockUsers):
+  // D16 (docs/security.md): the user's row locked FOR SHARE first, as token writes lock it (lockUsers):
   // a disable, delete or new password (each changes that row first) either committed before, and the
   // lock reads the row as it left it, or waits for this write to commit and then ends its session.
   const signIn = (tx: Tx, s: SessionStore.SessionRecord, checked: SessionStore.SignedInAs) =>

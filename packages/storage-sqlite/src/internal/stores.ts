@@ -451,7 +451,7 @@ export const make = (
       }
       if (excess > 0) dropPendingOf(q.evictSignedIn.all(s.idHash, excess) as Array<string>)
     }),
-    // D15 (docs/security.md): the user is read in the transaction (one writer) that stores the
+    // D16 (docs/security.md): the user is read in the transaction (one writer) that stores the
     // session, so a disable, delete or new password either committed before it or ends the session.
     signIn: db.transaction((s: SessionStore.SessionRecord, checked: SessionStore.SignedInAs): boolean => {
       const row = q.findUserById.get(checked.userId)

@@ -1,5 +1,5 @@
 /**
- * D15, the sign-in part of the storage contract for sessions: a new signed-in session is stored
+ * D16, the sign-in part of the storage contract for sessions: a new signed-in session is stored
  * only while its user, read in the same write, is the account the sign-in checked (enabled, with
  * the password hash that was verified).
  */
@@ -21,7 +21,7 @@ const signingIn = Effect.gen(function* () {
 
 /** Register the sign-in cases on `it` (the shared layer). */
 export const signInCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
-  it.effect("D15: signIn stores the session of an enabled user with the password hash that was checked", () =>
+  it.effect("D16: signIn stores the session of an enabled user with the password hash that was checked", () =>
     Effect.gen(function* () {
       const { user, session, sessions } = yield* signingIn
       assert.isTrue(yield* sessions.signIn(session, user))
@@ -37,7 +37,7 @@ export const signInCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       u.setPasswordHash(user.userId, `scrypt$${F.hash()}`, { keepSessions: true })
   }
   for (const [name, change] of Object.entries(refusals)) {
-    it.effect(`D15: signIn for ${name} is refused and stores nothing`, () =>
+    it.effect(`D16: signIn for ${name} is refused and stores nothing`, () =>
       Effect.gen(function* () {
         const { users, user, session, sessions } = yield* signingIn
         const before = (yield* sessions.stats()).sessions
@@ -50,7 +50,7 @@ export const signInCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   }
 
   it.effect(
-    "D15: signIn for another account under the same username (deleted and re-created) is refused",
+    "D16: signIn for another account under the same username (deleted and re-created) is refused",
     () =>
       Effect.gen(function* () {
         const { users, user, session, sessions } = yield* signingIn
@@ -61,7 +61,7 @@ export const signInCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       })
   )
 
-  it.effect("D15: signIn for a user who never existed is refused", () =>
+  it.effect("D16: signIn for a user who never existed is refused", () =>
     Effect.gen(function* () {
       const sessions = yield* SessionStore.SessionStore
       const session = F.signedInSession()
