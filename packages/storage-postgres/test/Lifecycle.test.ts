@@ -7,30 +7,16 @@
  * it blocked by that connection (pg_blocking_pids), then the held side commits.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { CodeStore, ConsentStore, SessionStore, type Token, TokenStore, UserStore } from "@latchkey/core"
+import { CodeStore, ConsentStore, SessionStore, TokenStore, UserStore } from "@latchkey/core"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Fixtures as F } from "@latchkey/storage-testkit"
 import { Context, Effect, Either, Fiber, Layer, Option } from "effect"
 import type pg from "pg"
+import { insertTokensSql, tokenParams } from "../src/internal/tokenWrites.js"
 import { freshSchema } from "./support/pglite.js"
 import { databaseUrl, rawClient, useDatabase } from "./support/postgres.js"
 
 const T = F.baseTime
-
-const tokenRow = (t: Token.Token): ReadonlyArray<unknown> => [
-  t.kind,
-  t.tokenHash,
-  t.appKey,
-  t.userId,
-  t.openId,
-  JSON.stringify(t.scope),
-  t.familyId,
-  t.parentHash,
-  t.issuedAt,
-  t.expiresAt
-]
-const insertTokenSql = `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id,
-  parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10)`
 
 for (const serializable of [false, true]) {
   const isolation = serializable ? "serializable" : "read committed"
@@ -129,7 +115,7 @@ for (const serializable of [false, true]) {
             yield* held("SELECT user_id FROM users WHERE user_id = $1 AND disabled_at IS NULL FOR SHARE", [
               user.userId
             ])
-            for (const t of issued) yield* held(insertTokenSql, tokenRow(t))
+            yield* held(insertTokensSql(issued.length), issued.flatMap(tokenParams))
             const fiber = yield* Effect.fork(
               how === "disable"
                 ? stores.users.setDisabled(user.userId, true, T + 5)
@@ -232,7 +218,7 @@ for (const serializable of [false, true]) {
             "UPDATE authorization_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL",
             [code.codeHash, T + 1]
           )
-          for (const t of issued) yield* held(insertTokenSql, tokenRow(t))
+          yield* held(insertTokensSql(issued.length), issued.flatMap(tokenParams))
           const fiber = yield* Effect.fork(stores.consents.withdraw(user.userId, code.appKey, T + 5))
           yield* blockedByHeld(fiber)
           yield* held("COMMIT")
@@ -262,7 +248,7 @@ for (const serializable of [false, true]) {
           old.tokenHash,
           T + 1
         ])
-        for (const t of successors) yield* held(insertTokenSql, tokenRow(t))
+        yield* held(insertTokensSql(successors.length), successors.flatMap(tokenParams))
         const fiber = yield* Effect.fork(stores.consents.withdraw(user.userId, old.appKey, T + 5))
         yield* blockedByHeld(fiber)
         yield* held("COMMIT")

@@ -8,13 +8,15 @@ import { attemptSync, type Tx } from "./database.js"
 import { decodeScope, json } from "./rows.js"
 
 const tokenValues = 12
-const insertTokensSql = (n: number): string =>
+/** The statement inserting `n` tokens, with `tokenParams` of each in order. */
+export const insertTokensSql = (n: number): string =>
   `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id, parent_hash,
     issued_at, expires_at, revoked_at, rotated_at) VALUES ${Array.from({ length: n }, (_, i) => {
       const p = (k: number) => `$${i * tokenValues + k}`
       return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)})`
     }).join(", ")}`
-const tokenParams = (t: Token.Token): ReadonlyArray<unknown> => [
+/** A token's parameters for `insertTokensSql`. */
+export const tokenParams = (t: Token.Token): ReadonlyArray<unknown> => [
   t.kind,
   t.tokenHash,
   t.appKey,
