@@ -137,7 +137,7 @@ const sha256 =
     ? (value) => crypto.hash("sha256", value, "base64url")
     : (value) => createHash("sha256").update(value, "utf8").digest("base64url")
 
-// HTTP Basic as packages/core/src/requests/BasicAuth.ts decodes it
+// HTTP Basic as packages/core/src/oauth/requests/BasicAuth.ts decodes it
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 const formDecode = (s) => (s.includes("%") || s.includes("+") ? decodeURIComponent(s.replace(/\+/g, " ")) : s)
 const basic = (header) => {

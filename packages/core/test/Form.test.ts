@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import * as BasicAuth from "../src/requests/BasicAuth.js"
-import * as Form from "../src/requests/Form.js"
+import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
+import * as Form from "../src/oauth/requests/Form.js"
 
 describe("Form.parse", () => {
   it("decodes what URLSearchParams encodes, for any distinct names and values", () => {

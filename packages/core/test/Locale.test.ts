@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc, Option } from "effect"
-import * as Locale from "../src/Locale.js"
+import * as Locale from "../src/interaction/Locale.js"
 
 const supported = ["en", "zh-CN"]
 const tag = Arbitrary.make(Locale.LanguageTag)

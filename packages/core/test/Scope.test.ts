@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck as fc } from "effect"
-import * as Scope from "../src/Scope.js"
+import * as Scope from "../src/model/Scope.js"
 
 const token = Arbitrary.make(Scope.ScopeToken)
 const scopeSet = fc.array(token, { maxLength: 20 }).map(Scope.make)

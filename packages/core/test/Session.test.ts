@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import * as Session from "../src/Session.js"
+import * as Session from "../src/security/Session.js"
 import * as Memory from "../src/storage/Memory.js"
 import { settings, TestLayer } from "./fixtures.js"
 

@@ -4,8 +4,8 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Interaction from "../src/Interaction.js"
-import * as Metadata from "../src/Metadata.js"
+import * as Interaction from "../src/interaction/Interaction.js"
+import * as Metadata from "../src/oauth/Metadata.js"
 import { cb, form, newApp, newUser } from "./fixtures.js"
 
 /** What the route answers. */

@@ -2,7 +2,7 @@
  * Storage of registered applications.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { Application } from "../Application.js"
+import type { Application } from "../model/Application.js"
 import type { StorageError } from "./StorageError.js"
 
 /** An application with this App Key exists already. */

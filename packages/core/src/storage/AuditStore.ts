@@ -2,7 +2,7 @@
  * The append-only audit record, bounded by a retention.
  */
 import { Context, type Effect } from "effect"
-import type { AuditEvent, EventType } from "../AuditEvent.js"
+import type { AuditEvent, EventType } from "../security/AuditEvent.js"
 import { StorageError } from "./StorageError.js"
 
 /** Days audit events stay append-only unless an adapter is told otherwise. */

@@ -2,8 +2,8 @@
  * Storage of authorization codes, with the atomic single-use redemption.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { AuthorizationCode } from "../AuthorizationCode.js"
-import type { Token } from "../Token.js"
+import type { AuthorizationCode } from "../model/AuthorizationCode.js"
+import type { Token } from "../model/Token.js"
 import type { ConsentWithdrawn } from "./ConsentStore.js"
 import type { StorageError } from "./StorageError.js"
 import type { UserInactive } from "./UserStore.js"

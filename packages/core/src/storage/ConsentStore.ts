@@ -2,7 +2,7 @@
  * Remembered consents: which scopes a user has allowed an application.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import { isSubset, type ScopeSet } from "../Scope.js"
+import { isSubset, type ScopeSet } from "../model/Scope.js"
 import type { StorageError } from "./StorageError.js"
 
 /** One remembered consent of a user. */

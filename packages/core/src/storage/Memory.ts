@@ -3,14 +3,14 @@
  * runs synchronously inside one Effect step, so single use holds trivially.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { Application } from "../Application.js"
-import type { AuditEvent } from "../Audit.js"
-import type { AuthorizationCode } from "../AuthorizationCode.js"
-import { sessionStore } from "../internal/memorySessions.js"
-import * as Scope from "../Scope.js"
-import { memoryStore as memoryThrottleStore } from "../Throttle.js"
-import type { Token } from "../Token.js"
-import type { User } from "../User.js"
+import type { Application } from "../model/Application.js"
+import type { AuditEvent } from "../security/Audit.js"
+import type { AuthorizationCode } from "../model/AuthorizationCode.js"
+import { sessionStore } from "./internal/memorySessions.js"
+import * as Scope from "../model/Scope.js"
+import { memoryStore as memoryThrottleStore } from "../security/Throttle.js"
+import type { Token } from "../model/Token.js"
+import type { User } from "../model/User.js"
 import {
   AppKeyTaken,
   type ApplicationChanges,

@@ -5,7 +5,7 @@
  * holds a value that would let its reader act as the browser.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import { isDisabled, type User } from "../User.js"
+import { isDisabled, type User } from "../model/User.js"
 import { StorageError } from "./StorageError.js"
 
 /** A browser's session, as stored. Times are epoch seconds. */

@@ -2,7 +2,7 @@
  * Storage of access and refresh tokens, with atomic rotation and family revocation.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { Kind, Token } from "../Token.js"
+import type { Kind, Token } from "../model/Token.js"
 import type { ConsentWithdrawn, Under } from "./ConsentStore.js"
 import type { StorageError } from "./StorageError.js"
 import type { UserInactive } from "./UserStore.js"

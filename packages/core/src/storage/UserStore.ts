@@ -2,8 +2,8 @@
  * Storage of platform users.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import type { Token } from "../Token.js"
-import type { User } from "../User.js"
+import type { Token } from "../model/Token.js"
+import type { User } from "../model/User.js"
 import type { StorageError } from "./StorageError.js"
 
 /** A user with this username exists already. */

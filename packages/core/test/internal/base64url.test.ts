@@ -1,6 +1,6 @@
 import { assert, it } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import { encode } from "../../src/internal/base64url.js"
+import { encode } from "../../src/services/internal/base64url.js"
 
 // The reference: btoa, then RFC 4648 §5's alphabet and no padding
 const reference = (bytes: Uint8Array): string =>

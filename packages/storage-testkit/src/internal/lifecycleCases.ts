@@ -13,6 +13,7 @@ import {
   Digest,
   Entropy,
   Grants,
+  PasswordChecks,
   PasswordHasher,
   type Stores,
   Throttle,
@@ -54,7 +55,13 @@ const hasher = PasswordHasher.PasswordHasher.of({
 })
 
 /** What the grants need besides the stores. */
-export const grantServices = Layer.mergeAll(
+export const grantServices: Layer.Layer<
+  | Config.Config
+  | Entropy.Entropy
+  | PasswordHasher.PasswordHasher
+  | Throttle.ThrottlePolicy
+  | PasswordChecks.PasswordChecks
+> = Layer.mergeAll(
   Layer.orDie(
     Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" })
   ),

@@ -1,0 +1,265 @@
+/**
+ * The JSON of the admin API and of the management CLI's `--json` output: request bodies as the
+ * Schemas `AdminApi` decodes them with (unknown fields refused), responses as Schemas with the
+ * functions that build them, so the CLI, the API and the OpenAPI document (`OpenApi.adminDocument`)
+ * agree on one shape. Times are ISO 8601 in UTC.
+ */
+import { Schema } from "effect"
+import { type Application, GrantType, livePreviousSecret } from "../model/Application.js"
+import { type AuditEvent, EventType } from "../security/AuditEvent.js"
+import type { Consent } from "../storage/ConsentStore.js"
+import type { User } from "../model/User.js"
+
+/** The path every admin endpoint is under (`AdminApi.basePath`). */
+export const basePath = "/admin/v1"
+
+/** Most audit events one `GET /admin/v1/audit` returns (`AdminApi.maxAuditLimit`). */
+export const maxAuditLimit = 1000
+
+/** Scopes as a request gives them: an array of scope tokens, or one string separated by commas or spaces. */
+export const ScopesInput = Schema.Union(Schema.Array(Schema.String), Schema.String).annotations({
+  description: "scope tokens: an array, or one string separated by commas or spaces"
+})
+
+const Lifetime = Schema.NullOr(Schema.Int).annotations({
+  description: "seconds, 1 to one year; null for the server default"
+})
+
+const optional = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
+
+/** `POST /admin/v1/applications`. */
+export const CreateApplication = Schema.Struct({
+  name: Schema.String.annotations({ description: "1-200 characters" }),
+  redirect_uris: Schema.Array(Schema.String).annotations({
+    description: "https URIs, or http on 127.0.0.1, [::1] or localhost; at least one"
+  }),
+  scopes: optional(ScopesInput),
+  grant_types: optional(Schema.Array(GrantType)),
+  require_pkce: optional(Schema.Boolean),
+  access_token_ttl: optional(Lifetime),
+  refresh_token_ttl: optional(Lifetime)
+}).annotations({ identifier: "CreateApplication" })
+
+/** `PATCH /admin/v1/applications/{app_key}`: a field left out keeps its value. */
+export const UpdateApplication = Schema.Struct({
+  name: optional(Schema.String),
+  redirect_uris: optional(Schema.Array(Schema.String)),
+  scopes: optional(ScopesInput),
+  grant_types: optional(Schema.Array(GrantType)),
+  require_pkce: optional(Schema.Boolean),
+  access_token_ttl: optional(Lifetime),
+  refresh_token_ttl: optional(Lifetime)
+}).annotations({ identifier: "UpdateApplication" })
+
+/** `POST /admin/v1/applications/{app_key}/secret`; an empty body rotates without grace. */
+export const RotateSecret = Schema.Struct({
+  grace_seconds: optional(
+    Schema.Int.annotations({ description: "how long the replaced secret keeps working: 0 to 30 days" })
+  )
+}).annotations({ identifier: "RotateSecret" })
+
+/** `POST /admin/v1/users`. */
+export const CreateUser = Schema.Struct({
+  username: Schema.String.annotations({ description: "1-128 characters without surrounding spaces" }),
+  password: Schema.String.annotations({ description: "8-1024 characters; never recorded" })
+}).annotations({ identifier: "CreateUser" })
+
+/**
+ * `PATCH /admin/v1/users/{user_id}`: disable (revoking every token, ending every session) or
+ * enable, and/or set the password (ending the user's sessions unless `keep_sessions`).
+ */
+export const UpdateUser = Schema.Struct({
+  disabled: optional(
+    Schema.Boolean.annotations({
+      description: "true revokes every token of the user and ends their sign-in sessions"
+    })
+  ),
+  password: optional(Schema.String.annotations({ description: "8-1024 characters; never recorded" })),
+  keep_sessions: optional(
+    Schema.Boolean.annotations({
+      description:
+        "with password: true keeps the user's sign-in sessions, which a new password otherwise ends (ASVS V3.3.3)"
+    })
+  )
+}).annotations({ identifier: "UpdateUser" })
+
+const Time = Schema.String.annotations({ format: "date-time" })
+
+/** An application as `app list --json`, `app show --json` and the admin API show it; never a secret. */
+export const ApplicationJson = Schema.Struct({
+  app_key: Schema.String,
+  name: Schema.String,
+  redirect_uris: Schema.Array(Schema.String),
+  scopes: Schema.Array(Schema.String),
+  grant_types: Schema.Array(GrantType),
+  require_pkce: Schema.Boolean,
+  access_token_ttl: Schema.NullOr(Schema.Int),
+  refresh_token_ttl: Schema.NullOr(Schema.Int),
+  created_at: Time,
+  previous_secret_expires_at: Schema.NullOr(Time),
+  previous_secret_first_used_at: Schema.NullOr(Time)
+}).annotations({ identifier: "Application" })
+/** An application as shown. */
+export type ApplicationJson = typeof ApplicationJson.Type
+
+/** A created application with its App Secret, shown this once (`app create --json` and `require_pkce`). */
+export const CreatedApplication = Schema.Struct({
+  app_key: Schema.String,
+  app_secret: Schema.String,
+  name: Schema.String,
+  redirect_uris: Schema.Array(Schema.String),
+  scopes: Schema.Array(Schema.String),
+  grant_types: Schema.Array(GrantType),
+  require_pkce: Schema.Boolean
+}).annotations({ identifier: "CreatedApplication" })
+
+/** A rotated App Secret, shown this once, and until when the replaced one works. */
+export const RotatedSecret = Schema.Struct({
+  app_key: Schema.String,
+  app_secret: Schema.String,
+  previous_secret_expires_at: Schema.NullOr(Time)
+}).annotations({ identifier: "RotatedSecret" })
+
+/** A deleted application. */
+export const DeletedApplication = Schema.Struct({
+  app_key: Schema.String,
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "DeletedApplication" })
+
+/** A user as `user list --json` and the admin API show them; never the password hash. */
+export const UserJson = Schema.Struct({
+  user_id: Schema.String,
+  username: Schema.String,
+  created_at: Time,
+  disabled_at: Schema.NullOr(Time)
+}).annotations({ identifier: "User" })
+/** A user as shown. */
+export type UserJson = typeof UserJson.Type
+
+/** A created user. */
+export const CreatedUser = Schema.Struct({
+  user_id: Schema.String,
+  username: Schema.String
+}).annotations({ identifier: "CreatedUser" })
+
+/** A deleted user. */
+export const DeletedUser = Schema.Struct({
+  user_id: Schema.String,
+  username: Schema.String,
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "DeletedUser" })
+
+/** How many tokens of a subject were revoked. */
+export const RevokedTokens = Schema.Struct({
+  app_key: Schema.String,
+  open_id: Schema.String,
+  revoked: Schema.Int
+}).annotations({ identifier: "RevokedTokens" })
+
+/** A consent of a user. */
+export const ConsentJson = Schema.Struct({
+  app_key: Schema.String,
+  scopes: Schema.Array(Schema.String),
+  updated_at: Time
+}).annotations({ identifier: "Consent" })
+
+/** A withdrawn consent. */
+export const WithdrawnConsent = Schema.Struct({
+  user_id: Schema.String,
+  app_key: Schema.String,
+  withdrawn: Schema.Literal(true)
+}).annotations({ identifier: "WithdrawnConsent" })
+
+/** An audit event. */
+export const AuditEventJson = Schema.Struct({
+  at: Time,
+  type: EventType,
+  app_key: Schema.NullOr(Schema.String),
+  user_id: Schema.NullOr(Schema.String),
+  open_id: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  request_id: Schema.NullOr(Schema.String),
+  detail: Schema.NullOr(Schema.String),
+  actor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AuditEvent" })
+
+/** An error of the admin API: `field` names the request field a 400 is about. */
+export const ErrorJson = Schema.Struct({
+  error: Schema.String,
+  error_description: Schema.String,
+  field: optional(Schema.String)
+}).annotations({ identifier: "AdminError" })
+
+/** Epoch seconds as ISO 8601 in UTC. */
+export const time = (seconds: number): string => new Date(seconds * 1000).toISOString()
+
+const timeOrNull = (seconds: number | null | undefined): string | null =>
+  seconds === null || seconds === undefined ? null : time(seconds)
+
+/** An application as shown at `now` (epoch seconds): the previous secret only while it still works. */
+export const application = (app: Application, now: number): ApplicationJson => {
+  const live = livePreviousSecret(app, now) !== null
+  return {
+    app_key: app.appKey,
+    name: app.name,
+    redirect_uris: [...app.redirectUris],
+    scopes: [...app.scopes],
+    grant_types: [...app.grantTypes],
+    require_pkce: app.requirePkce,
+    access_token_ttl: app.accessTokenTtl,
+    refresh_token_ttl: app.refreshTokenTtl,
+    created_at: time(app.createdAt),
+    previous_secret_expires_at: live ? timeOrNull(app.previousSecretExpiresAt) : null,
+    previous_secret_first_used_at: live ? timeOrNull(app.previousSecretUsedAt) : null
+  }
+}
+
+/** A created application with its secret. */
+export const createdApplication = (app: Application, appSecret: string): typeof CreatedApplication.Type => ({
+  app_key: app.appKey,
+  app_secret: appSecret,
+  name: app.name,
+  redirect_uris: [...app.redirectUris],
+  scopes: [...app.scopes],
+  grant_types: [...app.grantTypes],
+  require_pkce: app.requirePkce
+})
+
+/** A rotated secret. */
+export const rotatedSecret = (
+  appKey: string,
+  appSecret: string,
+  previousSecretExpiresAt: number | null
+): typeof RotatedSecret.Type => ({
+  app_key: appKey,
+  app_secret: appSecret,
+  previous_secret_expires_at: timeOrNull(previousSecretExpiresAt)
+})
+
+/** A user as shown. */
+export const user = (u: User): UserJson => ({
+  user_id: u.userId,
+  username: u.username,
+  created_at: time(u.createdAt),
+  disabled_at: timeOrNull(u.disabledAt)
+})
+
+/** A consent as shown. */
+export const consent = (c: Consent): typeof ConsentJson.Type => ({
+  app_key: c.appKey,
+  scopes: [...c.scope],
+  updated_at: time(c.updatedAt)
+})
+
+/** An audit event as shown. */
+export const auditEvent = (e: AuditEvent): typeof AuditEventJson.Type => ({
+  at: time(e.at),
+  type: e.type,
+  app_key: e.appKey,
+  user_id: e.userId,
+  open_id: e.openId,
+  address: e.address,
+  request_id: e.requestId,
+  detail: e.detail,
+  actor: e.actor ?? null
+})

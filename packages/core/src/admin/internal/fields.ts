@@ -1,0 +1,89 @@
+/**
+ * The checks of the values an administrator gives (`Admin`, for the CLI and the admin API): each
+ * refusal is `InvalidField`, a 400 naming the field and never echoing a value that is not plain
+ * text (`Params.isPlainText`, docs/security.md T13), and comes before any store is asked.
+ */
+import { Effect, Either, Schema } from "effect"
+import { GrantType, validateRedirectUri } from "../../model/Application.js"
+import { isPlainText } from "../../oauth/requests/Params.js"
+import * as Scope from "../../model/Scope.js"
+
+/** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
+export class InvalidField extends Schema.TaggedError<InvalidField>()("InvalidField", {
+  /** The field as the admin API names it (`redirect_uris`, `grace_seconds`, ...). */
+  field: Schema.String,
+  description: Schema.String
+}) {
+  readonly error = "invalid_request"
+  readonly status = 400
+}
+
+/** Longest token or code lifetime an application may set: one year, in seconds. */
+export const maxTtl = 365 * 24 * 3600
+
+/** Fail with `InvalidField` for `field`. */
+export const invalid = (field: string, description: string) =>
+  Effect.fail(new InvalidField({ field, description }))
+
+/** `value` when it is plain text; else `InvalidField` for `field`, without the value. */
+export const plain = (field: string, value: string): Effect.Effect<string, InvalidField> =>
+  isPlainText(value) ? Effect.succeed(value) : invalid(field, `${field} must not contain control characters`)
+
+/** An application name: 1-200 characters of plain text, trimmed. */
+export const checkName = (raw: string) => {
+  const name = raw.trim()
+  if (!isPlainText(raw)) return plain("name", raw)
+  return name.length === 0 || name.length > 200
+    ? invalid("name", "name must be 1-200 characters")
+    : Effect.succeed(name)
+}
+
+/** Redirect URIs: at least one, each valid (`validateRedirectUri`), duplicates dropped. */
+export const checkRedirectUris = Effect.fnUntraced(function* (uris: ReadonlyArray<string>) {
+  if (uris.length === 0) return yield* invalid("redirect_uris", "at least one redirect URI is required")
+  const checked: Array<string> = []
+  for (const uri of uris) {
+    const valid = validateRedirectUri(uri)
+    if (Either.isLeft(valid)) return yield* invalid("redirect_uris", valid.left.description)
+    if (!checked.includes(valid.right)) checked.push(valid.right)
+  }
+  return checked
+})
+
+const isScopeToken = Schema.is(Scope.ScopeToken)
+
+/** A scope list: one string of scope tokens, or one token per item. */
+export const checkScope = (scope: string | ReadonlyArray<string>) => {
+  const items = typeof scope === "string" ? [scope] : scope
+  if (!items.every(isPlainText)) return invalid("scopes", "scopes must not contain control characters")
+  if (typeof scope !== "string") {
+    const bad = scope.find((s) => !isScopeToken(s))
+    if (bad !== undefined) return invalid("scopes", `scope ${JSON.stringify(bad)} is not one scope token`)
+  }
+  return Either.match(Scope.parse(typeof scope === "string" ? scope : scope.join(" ")), {
+    onLeft: (e) => invalid("scopes", e.description),
+    onRight: Effect.succeed
+  })
+}
+
+const isGrantType = Schema.is(GrantType)
+
+/** Grant types: at least one, each known, duplicates dropped. */
+export const checkGrantTypes = Effect.fnUntraced(function* (names: ReadonlyArray<string>) {
+  const grantTypes: Array<GrantType> = []
+  for (const g of names) {
+    yield* plain("grant_types", g)
+    if (!isGrantType(g)) return yield* invalid("grant_types", `unknown grant type ${JSON.stringify(g)}`)
+    if (!grantTypes.includes(g)) grantTypes.push(g)
+  }
+  if (grantTypes.length === 0) return yield* invalid("grant_types", "at least one grant type is required")
+  return grantTypes
+})
+
+/** A token lifetime: null for the server default, else 1 second to `maxTtl`. */
+export const checkTtl = (field: string, value: number | null | undefined) =>
+  value === undefined || value === null
+    ? Effect.succeed(null)
+    : Number.isInteger(value) && value > 0 && value <= maxTtl
+      ? Effect.succeed(value)
+      : invalid(field, `${field} must be a whole number of seconds between 1 and one year`)

@@ -1,0 +1,306 @@
+/**
+ * HTTP semantics of the JSON endpoints as pure functions from a plain request
+ * value to a plain response value, so every binding (Express, node:http,
+ * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009).
+ */
+import { Cause, Effect, Either, Option } from "effect"
+import * as Audit from "../security/Audit.js"
+import { authenticate } from "../oauth/ClientAuth.js"
+import { Config } from "../model/Config.js"
+import type { Entropy } from "../services/Entropy.js"
+import * as Grants from "../oauth/grants/index.js"
+import { introspect, revoke } from "../oauth/Introspection.js"
+import * as Metadata from "../oauth/Metadata.js"
+import * as OAuthError from "../model/OAuthError.js"
+import type { PasswordChecks } from "../security/PasswordChecks.js"
+import type { PasswordHasher } from "../services/PasswordHasher.js"
+import * as Form from "../oauth/requests/Form.js"
+import type { Stores } from "../storage/Stores.js"
+import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
+
+/** A request as a binding hands it over. Header names are lower-case. */
+export interface HttpRequest {
+  readonly method: string
+  readonly path: string
+  /** The raw query string, without `?`. */
+  readonly query: string
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  /** The raw body; a binding may stop reading once it exceeds `maxBodyBytes`. */
+  readonly body: string
+  readonly remoteAddress?: string | undefined
+  /** The binding's id for this request, copied into audit events and logs. */
+  readonly requestId?: string | undefined
+}
+
+/** A response for the binding to write. */
+export interface HttpResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** Every service the endpoints need. */
+export type Requirements =
+  | Stores
+  | Config
+  | Entropy
+  | PasswordHasher
+  | ThrottleStore
+  | ThrottlePolicy
+  | PasswordChecks
+
+/** Largest accepted body, 16 KiB: larger is 413. */
+export const maxBodyBytes = 16 * 1024
+
+const jsonHeaders = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  pragma: "no-cache"
+} as const
+
+/** A JSON response with the no-store headers of RFC 6749 §5.1. */
+export const json = (status: number, value: unknown, extra: Record<string, string> = {}): HttpResponse => ({
+  status,
+  headers: { ...jsonHeaders, ...extra },
+  body: JSON.stringify(value)
+})
+
+/** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
+export const errorResponse = (
+  e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
+): HttpResponse => {
+  const extra: Record<string, string> = {}
+  if (e._tag === "InvalidClient") extra["www-authenticate"] = 'Basic realm="latchkey"'
+  if (e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable")
+    extra["retry-after"] = String(Math.max(1, Math.ceil(e.retryAfter)))
+  return json(e.status, { error: e.error, error_description: e.description }, extra)
+}
+
+/** Header value by lower-case name; a repeated header counts as absent-and-malformed (`null`). */
+export const header = (req: HttpRequest, name: string): string | undefined | null => {
+  const v = req.headers[name]
+  if (v === undefined || typeof v === "string") return v
+  return v.length === 1 ? v[0] : null
+}
+
+const byteLength = (s: string): number => new TextEncoder().encode(s).length
+
+/** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
+export interface Refusal {
+  readonly status: 400 | 405 | 413 | 415
+  readonly description: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The refusal of a method a path does not serve (`allow` lists the ones it does). */
+export const methodNotAllowed = (allow: string): Refusal => ({
+  status: 405,
+  description: `method not allowed; use ${allow.split(", ").join(" or ")}`,
+  headers: { allow }
+})
+
+/**
+ * What every request body is refused for before its content type is read: a compressed body
+ * (415; T8 in docs/security.md: never inflated) and one over `maxBodyBytes` (413).
+ */
+export const bodyRefusal = (req: HttpRequest): Refusal | undefined => {
+  const encoding = header(req, "content-encoding")
+  if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
+    return { status: 415, description: "content encoding is not supported", headers: {} }
+  }
+  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+    return { status: 413, description: "request body is too large", headers: {} }
+  }
+  return undefined
+}
+
+/** The media type of the request's `Content-Type` (lower case, without parameters), and whether its charset, if any, is UTF-8. */
+export const mediaType = (req: HttpRequest): { readonly mime: string; readonly charsetOk: boolean } => {
+  const [mime, ...rest] = (header(req, "content-type") ?? "")
+    .toLowerCase()
+    .split(";")
+    .map((s) => s.trim())
+  return {
+    mime: mime ?? "",
+    charsetOk: rest.every(
+      (p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"'
+    )
+  }
+}
+
+/** Deepest nesting of arrays and objects a JSON body may have: a deeper one is refused before it is parsed. */
+export const maxJsonDepth = 32
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`, by one scan of the text that
+ * counts brackets outside strings: nothing recursive (parser, decoder, formatter) ever sees a
+ * deep body. Malformed text is left for the parser to refuse.
+ */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) {
+      inString = true
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++
+      if (depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/**
+ * Check the size and content type of a form POST, then parse its body. A binding
+ * that stops reading a large body hands over anything longer than `maxBodyBytes`.
+ */
+export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> => {
+  const refused = bodyRefusal(req)
+  if (refused !== undefined) return Either.left(refused)
+  const { mime, charsetOk } = mediaType(req)
+  if (mime !== "application/x-www-form-urlencoded" || !charsetOk) {
+    return Either.left({
+      status: 400,
+      description: "content type must be application/x-www-form-urlencoded",
+      headers: {}
+    })
+  }
+  return Either.mapLeft(Form.parse(req.body), (e) => ({
+    status: 400,
+    description: e.description,
+    headers: {}
+  }))
+}
+
+/** The JSON answer to a refusal. */
+export const refusalResponse = (r: Refusal): HttpResponse =>
+  json(r.status, { error: "invalid_request", error_description: r.description }, r.headers)
+
+/** The answer when a store is unavailable (RFC 6749 §5.2 `temporarily_unavailable`), with Retry-After. */
+export const unavailable = new OAuthError.TemporarilyUnavailable({
+  description: "storage is unavailable; retry shortly",
+  retryAfter: 1
+})
+
+/** The answer to a defect; its cause goes to the log, never to the client. */
+export const serverError = new OAuthError.ServerError({ description: "internal server error" })
+
+/** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
+const respond = <R>(
+  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+): Effect.Effect<HttpResponse, never, R> =>
+  program.pipe(
+    Effect.catchAll((e) =>
+      Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : (e as OAuthError.OAuthError)))
+    ),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(Effect.as(errorResponse(serverError)))
+    )
+  )
+
+const withForm = <R>(
+  span: string,
+  req: HttpRequest,
+  f: (
+    params: Form.Params
+  ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+): Effect.Effect<HttpResponse, never, Exclude<R, Audit.RequestInfo>> =>
+  Either.match(req.method === "POST" ? readForm(req) : Either.left(methodNotAllowed("POST")), {
+    onLeft: (r) => Effect.succeed(refusalResponse(r)),
+    onRight: (params) =>
+      respond(f(params)).pipe(
+        // One span per request, without a stack capture; the grants inside are untraced
+        // functions, so a request pays for no span or stack trace per call.
+        Effect.withSpan(span, { captureStackTrace: false }),
+        Effect.provideService(Audit.RequestInfo, {
+          requestId: req.requestId ?? null,
+          address: req.remoteAddress ?? null
+        })
+      )
+  })
+
+const authorization = (req: HttpRequest): string | undefined => header(req, "authorization") ?? undefined
+
+/** `POST /oauth2/oauth2/token`. */
+export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm("Http.token", req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
+      return json(200, yield* Grants.handle(params, app, req.remoteAddress))
+    })
+  )
+
+// Whether a raw query string names the parameter `name`, however its name is percent-encoded
+const queryNames = (query: string, name: string): boolean =>
+  query.split("&").some((part) => Form.partName(part) === name)
+
+// I-6 (docs/security.md): a token in the URL is refused (`?%74oken=` too), never read
+const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.InvalidRequest> =>
+  queryNames(req.query, "token")
+    ? Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
+    : Effect.void
+
+/** `POST /oauth2/oauth2/introspect` (RFC 7662). */
+export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm("Http.introspection", req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
+      yield* tokenNotInQuery(req)
+      return json(200, yield* introspect(params, app))
+    })
+  )
+
+/** `POST /oauth2/oauth2/revoke` (RFC 7009): 200 with an empty body, known token or not. */
+export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  withForm("Http.revocation", req, (params) =>
+    Effect.gen(function* () {
+      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
+      yield* tokenNotInQuery(req)
+      yield* revoke(params, app)
+      return { status: 200, headers: { "cache-control": "no-store", pragma: "no-cache" }, body: "" }
+    })
+  )
+
+/** `GET /.well-known/oauth-authorization-server` (RFC 8414). */
+export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
+  req.method === "GET" || req.method === "HEAD"
+    ? Effect.map(Config, (c) => ({
+        status: 200,
+        headers: {
+          "content-type": "application/json; charset=utf-8",
+          "cache-control": "public, max-age=3600"
+        },
+        body: JSON.stringify(Metadata.document(c))
+      }))
+    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
+
+/** Paths of the JSON endpoints `route` serves. */
+export const jsonPaths: ReadonlyArray<string> = [
+  Metadata.paths.token,
+  Metadata.paths.introspect,
+  Metadata.paths.revoke,
+  Metadata.paths.metadata
+]
+
+/** Route a request to its JSON endpoint by path; none when the path is not one of them. */
+export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
+  switch (req.path) {
+    case Metadata.paths.token:
+      return Option.some(token(req))
+    case Metadata.paths.introspect:
+      return Option.some(introspection(req))
+    case Metadata.paths.revoke:
+      return Option.some(revocation(req))
+    case Metadata.paths.metadata:
+      return Option.some(metadata(req))
+    default:
+      return Option.none()
+  }
+}

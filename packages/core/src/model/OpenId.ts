@@ -1,0 +1,21 @@
+/**
+ * open_id: the stable, per-application pseudonym of a platform user (docs/decisions.md).
+ */
+import { Effect, Schema } from "effect"
+import { Config } from "./Config.js"
+import { hmac } from "../services/Digest.js"
+import { OpenIdStore } from "../storage/OpenIdStore.js"
+
+/** An open_id sent by a caller: 1–128 visible ASCII characters, `!` to `~` (docs/decisions.md). */
+export const OpenIdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7E]{1,128}$/))
+
+/**
+ * The open_id of `userId` in `appKey`: HMAC(server key, app key ‖ user id), recorded
+ * on first use so it stays the same even if the server key later changes.
+ */
+export const forUser = Effect.fnUntraced(function* (appKey: string, userId: string) {
+  const { serverKey } = yield* Config
+  const store = yield* OpenIdStore
+  const candidate = yield* hmac(serverKey, `open_id\u0000${appKey}\u0000${userId}`)
+  return yield* store.getOrCreate(appKey, userId, candidate.slice(0, 32))
+})

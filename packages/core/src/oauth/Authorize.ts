@@ -1,0 +1,290 @@
+/**
+ * The authorize endpoint (RFC 6749 §4.1.1, §4.2.1): request validation
+ * with the no-redirect rule for bad client or redirect URI, and delivery of the
+ * code (query) or token (fragment) with `state` and `iss` (RFC 9207).
+ */
+import { Data, Effect, Either, Option } from "effect"
+import { type Application, allows, matchesRedirectUri } from "../model/Application.js"
+import * as Audit from "../security/Audit.js"
+import type { AuthorizationCode } from "../model/AuthorizationCode.js"
+import { Config } from "../model/Config.js"
+import { sha256 } from "../services/Digest.js"
+import * as Entropy from "../services/Entropy.js"
+import { mint } from "./grants/Issue.js"
+import { issueSeconds, nowSeconds } from "../services/internal/time.js"
+import { forUser } from "../model/OpenId.js"
+import type * as Pkce from "../model/Pkce.js"
+import * as Form from "./requests/Form.js"
+import { caps, isPlainText } from "./requests/Params.js"
+import * as Scope from "../model/Scope.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
+import { CodeStore } from "../storage/CodeStore.js"
+import { ConsentStore } from "../storage/ConsentStore.js"
+import { TokenStore } from "../storage/TokenStore.js"
+
+/** Page layouts selected by `client_type`. */
+export type ClientType = "PC" | "Mobile"
+
+/**
+ * The layout of a page answering this authorize query, before or without its
+ * validation: `Mobile` when it asks for it, else `PC` (an invalid value, which
+ * `validate` refuses, is shown in the default layout).
+ */
+export const layout = (query: string): ClientType =>
+  Either.match(Form.parse(query), {
+    onLeft: () => "PC",
+    onRight: (params) => (params.client_type === "Mobile" ? "Mobile" : "PC")
+  })
+
+/** A validated authorization request. */
+export interface AuthorizationRequest {
+  readonly app: Application
+  readonly redirectUri: string
+  readonly responseType: "code" | "token"
+  readonly scope: Scope.ScopeSet
+  readonly state: string | null
+  readonly clientType: ClientType
+  readonly codeChallenge: string | null
+  readonly codeChallengeMethod: Pkce.Method | null
+}
+
+/** Why an authorize request cannot be trusted: its client, its redirect URI, or the request as a whole. */
+export type ErrorPageReason = "unknown_client" | "bad_redirect_uri" | "bad_request"
+
+/** The client or redirect URI cannot be trusted: show an error page, never redirect (RFC 6749 §4.1.2.1). */
+export class ErrorPage extends Data.TaggedError("ErrorPage")<{
+  readonly status: number
+  readonly error: string
+  readonly description: string
+  /** A stable code for the page to explain in the reader's language. */
+  readonly reason: ErrorPageReason
+}> {}
+
+/** An error delivered to the validated redirect URI. */
+export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
+  readonly location: string
+  readonly error: string
+  readonly description: string
+}> {}
+
+/** Error codes the authorize endpoint sends to the redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */
+export type RedirectErrorCode =
+  | "invalid_request"
+  | "unauthorized_client"
+  | "access_denied"
+  | "unsupported_response_type"
+  | "invalid_scope"
+  | "server_error"
+  | "temporarily_unavailable"
+
+const append = (
+  uri: string,
+  sep: "?" | "#",
+  params: ReadonlyArray<readonly [string, string | null]>
+): string => {
+  const encoded = params
+    .filter((p): p is readonly [string, string] => p[1] !== null)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+    .join("&")
+  if (sep === "#") return `${uri}#${encoded}`
+  return `${uri}${uri.includes("?") ? "&" : "?"}${encoded}`
+}
+
+/** The redirect carrying an error for a request whose client and redirect URI were validated. */
+export const errorLocation = (
+  target: { readonly redirectUri: string; readonly state: string | null; readonly fragment: boolean },
+  issuer: string,
+  error: RedirectErrorCode,
+  description: string
+): string =>
+  append(target.redirectUri, target.fragment ? "#" : "?", [
+    ["error", error],
+    ["error_description", description],
+    ["state", target.state],
+    ["iss", issuer]
+  ])
+
+/** Validate an authorize request's query string. */
+export const validate = Effect.fn("Authorize.validate")(function* (query: string) {
+  const page = (reason: ErrorPageReason, description: string) =>
+    Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason }))
+  const params = yield* Either.match(Form.parse(query), {
+    onLeft: (e) => page("bad_request", e.description),
+    onRight: Effect.succeed
+  })
+  const clientId = params.client_id
+  // docs/security.md T13: a client_id that is not plain text names no application, in any store
+  if (clientId === undefined || clientId.length > caps.client_id || !isPlainText(clientId))
+    return yield* page("unknown_client", "client_id is missing or unknown")
+  const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(clientId))
+  if (Option.isNone(found)) return yield* page("unknown_client", "client_id is missing or unknown")
+  const app = found.value
+  const redirectUri = params.redirect_uri
+  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
+  if (redirectUri === undefined || !matchesRedirectUri(app, redirectUri)) {
+    return yield* page("bad_redirect_uri", "redirect_uri is missing or not registered for this application")
+  }
+  const { issuer, allowPlainPkce } = yield* Config
+  const rawState = params.state ?? null
+  const responseType = params.response_type
+  const fragment = responseType === "token"
+  const fail = (error: RedirectErrorCode, description: string) =>
+    Effect.fail(
+      new ErrorRedirect({
+        location: errorLocation({ redirectUri, state: rawState, fragment }, issuer, error, description),
+        error,
+        description
+      })
+    )
+  if (rawState !== null && rawState.length > caps.state)
+    return yield* fail("invalid_request", "state is too long")
+  if (responseType === undefined) return yield* fail("invalid_request", "response_type is required")
+  if (responseType !== "code" && responseType !== "token") {
+    return yield* fail("unsupported_response_type", "response_type must be code or token")
+  }
+  if (!allows(app, responseType === "code" ? "authorization_code" : "implicit")) {
+    return yield* fail("unauthorized_client", `this application may not use response_type=${responseType}`)
+  }
+  const clientTypeParam = params.client_type ?? "PC"
+  if (clientTypeParam !== "PC" && clientTypeParam !== "Mobile") {
+    return yield* fail("invalid_request", "client_type must be PC or Mobile")
+  }
+  const requested = Scope.parse(params.scope ?? "")
+  if (Either.isLeft(requested)) return yield* fail("invalid_scope", requested.left.description)
+  const scope = requested.right.length === 0 ? app.scopes : requested.right
+  if (!Scope.isSubset(scope, app.scopes)) {
+    return yield* fail("invalid_scope", "scope includes a scope this application is not registered for")
+  }
+  let codeChallenge: string | null = null
+  let codeChallengeMethod: Pkce.Method | null = null
+  if (responseType === "code") {
+    const challenge = params.code_challenge
+    const method = params.code_challenge_method
+    if (challenge === undefined) {
+      if (method !== undefined)
+        return yield* fail("invalid_request", "code_challenge_method without code_challenge")
+      if (app.requirePkce)
+        return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
+    } else {
+      // RFC 7636 §4.3: a missing method means plain
+      const m = method ?? "plain"
+      if (m !== "S256" && m !== "plain")
+        return yield* fail("invalid_request", "code_challenge_method must be S256")
+      if (m === "plain" && !allowPlainPkce)
+        return yield* fail("invalid_request", "code_challenge_method must be S256")
+      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(challenge))
+        return yield* fail("invalid_request", "code_challenge is malformed")
+      codeChallenge = challenge
+      codeChallengeMethod = m
+    }
+  }
+  return {
+    app,
+    redirectUri,
+    responseType,
+    scope,
+    state: rawState,
+    clientType: clientTypeParam,
+    codeChallenge,
+    codeChallengeMethod
+  } satisfies AuthorizationRequest
+})
+
+/** Whether the user has already allowed every requested scope to the application. */
+export const hasConsent = Effect.fn("Authorize.hasConsent")(function* (
+  req: AuthorizationRequest,
+  userId: string
+) {
+  const consents = yield* ConsentStore
+  const given = yield* consents.find(userId, req.app.appKey)
+  return Option.isSome(given) && Scope.isSubset(req.scope, given.value)
+})
+
+/** The user allowed the request: remember the consent, issue the code or token, and return the redirect. */
+export const approve = Effect.fn("Authorize.approve")(function* (req: AuthorizationRequest, userId: string) {
+  const { issuer, codeTtl } = yield* Config
+  const now = yield* nowSeconds
+  const openId = yield* forUser(req.app.appKey, userId)
+  const who = { appKey: req.app.appKey, userId, openId }
+  if (!(yield* hasConsent(req, userId))) {
+    yield* Audit.recordWith(
+      Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now)),
+      [["consent_granted", { ...who, detail: Scope.format(req.scope) }]]
+    )
+  }
+  const familyId = yield* Entropy.id()
+  if (req.responseType === "code") {
+    const value = yield* Entropy.token
+    // Rounded up: the code lives at least codeTtl seconds (docs/decisions.md)
+    const issuedAt = yield* issueSeconds
+    const code: AuthorizationCode = {
+      codeHash: yield* sha256(value),
+      appKey: req.app.appKey,
+      redirectUri: req.redirectUri,
+      userId,
+      openId,
+      scope: req.scope,
+      codeChallenge: req.codeChallenge,
+      codeChallengeMethod: req.codeChallengeMethod,
+      familyId,
+      issuedAt,
+      expiresAt: issuedAt + codeTtl,
+      usedAt: null
+    }
+    // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
+    yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
+    return append(req.redirectUri, "?", [
+      ["code", value],
+      ["state", req.state],
+      ["iss", issuer]
+    ])
+  }
+  // RFC 6749 §4.2.2: implicit never issues a refresh token
+  const minted = yield* mint({
+    app: req.app,
+    userId,
+    openId,
+    scope: req.scope,
+    grantScope: req.scope,
+    familyId,
+    parentHash: null,
+    withRefresh: false
+  })
+  // D15: saved only while the consent checked or granted above stands (a withdrawal may commit between)
+  const under = { userId, appKey: req.app.appKey, scope: req.scope }
+  const stored = yield* Audit.recordWith(
+    Effect.flatMap(TokenStore, (tokens) => tokens.insertUnderConsent(minted.records, under)),
+    [["token_issued", { ...who, detail: "implicit" }]]
+  ).pipe(
+    Effect.as(true),
+    // D13: the user was disabled or deleted since signing in; D15: the consent was withdrawn since
+    // it was checked; nothing was issued
+    Effect.catchTags({
+      UserInactive: () => Effect.succeed(false),
+      ConsentWithdrawn: () => Effect.succeed(false)
+    })
+  )
+  if (!stored) return reject(req, issuer, "access_denied", "the authorization was not granted")
+  return append(req.redirectUri, "#", [
+    ["access_token", minted.response.access_token],
+    ["token_type", "Bearer"],
+    ["expires_in", String(minted.response.expires_in)],
+    ["scope", minted.response.scope],
+    ["state", req.state],
+    ["iss", issuer]
+  ])
+})
+
+/** The redirect for an error once the request is validated (e.g. `access_denied` when the user refuses). */
+export const reject = (
+  req: AuthorizationRequest,
+  issuer: string,
+  error: RedirectErrorCode,
+  description: string
+): string =>
+  errorLocation(
+    { redirectUri: req.redirectUri, state: req.state, fragment: req.responseType === "token" },
+    issuer,
+    error,
+    description
+  )

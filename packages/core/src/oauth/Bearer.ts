@@ -1,0 +1,158 @@
+/**
+ * Resource-server side: checking a Bearer access token (RFC 6750).
+ */
+import { Cause, Effect, Either, Option } from "effect"
+import { sha256 } from "../services/Digest.js"
+import { type HttpResponse, json, unavailable } from "../http/Http.js"
+import { nowSeconds } from "../services/internal/time.js"
+import { InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
+import { caps } from "./requests/Params.js"
+import * as Scope from "../model/Scope.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { type SubjectType, subjectType } from "../model/Token.js"
+
+/** Who an accepted access token speaks for. */
+export interface Principal {
+  readonly clientId: string
+  readonly openId: string | null
+  /** How `openId` was established (null without one): see `Introspection.subjectType`. */
+  readonly subjectType: SubjectType | null
+  readonly scope: Scope.ScopeSet
+  readonly expiresAt: number
+}
+
+/**
+ * Verify `Authorization: Bearer <token>` and that the token carries every scope
+ * in `required`.
+ */
+export const verify = Effect.fnUntraced(function* (
+  authorization: string | undefined,
+  required: Scope.ScopeSet
+) {
+  if (authorization === undefined)
+    return yield* Effect.fail(new InvalidRequest({ description: "a Bearer token is required" }))
+  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
+  if (m === null || (m[1] as string).length > caps.token) {
+    return yield* Effect.fail(new InvalidRequest({ description: "malformed Authorization header" }))
+  }
+  const tokens = yield* TokenStore
+  const found = yield* tokens.find("access", yield* sha256(m[1] as string))
+  const now = yield* nowSeconds
+  const invalid = new InvalidToken({ description: "the access token is invalid, expired or revoked" })
+  if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt <= now)
+    return yield* Effect.fail(invalid)
+  const t = found.value
+  if (Option.isNone(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(t.appKey))))
+    return yield* Effect.fail(invalid)
+  if (!Scope.isSubset(required, t.scope)) {
+    return yield* Effect.fail(
+      new InsufficientScope({
+        description: "the access token lacks a required scope",
+        scope: Scope.format(required)
+      })
+    )
+  }
+  return {
+    clientId: t.appKey,
+    openId: t.openId,
+    subjectType: t.openId === null ? null : subjectType(t),
+    scope: t.scope,
+    expiresAt: t.expiresAt
+  } satisfies Principal
+})
+
+// RFC 6750 §3: auth-param values are quoted strings; keep them to safe characters
+const quoted = (s: string) => `"${s.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, "")}"`
+
+/** The `WWW-Authenticate` challenge of RFC 6750 §3 for `realm`, with error parameters if any. */
+export const challenge = (realm: string, params: Readonly<Record<string, string>> = {}): string =>
+  [`Bearer realm=${quoted(realm)}`, ...Object.entries(params).map(([k, v]) => `${k}=${quoted(v)}`)].join(", ")
+
+const refusal = (
+  realm: string,
+  status: number,
+  error: string,
+  description: string,
+  params: Readonly<Record<string, string>>,
+  extra: Readonly<Record<string, string>> = {}
+): HttpResponse =>
+  json(
+    status,
+    { error, error_description: description },
+    { "www-authenticate": challenge(realm, params), ...extra }
+  )
+
+/**
+ * Admit a request to a protected resource: its principal, or the response to send
+ * instead (RFC 6750 §3.1): 401 with a bare challenge when it has no Bearer
+ * credentials, 400 `invalid_request` for a malformed or repeated header, 401
+ * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
+ * Retry-After when the store cannot answer. `authorization` is every value of
+ * the header the request carried.
+ */
+export const admit = (
+  authorization: ReadonlyArray<string>,
+  required: Scope.ScopeSet,
+  realm = "latchkey"
+): Effect.Effect<Either.Either<Principal, HttpResponse>, never, TokenStore | ApplicationStore> => {
+  if (authorization.length > 1) {
+    const description = "repeated Authorization header"
+    return Effect.succeed(
+      Either.left(refusal(realm, 400, "invalid_request", description, { error: "invalid_request" }))
+    )
+  }
+  const header = authorization[0]
+  if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+    return Effect.succeed(
+      Either.left(refusal(realm, 401, "invalid_request", "a Bearer access token is required", {}))
+    )
+  }
+  return verify(header, required).pipe(
+    Effect.map(Either.right),
+    Effect.catchAll((e) => {
+      switch (e._tag) {
+        case "InvalidRequest":
+        case "InvalidToken":
+          return Effect.succeed(
+            Either.left(
+              refusal(realm, e.status, e.error, e.description, {
+                error: e.error,
+                error_description: e.description
+              })
+            )
+          )
+        case "InsufficientScope":
+          return Effect.succeed(
+            Either.left(
+              refusal(realm, e.status, e.error, e.description, {
+                error: e.error,
+                error_description: e.description,
+                scope: e.scope
+              })
+            )
+          )
+        case "StorageError":
+          return Effect.succeed(
+            Either.left(
+              refusal(
+                realm,
+                503,
+                unavailable.error,
+                unavailable.description,
+                {},
+                {
+                  "retry-after": String(unavailable.retryAfter)
+                }
+              )
+            )
+          )
+      }
+    }),
+    Effect.catchAllCause((cause) =>
+      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
+        Effect.as(Either.left(refusal(realm, 500, "server_error", "internal server error", {})))
+      )
+    )
+  )
+}

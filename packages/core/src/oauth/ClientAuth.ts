@@ -1,0 +1,103 @@
+/**
+ * Client authentication at the token, introspection and revocation endpoints:
+ * HTTP Basic only (RFC 6749 §2.3.1), keyed digests compared in constant time.
+ */
+import { Effect, Either, Option } from "effect"
+import { type Application, livePreviousSecret } from "../model/Application.js"
+import * as Audit from "../security/Audit.js"
+import { Config } from "../model/Config.js"
+import { hmac, timingSafeEqual } from "../services/Digest.js"
+import { nowSeconds } from "../services/internal/time.js"
+import { InvalidClient, InvalidRequest } from "../model/OAuthError.js"
+import * as BasicAuth from "./requests/BasicAuth.js"
+import type { Params } from "./requests/Form.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
+import * as Throttle from "../security/Throttle.js"
+
+/** The keyed digest of an App Secret, as stored. */
+export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<string, never, Config> =>
+  Effect.flatMap(Config, ({ serverKey }) => hmac(serverKey, `app_secret\u0000${appKey}\u0000${appSecret}`))
+
+const failed = new InvalidClient({ description: "client authentication failed" })
+
+/**
+ * Authenticate the application from the Authorization header. Credentials also
+ * sent in the body are `invalid_request`; an unknown App Key and a wrong secret
+ * get the same answer. Failures are throttled per App Key from one address and
+ * per address; while throttled, even the right secret from there gets 429.
+ *
+ * The current App Secret authenticates, and so does the previous one while its grace
+ * lasts (`now < previousSecretExpiresAt`, see `Admin.rotateSecret`). Both digests are
+ * compared in constant time on every request, against stand-ins that never match when
+ * there is no application or no previous secret, so timing tells neither which matched
+ * nor whether the App Key exists. The first use of a previous secret after a rotation is
+ * recorded once (`client_auth_previous_secret`, in the write that marks it), not per request.
+ */
+export const authenticate = Effect.fnUntraced(function* (
+  authorization: string | undefined,
+  params: Params,
+  address: string | undefined
+) {
+  const creds = yield* Either.match(BasicAuth.decode(authorization), {
+    onLeft: (e) => Effect.fail(e),
+    onRight: (c) => Effect.succeed(c)
+  })
+  // RFC 6749 §2.3.1: one authentication method per request
+  if (
+    params.client_secret !== undefined ||
+    (params.client_id !== undefined && params.client_id !== creds.appKey)
+  ) {
+    return yield* Effect.fail(
+      new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" })
+    )
+  }
+  const keys = Throttle.clientKeys(creds.appKey, address)
+  yield* Throttle.check(keys)
+  const apps = yield* ApplicationStore
+  const found = yield* apps.find(creds.appKey)
+  const digest = yield* secretDigest(creds.appKey, creds.appSecret)
+  const now = yield* nowSeconds
+  // A digest is base64url, so a string of "!" never equals it
+  const never = digest.replace(/./g, "!")
+  const app = Option.getOrNull(found)
+  const current = app !== null && app.secretDigest.length > 0 ? app.secretDigest : never
+  const previous = (app !== null ? livePreviousSecret(app, now) : null) ?? never
+  const currentOk = timingSafeEqual(digest, current)
+  const previousOk = timingSafeEqual(digest, previous)
+  if (app === null || !(currentOk || previousOk)) {
+    // One audit event per lockout, not one per refused request
+    if (yield* Throttle.failure(keys))
+      yield* Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) })
+    yield* Audit.record("client_auth_failed", { appKey: creds.appKey.slice(0, 128) })
+    return yield* Effect.fail(failed)
+  }
+  if (!currentOk && (app.previousSecretUsedAt ?? null) === null) yield* markPreviousUsed(app, previous, now)
+  return app satisfies Application
+})
+
+/**
+ * Mark the first use of the previous secret since its rotation and record it in the same
+ * write; a use marked already (by a concurrent request or another process) writes nothing.
+ * Best effort, like every audit record: it never fails the authentication.
+ */
+const markPreviousUsed = (app: Application, previous: string, now: number) =>
+  Effect.flatMap(ApplicationStore, (apps) =>
+    Audit.recordWith(apps.markPreviousSecretUsed(app.appKey, previous, now), [
+      [
+        "client_auth_previous_secret",
+        {
+          appKey: app.appKey,
+          detail: `previous secret works until ${new Date((app.previousSecretExpiresAt ?? now) * 1000).toISOString()}`
+        }
+      ]
+    ])
+  ).pipe(
+    Effect.catchAll((e) =>
+      e._tag === "PreviousSecretMarked"
+        ? Effect.void
+        : Effect.logWarning("use of a previous App Secret not recorded").pipe(
+            Effect.annotateLogs({ appKey: app.appKey, reason: e.message })
+          )
+    ),
+    Effect.catchAllCause(() => Effect.void)
+  )

@@ -1,0 +1,79 @@
+/**
+ * Token introspection (RFC 7662) and revocation (RFC 7009) for the
+ * authenticated application's own tokens.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../model/Application.js"
+import * as Audit from "../security/Audit.js"
+import { sha256 } from "../services/Digest.js"
+import { nowSeconds } from "../services/internal/time.js"
+import type { Params } from "./requests/Form.js"
+import { caps, required, Text } from "./requests/Params.js"
+import * as Scope from "../model/Scope.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
+
+/** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
+export type IntrospectionResponse =
+  | { readonly active: false }
+  | {
+      readonly active: true
+      readonly scope: string
+      readonly client_id: string
+      readonly token_type: string
+      readonly exp: number
+      readonly iat: number
+      readonly sub?: string
+      /** How `sub` was established: `user` (a platform user signed in or gave a password), `application` (asserted by the application). */
+      readonly subject_type?: SubjectType
+    }
+
+/** Find the application's token by value, trying the hinted kind first. */
+const lookup = Effect.fnUntraced(function* (params: Params, app: Application) {
+  const value = yield* required(params, "token", Text(caps.token))
+  const tokens = yield* TokenStore
+  const hash = yield* sha256(value)
+  const order: ReadonlyArray<Kind> =
+    params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
+  for (const kind of order) {
+    const found = yield* tokens.find(kind, hash)
+    // Another application's token is as good as unknown (docs/security.md, checklist V2)
+    if (Option.isSome(found) && found.value.appKey === app.appKey) return Option.some(found.value)
+  }
+  return Option.none<Token>()
+})
+
+/** Introspect a token of the authenticated application. */
+export const introspect = Effect.fnUntraced(function* (params: Params, app: Application) {
+  const found = yield* lookup(params, app)
+  const now = yield* nowSeconds
+  if (Option.isNone(found) || !isActive(found.value, now)) return { active: false } as IntrospectionResponse
+  const t = found.value
+  return {
+    active: true,
+    scope: Scope.format(t.scope),
+    client_id: t.appKey,
+    token_type: t.kind === "access" ? "Bearer" : "refresh_token",
+    exp: t.expiresAt,
+    iat: t.issuedAt,
+    ...(t.openId !== null ? { sub: t.openId, subject_type: subjectType(t) } : {})
+  } as IntrospectionResponse
+})
+
+/**
+ * Revoke a token of the authenticated application (RFC 7009 §2.1). Revoking a
+ * refresh token revokes its whole family; unknown tokens are not an error.
+ */
+export const revoke = Effect.fnUntraced(function* (params: Params, app: Application) {
+  const found = yield* lookup(params, app)
+  if (Option.isNone(found)) return
+  const tokens = yield* TokenStore
+  const now = yield* nowSeconds
+  const t = found.value
+  yield* Audit.recordWith(
+    t.kind === "refresh"
+      ? Effect.asVoid(tokens.revokeFamily(t.familyId, now))
+      : Effect.asVoid(tokens.revoke("access", t.tokenHash, now)),
+    [["token_revoked", { appKey: t.appKey, userId: t.userId, openId: t.openId, detail: t.kind }]]
+  )
+})

@@ -1,0 +1,110 @@
+/**
+ * Minting token sets: fresh random values, stored as digests, answered as the
+ * token response of RFC 6749 §5.1.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../../model/Application.js"
+import { allows } from "../../model/Application.js"
+import type * as Audit from "../../security/Audit.js"
+import { Config } from "../../model/Config.js"
+import { sha256 } from "../../services/Digest.js"
+import * as Entropy from "../../services/Entropy.js"
+import { issueSeconds } from "../../services/internal/time.js"
+import * as Scope from "../../model/Scope.js"
+import type { Token } from "../../model/Token.js"
+
+/** The JSON body of a successful token response (RFC 6749 §5.1). */
+export interface TokenResponse {
+  readonly access_token: string
+  readonly token_type: "Bearer"
+  readonly expires_in: number
+  readonly scope: string
+  readonly refresh_token?: string
+  readonly open_id?: string
+}
+
+/** What a new token set is for. */
+export interface Grant {
+  readonly app: Application
+  readonly userId: string | null
+  readonly openId: string | null
+  /** Scope of the access token. */
+  readonly scope: Scope.ScopeSet
+  /** Scope of the refresh token: the original grant's (RFC 6749 §6). */
+  readonly grantScope: Scope.ScopeSet
+  readonly familyId: string
+  readonly parentHash: string | null
+  readonly withRefresh: boolean
+}
+
+/** A minted token set: the records to store and the response to send once they are stored. */
+export interface Minted {
+  readonly records: ReadonlyArray<Token>
+  readonly response: TokenResponse
+}
+
+/** The `token_issued` audit event of a grant, recorded in the transaction that stores its tokens. */
+export const issuedEvent = (grant: Grant, grantType: string): readonly [Audit.EventType, Audit.Fields] => [
+  "token_issued",
+  { appKey: grant.app.appKey, openId: grant.openId, detail: grantType }
+]
+
+/** Whether a grant for this application carries a refresh token: only if it may use the refresh_token grant. */
+export const refreshAllowed = (app: Application): boolean => allows(app, "refresh_token")
+
+/**
+ * The part of a scope the application is still registered for: a scope its operator took from the
+ * registration since the grant is dropped from what a refresh or a code redemption issues.
+ */
+export const registeredScope = (app: Application, scope: Scope.ScopeSet): Scope.ScopeSet =>
+  Scope.make(scope.filter((item) => app.scopes.includes(item)))
+
+/** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
+export const mint = Effect.fnUntraced(function* (grant: Grant) {
+  const config = yield* Config
+  // Rounded up: the tokens live at least the expires_in they report (docs/decisions.md)
+  const issuedAt = yield* issueSeconds
+  const accessTtl = grant.app.accessTokenTtl ?? config.accessTokenTtl
+  const access = yield* Entropy.token
+  const base = {
+    appKey: grant.app.appKey,
+    userId: grant.userId,
+    openId: grant.openId,
+    familyId: grant.familyId,
+    parentHash: grant.parentHash,
+    issuedAt,
+    revokedAt: null,
+    rotatedAt: null
+  }
+  const records: Array<Token> = [
+    {
+      ...base,
+      tokenHash: yield* sha256(access),
+      kind: "access",
+      scope: grant.scope,
+      expiresAt: issuedAt + accessTtl
+    }
+  ]
+  let refresh: Option.Option<string> = Option.none()
+  if (grant.withRefresh) {
+    const value = yield* Entropy.token
+    refresh = Option.some(value)
+    const ttl = grant.app.refreshTokenTtl ?? config.refreshTokenTtl
+    records.push({
+      ...base,
+      tokenHash: yield* sha256(value),
+      kind: "refresh",
+      scope: grant.grantScope,
+      expiresAt: issuedAt + ttl
+    })
+  }
+  const response: TokenResponse = {
+    access_token: access,
+    token_type: "Bearer",
+    expires_in: accessTtl,
+    scope: Scope.format(grant.scope),
+    ...(Option.isSome(refresh) ? { refresh_token: refresh.value } : {}),
+    ...(grant.openId !== null ? { open_id: grant.openId } : {})
+  }
+  return { records, response } satisfies Minted
+})

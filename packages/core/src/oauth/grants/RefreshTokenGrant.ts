@@ -1,0 +1,92 @@
+/**
+ * The refresh_token grant (RFC 6749 §6, RFC 9700 §4.14.2): rotation with reuse
+ * detection, scope narrowing that does not stick.
+ */
+import { Effect, Option } from "effect"
+import type { Application } from "../../model/Application.js"
+import * as Audit from "../../security/Audit.js"
+import { Config } from "../../model/Config.js"
+import { sha256 } from "../../services/Digest.js"
+import { nowSeconds } from "../../services/internal/time.js"
+import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
+import * as Scope from "../../model/Scope.js"
+import { TokenStore } from "../../storage/TokenStore.js"
+import { UserStore } from "../../storage/UserStore.js"
+import { isDisabled } from "../../model/User.js"
+import { type Grant, issuedEvent, mint, registeredScope } from "./Issue.js"
+
+/** The grant type this module handles. */
+export const grantType = "refresh_token"
+
+const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
+
+/** Exchange a refresh token for a new access token and a new refresh token of the same family. */
+export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToken, app: Application) {
+  const tokens = yield* TokenStore
+  const { refreshReuseGrace } = yield* Config
+  const now = yield* nowSeconds
+  const hash = yield* sha256(req.refreshToken)
+  const found = yield* tokens.find("refresh", hash)
+  // RFC 6749 §10.4: bound to the client it was issued to
+  if (Option.isNone(found) || found.value.appKey !== app.appKey) {
+    return yield* invalid("refresh token is invalid, expired or revoked")
+  }
+  const old = found.value
+  const who = { appKey: old.appKey, userId: old.userId, openId: old.openId }
+  const reused = () =>
+    Effect.gen(function* () {
+      yield* Audit.record("refresh_reuse_detected", who)
+      const revoked = yield* tokens.revokeFamily(old.familyId, now)
+      yield* Audit.record("family_revoked", { ...who, detail: `${revoked} tokens` })
+      return yield* invalid("refresh token was already used; its token family is revoked")
+    })
+  if (old.revokedAt !== null || old.expiresAt <= now)
+    return yield* invalid("refresh token is invalid, expired or revoked")
+  if (old.rotatedAt !== null && !(refreshReuseGrace > 0 && old.rotatedAt >= now - refreshReuseGrace)) {
+    return yield* reused()
+  }
+  // RFC 6749 §6: the requested scope must not exceed the original grant
+  const requested = Option.getOrElse(req.scope, () => old.scope)
+  if (!Scope.isSubset(requested, old.scope)) {
+    return yield* Effect.fail(new InvalidScope({ description: "scope exceeds the scope originally granted" }))
+  }
+  // Nor what the application is registered for now: scopes taken from its registration since the
+  // grant are dropped from what is refreshed, and refused when asked for by name
+  if (Option.isSome(req.scope) && !Scope.isSubset(requested, app.scopes)) {
+    return yield* Effect.fail(
+      new InvalidScope({ description: "scope exceeds the scopes the application is registered for" })
+    )
+  }
+  const scope = registeredScope(app, requested)
+  if (old.userId !== null) {
+    const users = yield* UserStore
+    const user = yield* users.findById(old.userId)
+    if (Option.isNone(user)) return yield* invalid("the user no longer exists")
+    // A disabled account's tokens were revoked when it was disabled; none is refreshed while it is
+    if (isDisabled(user.value)) return yield* invalid("refresh token is invalid, expired or revoked")
+  }
+  const grant: Grant = {
+    app,
+    userId: old.userId,
+    openId: old.openId,
+    scope,
+    grantScope: registeredScope(app, old.scope),
+    familyId: old.familyId,
+    parentHash: hash,
+    withRefresh: true
+  }
+  const minted = yield* mint(grant)
+  yield* Audit.recordWith(tokens.rotate(hash, now, refreshReuseGrace, minted.records), [
+    ["refresh_rotated", who],
+    issuedEvent(grant, grantType)
+  ]).pipe(
+    Effect.catchTags({
+      TokenInactive: () => invalid("refresh token is invalid, expired or revoked"),
+      RefreshAlreadyRotated: () => reused(),
+      // D13: disabled or deleted since the check above; the disable revoked the family
+      UserInactive: () => invalid("refresh token is invalid, expired or revoked")
+    })
+  )
+  return minted.response
+})

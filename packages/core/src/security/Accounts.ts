@@ -1,0 +1,164 @@
+/**
+ * Platform user accounts: creation and password authentication with throttling
+ * and no user enumeration.
+ */
+import { type Context, Deferred, Effect, Option } from "effect"
+import * as Audit from "./Audit.js"
+import * as Entropy from "../services/Entropy.js"
+import { nowSeconds } from "../services/internal/time.js"
+import { InvalidGrant, InvalidRequest, type RateLimited, type TemporarilyUnavailable } from "../model/OAuthError.js"
+import * as PasswordChecks from "./PasswordChecks.js"
+import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "../services/PasswordHasher.js"
+import { isPlainText } from "../oauth/requests/Params.js"
+import * as Session from "./Session.js"
+import type { StorageError } from "../storage/StorageError.js"
+import { type UsernameTaken, UserStore } from "../storage/UserStore.js"
+import * as Throttle from "./Throttle.js"
+import { isDisabled, type User } from "../model/User.js"
+
+/** The one answer to every failed sign-in (no user enumeration). */
+export const badCredentials = "username or password is incorrect"
+
+/**
+ * Hashes to verify against when the user is unknown, so both cases cost the same:
+ * one per PasswordHasher service, made by that hasher on first need (inside the
+ * runtime that has it) and kept as long as the service is.
+ */
+const dummyHashes = new WeakMap<Context.Tag.Service<PasswordHasher>, Deferred.Deferred<string>>()
+
+const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<string> =>
+  Effect.fiberIdWith((fiberId) => {
+    const known = dummyHashes.get(hasher)
+    if (known !== undefined) return Deferred.await(known)
+    const made = Deferred.unsafeMake<string>(fiberId)
+    dummyHashes.set(hasher, made)
+    // uninterruptible: what is stored must be a hash even if this sign-in is interrupted
+    return Effect.zipRight(
+      Effect.uninterruptible(Deferred.complete(made, hasher.hash("latchkey-dummy-password"))),
+      Deferred.await(made)
+    )
+  })
+
+/**
+ * Why `username` cannot be a username (1-128 characters of plain text, `Params.isPlainText`,
+ * without surrounding spaces), or null when it can. The value itself is never in the answer.
+ */
+export const usernameProblem = (username: string): string | null =>
+  username.length === 0 || username.length > maxUsernameLength || username.trim() !== username
+    ? `username must be 1-${maxUsernameLength} characters without surrounding spaces`
+    : isPlainText(username)
+      ? null
+      : "username must not contain control characters"
+
+/** Why `password` cannot be a password (8 to `maxPasswordLength` characters of plain text), or null when it can. */
+export const passwordProblem = (password: string): string | null =>
+  password.length < 8 || password.length > maxPasswordLength
+    ? `password must be 8-${maxPasswordLength} characters`
+    : isPlainText(password)
+      ? null
+      : "password must not contain control characters"
+
+/** A new user record with a hashed password, checked but not stored (`createUser` stores it). */
+export const makeUser = Effect.fn("Accounts.makeUser")(function* (username: string, password: string) {
+  const problem = usernameProblem(username) ?? passwordProblem(password)
+  if (problem !== null) return yield* Effect.fail(new InvalidRequest({ description: problem }))
+  const hasher = yield* PasswordHasher
+  const user: User = {
+    // typed on command lines (`cli user delete <user_id>`): never starting with `-`
+    userId: yield* Entropy.argumentSafeId(12),
+    username,
+    passwordHash: yield* hasher.hash(password),
+    createdAt: yield* nowSeconds,
+    disabledAt: null
+  }
+  return user
+}) satisfies (...args: never) => Effect.Effect<User, InvalidRequest, unknown>
+
+/** Create a user with a hashed password. */
+export const createUser = Effect.fn("Accounts.createUser")(function* (username: string, password: string) {
+  const user = yield* makeUser(username, password)
+  yield* Effect.flatMap(UserStore, (users) => users.insert(user))
+  return user
+}) satisfies (...args: never) => Effect.Effect<User, InvalidRequest | UsernameTaken | StorageError, unknown>
+
+/**
+ * Where a sign-in attempt comes from: the sign-in page, with the browser's `Cookie` header
+ * (for its trusted-device cookie), or the password grant of an application.
+ */
+export type SignInSource =
+  | { readonly _tag: "Page"; readonly cookies: string | undefined }
+  | Extract<Throttle.SignInChannel, { readonly _tag: "Grant" }>
+
+/** The throttle channel of a sign-in: a page's browser is a trusted device only of the account as it is now. */
+const channelOf = (source: SignInSource, user: User | null) =>
+  source._tag === "Grant"
+    ? Effect.succeed<Throttle.SignInChannel>(source)
+    : Effect.map(
+        Session.trustedDevice(source.cookies, user),
+        (device): Throttle.SignInChannel => ({ _tag: "Page", device: Option.getOrNull(device) })
+      )
+
+/** One admitted sign-in attempt: counted, waited until its slot, then checked on its turn. */
+const attempt = Effect.fnUntraced(function* (
+  password: string,
+  found: Option.Option<User>,
+  keys: ReadonlyArray<Throttle.Key>,
+  malformed: boolean,
+  pass: PasswordChecks.Pass
+) {
+  // Counted before the password is checked: parallel guesses are all counted
+  const { started } = yield* Throttle.reserve(keys)
+  // One audit event per lockout, not one per refused attempt
+  if (started) yield* Audit.record("signin_throttled")
+  const hasher = yield* PasswordHasher
+  const refuse = (userId: string | null, detail: string | null = null) =>
+    Audit.record("signin_failed", { userId, detail }).pipe(
+      Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
+    )
+  if (malformed) return yield* refuse(null)
+  if (Option.isNone(found)) {
+    // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
+    const dummy = yield* dummyHash(hasher)
+    yield* pass.check(hasher.verify(password, dummy))
+    return yield* refuse(null)
+  }
+  if (!(yield* pass.check(hasher.verify(password, found.value.passwordHash))))
+    return yield* refuse(found.value.userId)
+  // A disabled account is refused after the same work and with the same answer as a wrong password
+  if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
+  yield* Throttle.succeeded(keys)
+  yield* Audit.record("signin_succeeded", { userId: found.value.userId })
+  return found.value
+})
+
+/**
+ * Check a username and password, throttled per username and source address
+ * (docs/decisions.md, password throttling). While throttled even the right password is refused.
+ * The attempt is admitted first (`PasswordChecks`): one refused there has written nothing.
+ */
+export const authenticate = Effect.fn("Accounts.authenticate")(function* (
+  username: string,
+  password: string,
+  address: string | undefined,
+  source: SignInSource = { _tag: "Page", cookies: undefined }
+) {
+  // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
+  const malformed =
+    username.length > maxUsernameLength ||
+    password.length > maxPasswordLength ||
+    !isPlainText(username) ||
+    !isPlainText(password)
+  const name = malformed ? "(malformed)" : username
+  // Read before the throttle: a device cookie counts only for the account's current password
+  const found = malformed
+    ? Option.none<User>()
+    : yield* Effect.flatMap(UserStore, (users) => users.findByUsername(username))
+  const channel = yield* channelOf(source, Option.getOrNull(found))
+  const keys = Throttle.signInKeys(name, address, channel)
+  const checks = yield* PasswordChecks.PasswordChecks
+  return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
+    attempt(password, found, keys, malformed, pass)
+  )
+}) satisfies (
+  ...args: never
+) => Effect.Effect<User, InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError, unknown>

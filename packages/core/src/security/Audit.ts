@@ -1,0 +1,126 @@
+/**
+ * The audit trail: security events with time, App Key, user, source address and
+ * request id, and never a secret. Recording is best effort and never fails the
+ * request; a program without an `AuditLog` records nothing.
+ */
+import { Context, Effect, Layer } from "effect"
+import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
+import { nowSeconds } from "../services/internal/time.js"
+import { AuditStore } from "../storage/AuditStore.js"
+import type { StorageError } from "../storage/StorageError.js"
+
+export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
+
+/** Who is asking: set by the HTTP binding for each request. */
+export class RequestInfo extends Context.Tag("@latchkey/core/RequestInfo")<
+  RequestInfo,
+  {
+    readonly requestId: string | null
+    readonly address: string | null
+    /** Who acts, for administrative changes (`admin-api`, `cli`, `user`); absent for the protocol. */
+    readonly actor?: string | null
+  }
+>() {}
+
+/** Where audit events go. */
+export class AuditLog extends Context.Tag("@latchkey/core/AuditLog")<
+  AuditLog,
+  {
+    /** Record an event on its own. */
+    readonly record: (event: AuditEvent) => Effect.Effect<void>
+    /**
+     * Run `write` (one write of a store) and record `events` in its transaction:
+     * they are kept if and only if the write commits.
+     */
+    readonly recordWith: <A, E>(
+      events: ReadonlyArray<AuditEvent>,
+      write: Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | StorageError>
+  }
+>() {}
+
+/**
+ * The fields a caller names; time and request come from the context. Each is cut to
+ * `maxFieldLength` characters before it is stored.
+ */
+export interface Fields {
+  readonly appKey?: string | null
+  readonly userId?: string | null
+  readonly openId?: string | null
+  readonly detail?: string | null
+}
+
+const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
+  Effect.gen(function* () {
+    const info = yield* Effect.serviceOption(RequestInfo)
+    return {
+      at: yield* nowSeconds,
+      type,
+      appKey: fields.appKey ?? null,
+      userId: fields.userId ?? null,
+      openId: fields.openId ?? null,
+      address: info._tag === "Some" ? info.value.address : null,
+      requestId: info._tag === "Some" ? info.value.requestId : null,
+      detail: fields.detail ?? null,
+      actor: info._tag === "Some" ? (info.value.actor ?? null) : null
+    }
+  })
+
+/** Record an event if the program has an AuditLog. Never fails. */
+export const record = (type: EventType, fields: Fields = {}): Effect.Effect<void> =>
+  Effect.serviceOption(AuditLog).pipe(
+    Effect.flatMap((log) =>
+      log._tag === "None" ? Effect.void : Effect.flatMap(event(type, fields), log.value.record)
+    ),
+    Effect.catchAllCause(() => Effect.void)
+  )
+
+/**
+ * Run `write`, one write of a store, and record the events in the same transaction
+ * (if the program has an AuditLog): the change and its audit record commit together.
+ */
+export const recordWith = <A, E, R>(
+  write: Effect.Effect<A, E, R>,
+  events: ReadonlyArray<readonly [EventType, Fields]>
+): Effect.Effect<A, E | StorageError, R> =>
+  Effect.flatMap(Effect.serviceOption(AuditLog), (log) =>
+    log._tag === "None"
+      ? write
+      : Effect.flatMap(Effect.context<R>(), (context) =>
+          Effect.flatMap(
+            Effect.forEach(events, ([type, fields]) => event(type, fields)),
+            (built) => log.value.recordWith(built, Effect.provide(write, context))
+          )
+        )
+  )
+
+const logLine = (event: AuditEvent): Effect.Effect<void> =>
+  Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
+
+/**
+ * An AuditLog that appends to the AuditStore and writes each event as a log line annotated
+ * `audit`. Every event is cut here, once, to `maxFieldLength` per free-text field (`bound`),
+ * whether `record` built it or a caller did.
+ */
+export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
+  AuditLog,
+  Effect.map(AuditStore, (store) => ({
+    record: (raw) => {
+      const event = bound(raw)
+      return store.append(event).pipe(
+        Effect.zipRight(logLine(event)),
+        Effect.catchAll((e) =>
+          Effect.logWarning("audit event not stored").pipe(
+            Effect.annotateLogs({ audit: event, reason: e.message })
+          )
+        )
+      )
+    },
+    recordWith: (raw, write) => {
+      const events = raw.map(bound)
+      return Effect.tap(store.appendWith(events, write), () =>
+        Effect.forEach(events, logLine, { discard: true })
+      )
+    }
+  }))
+)

@@ -1,0 +1,251 @@
+/**
+ * Sign-in sessions of the authorize pages: a random id in an HMAC-signed cookie,
+ * the session and the authorization requests pending in it in the SessionStore
+ * (by digest only), a sliding lifetime from the Clock within an absolute one from
+ * the sign-in, a new id at every change of user (no session fixation), and forms
+ * that are good once.
+ */
+import { Effect, Option } from "effect"
+import { Config } from "../model/Config.js"
+import { hmac, sha256, timingSafeEqual } from "../services/Digest.js"
+import * as Entropy from "../services/Entropy.js"
+import { issueSeconds, nowSeconds } from "../services/internal/time.js"
+import { isPlainText } from "../oauth/requests/Params.js"
+import { type PendingRecord, type SessionRecord, SessionStore, type Step } from "../storage/SessionStore.js"
+import type { User } from "../model/User.js"
+
+/** Name of the session cookie. */
+export const cookieName = "latchkey_session"
+
+/** A browser's session as the pages use it. */
+export interface Session {
+  /** The id the cookie carries; only its digest is stored. */
+  readonly id: string
+  readonly idHash: string
+  readonly userId: string | null
+  readonly username: string | null
+  /** When the user signed in (epoch seconds), or null while nobody has. */
+  readonly authenticatedAt: number | null
+  /** Read from the store: saving it only renews it, and a session ended since stays ended. */
+  readonly stored: boolean
+}
+
+/** What a page needs to continue a pending request: the hidden fields of its form. */
+export interface FormTicket {
+  readonly txn: string
+  readonly csrf: string
+}
+
+const cookieKey = (serverKey: string): string => `${serverKey}\u0000latchkey-session-cookie`
+
+const signature = (id: string) =>
+  Effect.flatMap(Config, ({ serverKey }) => hmac(cookieKey(serverKey), `latchkey-session\u0000${id}`))
+
+/** One cookie's value from a `Cookie` header. */
+export const readCookie = (header: string | undefined, name: string): string | undefined => {
+  if (header === undefined) return undefined
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=")
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+/** A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure under an https issuer. */
+const setCookie = (
+  name: string,
+  value: string,
+  maxAge: number,
+  cookie: { readonly path: string; readonly secure: boolean }
+): string =>
+  `${name}=${value}; Path=${cookie.path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${cookie.secure ? "; Secure" : ""}`
+
+/** The cookie value for a session: `id.signature`. */
+export const cookieValue = (session: Session) =>
+  Effect.map(signature(session.id), (sig) => `${session.id}.${sig}`)
+
+/** When a session signed in at `authenticatedAt` is over, whatever its idle lifetime says (ASVS V3.3.2). */
+export const absoluteEnd = (authenticatedAt: number) =>
+  Effect.map(Config, ({ sessionMaxAge }) => authenticatedAt + sessionMaxAge)
+
+/**
+ * The live session a `Cookie` header names; none when absent, forged, expired or unknown, or
+ * signed in longer ago than `Config.sessionMaxAge` (then its user signs in again).
+ */
+export const load = Effect.fnUntraced(function* (cookieHeader: string | undefined) {
+  const value = readCookie(cookieHeader, cookieName)
+  const dot = value?.indexOf(".") ?? -1
+  if (value === undefined || dot <= 0) return Option.none<Session>()
+  const id = value.slice(0, dot)
+  if (!timingSafeEqual(value.slice(dot + 1), yield* signature(id))) return Option.none<Session>()
+  const idHash = yield* sha256(id)
+  const now = yield* nowSeconds
+  const found = yield* Effect.flatMap(SessionStore, (s) => s.find(idHash, now))
+  if (Option.isNone(found)) return Option.none<Session>()
+  const { userId, username, authenticatedAt } = found.value
+  // ASVS V3.3.2: checked here too, so a shorter sessionMaxAge applies at once to stored sessions
+  if (userId !== null && (authenticatedAt === null || (yield* absoluteEnd(authenticatedAt)) <= now)) {
+    return Option.none<Session>()
+  }
+  return Option.some<Session>({ id, idHash, userId, username, authenticatedAt, stored: true })
+})
+
+/** A new anonymous session, not stored until it is saved. */
+export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(function* () {
+  const id = yield* Entropy.token
+  return { id, idHash: yield* sha256(id), userId: null, username: null, authenticatedAt: null, stored: false }
+})
+
+// The record of `session` with its lifetime renewed from now, and the cookie's Max-Age
+const renewed = Effect.fnUntraced(function* (session: Session) {
+  const { sessionTtl } = yield* Config
+  // Rounded up, like token lifetimes: a session lives at least sessionTtl seconds
+  const now = yield* issueSeconds
+  const idle = now + sessionTtl
+  // ASVS V3.3.2: the sliding lifetime never reaches past the absolute one
+  const expiresAt =
+    session.authenticatedAt === null ? idle : Math.min(idle, yield* absoluteEnd(session.authenticatedAt))
+  const record: SessionRecord = {
+    idHash: session.idHash,
+    userId: session.userId,
+    username: session.username,
+    authenticatedAt: session.authenticatedAt,
+    expiresAt
+  }
+  return { record, maxAge: Math.max(0, expiresAt - now) }
+})
+
+/**
+ * Store the session with a renewed lifetime, never past its absolute end (a session read from
+ * the store is only renewed, never stored again once ended); returns the `Set-Cookie` value.
+ */
+export const save = Effect.fnUntraced(function* (
+  session: Session,
+  cookie: { path: string; secure: boolean }
+) {
+  const { record, maxAge } = yield* renewed(session)
+  // A session read before a disable (or a new password) ended it is not stored again
+  yield* Effect.flatMap(SessionStore, (s) => (session.stored ? s.renew(record) : s.save(record)))
+  return setCookie(cookieName, yield* cookieValue(session), maxAge, cookie)
+})
+
+/** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
+export const regenerate = Effect.fnUntraced(function* (
+  old: Option.Option<Session>,
+  user: { readonly userId: string; readonly username: string } | null
+) {
+  if (Option.isSome(old)) yield* Effect.flatMap(SessionStore, (s) => s.remove(old.value.idHash))
+  const next = yield* fresh
+  if (user === null) return next
+  return { ...next, userId: user.userId, username: user.username, authenticatedAt: yield* nowSeconds }
+})
+
+/**
+ * Sign `user` in (the account as its password was checked): a new session, stored only while the
+ * account is still enabled with that password (D16, docs/security.md), then the old session
+ * deleted. Returns the `Set-Cookie` value, or none, with nothing stored and the old session kept,
+ * when the account was disabled, deleted or given a new password since it was read.
+ */
+export const signIn = Effect.fnUntraced(function* (
+  old: Session,
+  user: Pick<User, "userId" | "username" | "passwordHash">,
+  cookie: { path: string; secure: boolean }
+) {
+  const next = yield* regenerate(Option.none(), user)
+  const { record, maxAge } = yield* renewed(next)
+  const store = yield* SessionStore
+  if (!(yield* store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }))) {
+    return Option.none<string>()
+  }
+  // A new session id at sign-in: an id planted before it is worth nothing after
+  yield* store.remove(old.idHash)
+  return Option.some(setCookie(cookieName, yield* cookieValue(next), maxAge, cookie))
+})
+
+/** Remember an authorization request in the session until its form comes back. */
+export const addPending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
+  const { sessionTtl } = yield* Config
+  const now = yield* issueSeconds
+  const ticket: FormTicket = { txn: yield* Entropy.id(), csrf: yield* Entropy.token }
+  const record: PendingRecord = {
+    sessionHash: session.idHash,
+    txn: ticket.txn,
+    rawQuery,
+    csrfHash: yield* sha256(ticket.csrf),
+    step,
+    createdAt: now,
+    expiresAt: now + sessionTtl
+  }
+  yield* Effect.flatMap(SessionStore, (s) => s.addPending(record))
+  return ticket
+})
+
+/**
+ * Take the request a form continues: it must be pending in this session for this
+ * step, and the form must carry its CSRF token. Taken once: a second post of the
+ * same form, from any server instance, finds nothing.
+ */
+export const takePending = Effect.fnUntraced(function* (
+  session: Session,
+  txn: string | undefined,
+  csrf: string | undefined,
+  step: Step
+) {
+  // docs/security.md T13: a txn that is not plain text names no pending request, in any store
+  if (txn === undefined || csrf === undefined || txn.length > 64 || csrf.length > 64 || !isPlainText(txn))
+    return Option.none<PendingRecord>()
+  const store = yield* SessionStore
+  const found = yield* store.findPending(session.idHash, txn, yield* nowSeconds)
+  if (Option.isNone(found) || found.value.step !== step) return Option.none<PendingRecord>()
+  if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash)) return Option.none<PendingRecord>()
+  return (yield* store.takePending(session.idHash, txn)) ? found : Option.none<PendingRecord>()
+})
+
+/** Name of the trusted-device cookie. */
+export const deviceCookieName = "latchkey_device"
+
+/** How long a browser stays trusted for the user who signed in with it (180 days). */
+export const deviceTtl = 180 * 24 * 3600
+
+/** What a trusted-device cookie is bound to: one account, by id, with its current password. */
+export type DeviceOwner = Pick<User, "userId" | "passwordHash">
+
+// Stands in for an unknown username, so that checking a cookie for it costs the same
+const nobody: DeviceOwner = { userId: "", passwordHash: "" }
+
+// Bound to the password hash: a new password (or a new account under the same username) ends the trust
+const deviceSignature = (nonce: string, owner: DeviceOwner) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    hmac(
+      `${serverKey}\u0000latchkey-device-cookie`,
+      `latchkey-device-v2\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
+    )
+  )
+
+/**
+ * The trusted device a `Cookie` header names for `owner` (null: an unknown username, never
+ * trusted, checked at the same cost): set in a browser when that user signs in there, it gives
+ * the browser a sign-in throttle budget of its own, so failures sent from elsewhere for the same
+ * username never lock it out (OWASP's device cookies). None when absent, forged, another
+ * account's, or set before the account's password last changed.
+ */
+export const trustedDevice = Effect.fnUntraced(function* (
+  cookieHeader: string | undefined,
+  owner: DeviceOwner | null
+) {
+  const value = readCookie(cookieHeader, deviceCookieName)
+  const dot = value?.indexOf(".") ?? -1
+  if (value === undefined || dot <= 0 || value.length > 200) return Option.none<string>()
+  const nonce = value.slice(0, dot)
+  const ok = timingSafeEqual(value.slice(dot + 1), yield* deviceSignature(nonce, owner ?? nobody))
+  return ok && owner !== null ? Option.some(nonce) : Option.none<string>()
+})
+
+/** The `Set-Cookie` value that makes this browser a trusted device of `owner`, while its password stays. */
+export const deviceCookie = Effect.fnUntraced(function* (
+  owner: DeviceOwner,
+  cookie: { path: string; secure: boolean }
+) {
+  const nonce = yield* Entropy.id()
+  return setCookie(deviceCookieName, `${nonce}.${yield* deviceSignature(nonce, owner)}`, deviceTtl, cookie)
+})
