@@ -2,12 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
 import * as Accounts from "../src/security/Accounts.js"
 import * as Audit from "../src/security/Audit.js"
+import * as Throttle from "../src/security/Throttle.js"
 import * as Entropy from "../src/services/Entropy.js"
 import { PasswordHasher } from "../src/services/PasswordHasher.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { UserStore } from "../src/storage/UserStore.js"
-import * as Throttle from "../src/security/Throttle.js"
 import { settings } from "./fixtures.js"
 
 /** A hasher whose hashes start with `name$`, counting what it is asked to do. */

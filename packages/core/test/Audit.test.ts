@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Audit from "../src/security/Audit.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
+import * as Audit from "../src/security/Audit.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"

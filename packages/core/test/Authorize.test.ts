@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Admin from "../src/admin/Admin.js"
-import * as Authorize from "../src/oauth/Authorize.js"
 import * as Pkce from "../src/model/Pkce.js"
+import * as Authorize from "../src/oauth/Authorize.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
 import { cb, form, issuer, newApp, newUser, TestLayer, token } from "./fixtures.js"
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import * as Bearer from "../src/oauth/Bearer.js"
 import * as Scope from "../src/model/Scope.js"
+import * as Bearer from "../src/oauth/Bearer.js"
 import { newApp, post, TestLayer, token } from "./fixtures.js"
 
 const verify = (h: string | undefined, scope = "") =>

@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Option } from "effect"
+import * as Scope from "../src/model/Scope.js"
 import * as Authorize from "../src/oauth/Authorize.js"
 import { sha256 } from "../src/services/Digest.js"
-import * as Scope from "../src/model/Scope.js"
 import { CodeStore } from "../src/storage/CodeStore.js"
 import { ConsentStore } from "../src/storage/ConsentStore.js"
 import { TokenStore } from "../src/storage/TokenStore.js"

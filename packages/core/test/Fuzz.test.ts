@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Layer, Logger, Option } from "effect"
-import * as Audit from "../src/security/Audit.js"
-import * as Authorize from "../src/oauth/Authorize.js"
 import * as Http from "../src/http/Http.js"
+import * as Authorize from "../src/oauth/Authorize.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
-import * as Memory from "../src/storage/Memory.js"
+import * as Audit from "../src/security/Audit.js"
 import * as Throttle from "../src/security/Throttle.js"
+import * as Memory from "../src/storage/Memory.js"
 import { cb, issueCode, newApp, newUser, TestLayer, token } from "./fixtures.js"
 
 const errorCodes = new Set([

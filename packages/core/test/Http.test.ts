@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Logger, Option, TestClock } from "effect"
-import * as Config from "../src/model/Config.js"
 import * as Http from "../src/http/Http.js"
+import * as Config from "../src/model/Config.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { TokenStore } from "../src/storage/TokenStore.js"

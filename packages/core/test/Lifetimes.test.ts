@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, TestClock } from "effect"
-import * as Bearer from "../src/oauth/Bearer.js"
 import * as Scope from "../src/model/Scope.js"
+import * as Bearer from "../src/oauth/Bearer.js"
 import { authorize, cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 /** The issue instant: 10.7 s after the epoch, in milliseconds. */

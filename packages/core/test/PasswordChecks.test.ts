@@ -2,9 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Array as Arr, Deferred, Effect, Either, Fiber, Layer } from "effect"
 import * as Accounts from "../src/security/Accounts.js"
 import * as PasswordChecks from "../src/security/PasswordChecks.js"
-import { PasswordHasher } from "../src/services/PasswordHasher.js"
 import * as Session from "../src/security/Session.js"
 import * as Throttle from "../src/security/Throttle.js"
+import { PasswordHasher } from "../src/services/PasswordHasher.js"
 import { newApp, newUser, post, TestLayer } from "./fixtures.js"
 
 interface Started {

@@ -6,17 +6,17 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
-import * as Accounts from "../src/security/Accounts.js"
 import * as Admin from "../src/admin/Admin.js"
-import * as Audit from "../src/security/Audit.js"
 import * as Authorize from "../src/oauth/Authorize.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import { isPlainText } from "../src/oauth/requests/Params.js"
+import * as Accounts from "../src/security/Accounts.js"
+import * as Audit from "../src/security/Audit.js"
 import * as Session from "../src/security/Session.js"
+import * as Throttle from "../src/security/Throttle.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { UserStore } from "../src/storage/UserStore.js"
-import * as Throttle from "../src/security/Throttle.js"
 import { cb, form, newApp, newUser, TestLayer } from "./fixtures.js"
 
 // Every refused sign-in counts; these tests send more than a real budget allows

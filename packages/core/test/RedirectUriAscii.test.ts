@@ -8,8 +8,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Application from "../src/model/Application.js"
-import * as Authorize from "../src/oauth/Authorize.js"
 import * as Scope from "../src/model/Scope.js"
+import * as Authorize from "../src/oauth/Authorize.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import { form, newUser, TestLayer } from "./fixtures.js"
 

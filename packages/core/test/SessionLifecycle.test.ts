@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, FiberId, Layer, Option, TestClock } from "effect"
 import * as Admin from "../src/admin/Admin.js"
-import * as Entropy from "../src/services/Entropy.js"
 import * as Session from "../src/security/Session.js"
+import * as Throttle from "../src/security/Throttle.js"
+import * as Entropy from "../src/services/Entropy.js"
 import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
-import * as Throttle from "../src/security/Throttle.js"
 import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
 import { newUser, settings, TestHasher, TestLayer } from "./fixtures.js"
 

@@ -5,13 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, FiberId, Layer, Option } from "effect"
-import * as Accounts from "../src/security/Accounts.js"
 import * as Admin from "../src/admin/Admin.js"
+import * as Accounts from "../src/security/Accounts.js"
+import * as Throttle from "../src/security/Throttle.js"
 import * as Entropy from "../src/services/Entropy.js"
 import { PasswordHasher } from "../src/services/PasswordHasher.js"
 import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
-import * as Throttle from "../src/security/Throttle.js"
 import { Browser, setup, signIn, ticketOf, view } from "./browser.js"
 import { settings } from "./fixtures.js"
 

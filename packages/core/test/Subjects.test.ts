@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Bearer from "../src/oauth/Bearer.js"
 import * as Scope from "../src/model/Scope.js"
+import * as Bearer from "../src/oauth/Bearer.js"
 import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 const introspect = (value: string, basic: string) =>

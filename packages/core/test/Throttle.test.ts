@@ -12,13 +12,13 @@ import {
   Option,
   TestClock
 } from "effect"
+import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import * as Accounts from "../src/security/Accounts.js"
 import * as Audit from "../src/security/Audit.js"
+import * as Throttle from "../src/security/Throttle.js"
 import { PasswordHasher } from "../src/services/PasswordHasher.js"
-import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
-import * as Throttle from "../src/security/Throttle.js"
 import { newApp, newUser, post, TestLayer } from "./fixtures.js"
 
 const cc = { grant_type: "client_credentials" }

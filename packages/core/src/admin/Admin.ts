@@ -6,11 +6,27 @@
  * `Audit.RequestInfo` (`actor`: `cli`, `admin-api`), which the caller provides.
  */
 import { Data, Effect, identity, Option, Schema } from "effect"
-import * as Accounts from "../security/Accounts.js"
-import { type Application, defaultGrantTypes, livePreviousSecret, maxSecretGrace } from "../model/Application.js"
-import * as Audit from "../security/Audit.js"
+import {
+  type Application,
+  defaultGrantTypes,
+  livePreviousSecret,
+  maxSecretGrace
+} from "../model/Application.js"
+import { OpenIdParam } from "../model/OpenId.js"
+import * as Scope from "../model/Scope.js"
+import type { User } from "../model/User.js"
 import { secretDigest } from "../oauth/ClientAuth.js"
+import * as Accounts from "../security/Accounts.js"
+import * as Audit from "../security/Audit.js"
 import * as Entropy from "../services/Entropy.js"
+import { issueSeconds, nowSeconds } from "../services/internal/time.js"
+import { PasswordHasher } from "../services/PasswordHasher.js"
+import { type ApplicationChanges, ApplicationStore } from "../storage/ApplicationStore.js"
+import { AuditStore } from "../storage/AuditStore.js"
+import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
+import type { StorageError } from "../storage/StorageError.js"
+import { TokenStore } from "../storage/TokenStore.js"
+import { type PasswordOptions, UserStore } from "../storage/UserStore.js"
 import {
   checkGrantTypes,
   checkName,
@@ -22,17 +38,6 @@ import {
   maxTtl as longestTtl,
   plain
 } from "./internal/fields.js"
-import { issueSeconds, nowSeconds } from "../services/internal/time.js"
-import { OpenIdParam } from "../model/OpenId.js"
-import { PasswordHasher } from "../services/PasswordHasher.js"
-import * as Scope from "../model/Scope.js"
-import { type ApplicationChanges, ApplicationStore } from "../storage/ApplicationStore.js"
-import { AuditStore } from "../storage/AuditStore.js"
-import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
-import type { StorageError } from "../storage/StorageError.js"
-import { TokenStore } from "../storage/TokenStore.js"
-import { type PasswordOptions, UserStore } from "../storage/UserStore.js"
-import type { User } from "../model/User.js"
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export { InvalidField } from "./internal/fields.js"

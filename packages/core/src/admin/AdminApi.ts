@@ -9,19 +9,19 @@
  * OpenAPI document of these endpoints is `OpenApi.adminDocument`, served at `openapiPath`.
  */
 import { Cause, Effect, Either, type ParseResult, Schema } from "effect"
-import * as Accounts from "../security/Accounts.js"
-import * as Admin from "./Admin.js"
-import * as AdminJson from "./AdminJson.js"
-import { GrantType } from "../model/Application.js"
-import * as Audit from "../security/Audit.js"
-import { timingSafeEqual } from "../services/Digest.js"
 import * as Http from "../http/Http.js"
-import { nowSeconds } from "../services/internal/time.js"
 import * as OpenApi from "../http/OpenApi.js"
+import { GrantType } from "../model/Application.js"
 import * as Form from "../oauth/requests/Form.js"
 import { isPlainText } from "../oauth/requests/Params.js"
+import * as Accounts from "../security/Accounts.js"
+import * as Audit from "../security/Audit.js"
+import { timingSafeEqual } from "../services/Digest.js"
+import { nowSeconds } from "../services/internal/time.js"
 import type { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
+import * as Admin from "./Admin.js"
+import * as AdminJson from "./AdminJson.js"
 
 /** The path every admin endpoint is under. */
 export const basePath: string = AdminJson.basePath

@@ -6,9 +6,9 @@
  */
 import { Schema } from "effect"
 import { type Application, GrantType, livePreviousSecret } from "../model/Application.js"
+import type { User } from "../model/User.js"
 import { type AuditEvent, EventType } from "../security/AuditEvent.js"
 import type { Consent } from "../storage/ConsentStore.js"
-import type { User } from "../model/User.js"
 
 /** The path every admin endpoint is under (`AdminApi.basePath`). */
 export const basePath = "/admin/v1"

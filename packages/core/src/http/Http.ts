@@ -4,19 +4,19 @@
  * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009).
  */
 import { Cause, Effect, Either, Option } from "effect"
-import * as Audit from "../security/Audit.js"
-import { authenticate } from "../oauth/ClientAuth.js"
 import { Config } from "../model/Config.js"
-import type { Entropy } from "../services/Entropy.js"
+import * as OAuthError from "../model/OAuthError.js"
+import { authenticate } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
 import * as Metadata from "../oauth/Metadata.js"
-import * as OAuthError from "../model/OAuthError.js"
-import type { PasswordChecks } from "../security/PasswordChecks.js"
-import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Form from "../oauth/requests/Form.js"
-import type { Stores } from "../storage/Stores.js"
+import * as Audit from "../security/Audit.js"
+import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
+import type { Entropy } from "../services/Entropy.js"
+import type { PasswordHasher } from "../services/PasswordHasher.js"
+import type { Stores } from "../storage/Stores.js"
 
 /** A request as a binding hands it over. Header names are lower-case. */
 export interface HttpRequest {

@@ -9,19 +9,19 @@
  */
 import { JSONSchema, Schema } from "effect"
 import * as AdminJson from "../admin/AdminJson.js"
-import { EventType } from "../security/AuditEvent.js"
+import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
+import * as OAuthError from "../model/OAuthError.js"
+import { OpenIdParam } from "../model/OpenId.js"
+import * as Pkce from "../model/Pkce.js"
 import type * as Authorize from "../oauth/Authorize.js"
 import * as AuthorizationCodeGrant from "../oauth/grants/AuthorizationCodeGrant.js"
 import * as ClientCredentialsGrant from "../oauth/grants/ClientCredentialsGrant.js"
 import * as PasswordGrant from "../oauth/grants/PasswordGrant.js"
 import * as RefreshTokenGrant from "../oauth/grants/RefreshTokenGrant.js"
-import * as Http from "./Http.js"
-import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as Metadata from "../oauth/Metadata.js"
-import * as OAuthError from "../model/OAuthError.js"
-import { OpenIdParam } from "../model/OpenId.js"
-import * as Pkce from "../model/Pkce.js"
 import { caps, Text } from "../oauth/requests/Params.js"
+import { EventType } from "../security/AuditEvent.js"
+import * as Http from "./Http.js"
 
 /** The paths the reference server adds to the core's (`Metadata.paths`), relative to the issuer. */
 export const serverPaths = {

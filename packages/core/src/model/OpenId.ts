@@ -2,9 +2,9 @@
  * open_id: the stable, per-application pseudonym of a platform user (docs/decisions.md).
  */
 import { Effect, Schema } from "effect"
-import { Config } from "./Config.js"
 import { hmac } from "../services/Digest.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
+import { Config } from "./Config.js"
 
 /** An open_id sent by a caller: 1–128 visible ASCII characters, `!` to `~` (docs/decisions.md). */
 export const OpenIdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7E]{1,128}$/))

@@ -2,15 +2,15 @@
  * Resource-server side: checking a Bearer access token (RFC 6750).
  */
 import { Cause, Effect, Either, Option } from "effect"
-import { sha256 } from "../services/Digest.js"
 import { type HttpResponse, json, unavailable } from "../http/Http.js"
-import { nowSeconds } from "../services/internal/time.js"
 import { InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
-import { caps } from "./requests/Params.js"
 import * as Scope from "../model/Scope.js"
+import { type SubjectType, subjectType } from "../model/Token.js"
+import { sha256 } from "../services/Digest.js"
+import { nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
-import { type SubjectType, subjectType } from "../model/Token.js"
+import { caps } from "./requests/Params.js"
 
 /** Who an accepted access token speaks for. */
 export interface Principal {

@@ -4,15 +4,15 @@
  */
 import { Effect, Either, Option } from "effect"
 import { type Application, livePreviousSecret } from "../model/Application.js"
-import * as Audit from "../security/Audit.js"
 import { Config } from "../model/Config.js"
+import { InvalidClient, InvalidRequest } from "../model/OAuthError.js"
+import * as Audit from "../security/Audit.js"
+import * as Throttle from "../security/Throttle.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
-import { InvalidClient, InvalidRequest } from "../model/OAuthError.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
 import * as BasicAuth from "./requests/BasicAuth.js"
 import type { Params } from "./requests/Form.js"
-import { ApplicationStore } from "../storage/ApplicationStore.js"
-import * as Throttle from "../security/Throttle.js"
 
 /** The keyed digest of an App Secret, as stored. */
 export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<string, never, Config> =>

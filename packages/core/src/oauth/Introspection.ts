@@ -4,14 +4,14 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../model/Application.js"
+import * as Scope from "../model/Scope.js"
+import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
 import * as Audit from "../security/Audit.js"
 import { sha256 } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
+import { TokenStore } from "../storage/TokenStore.js"
 import type { Params } from "./requests/Form.js"
 import { caps, required, Text } from "./requests/Params.js"
-import * as Scope from "../model/Scope.js"
-import { TokenStore } from "../storage/TokenStore.js"
-import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
 
 /** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
 export type IntrospectionResponse =

@@ -3,18 +3,23 @@
  * and no user enumeration.
  */
 import { type Context, Deferred, Effect, Option } from "effect"
-import * as Audit from "./Audit.js"
+import {
+  InvalidGrant,
+  InvalidRequest,
+  type RateLimited,
+  type TemporarilyUnavailable
+} from "../model/OAuthError.js"
+import { isDisabled, type User } from "../model/User.js"
+import { isPlainText } from "../oauth/requests/Params.js"
 import * as Entropy from "../services/Entropy.js"
 import { nowSeconds } from "../services/internal/time.js"
-import { InvalidGrant, InvalidRequest, type RateLimited, type TemporarilyUnavailable } from "../model/OAuthError.js"
-import * as PasswordChecks from "./PasswordChecks.js"
 import { maxPasswordLength, maxUsernameLength, PasswordHasher } from "../services/PasswordHasher.js"
-import { isPlainText } from "../oauth/requests/Params.js"
-import * as Session from "./Session.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { type UsernameTaken, UserStore } from "../storage/UserStore.js"
+import * as Audit from "./Audit.js"
+import * as PasswordChecks from "./PasswordChecks.js"
+import * as Session from "./Session.js"
 import * as Throttle from "./Throttle.js"
-import { isDisabled, type User } from "../model/User.js"
 
 /** The one answer to every failed sign-in (no user enumeration). */
 export const badCredentials = "username or password is incorrect"

@@ -4,10 +4,10 @@
  * request; a program without an `AuditLog` records nothing.
  */
 import { Context, Effect, Layer } from "effect"
-import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
+import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 
 export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
 

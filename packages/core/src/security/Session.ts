@@ -7,12 +7,12 @@
  */
 import { Effect, Option } from "effect"
 import { Config } from "../model/Config.js"
+import type { User } from "../model/User.js"
+import { isPlainText } from "../oauth/requests/Params.js"
 import { hmac, sha256, timingSafeEqual } from "../services/Digest.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
-import { isPlainText } from "../oauth/requests/Params.js"
 import { type PendingRecord, type SessionRecord, SessionStore, type Step } from "../storage/SessionStore.js"
-import type { User } from "../model/User.js"
 
 /** Name of the session cookie. */
 export const cookieName = "latchkey_session"

@@ -5,9 +5,8 @@
  * several instances can share one; the default keeps counters in memory.
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
-import { nowSeconds } from "../services/internal/time.js"
 import { RateLimited } from "../model/OAuthError.js"
-import * as PasswordChecks from "./PasswordChecks.js"
+import { nowSeconds } from "../services/internal/time.js"
 import type { StorageError } from "../storage/StorageError.js"
 import {
   type Entry,
@@ -16,6 +15,7 @@ import {
   type Reservation,
   ThrottleStore
 } from "../storage/ThrottleStore.js"
+import * as PasswordChecks from "./PasswordChecks.js"
 
 export { type Entry, type Key, type Policy, type Reservation, ThrottleStore }
 

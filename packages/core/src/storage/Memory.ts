@@ -4,13 +4,12 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { Application } from "../model/Application.js"
-import type { AuditEvent } from "../security/Audit.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
-import { sessionStore } from "./internal/memorySessions.js"
 import * as Scope from "../model/Scope.js"
-import { memoryStore as memoryThrottleStore } from "../security/Throttle.js"
 import type { Token } from "../model/Token.js"
 import type { User } from "../model/User.js"
+import type { AuditEvent } from "../security/Audit.js"
+import { memoryStore as memoryThrottleStore } from "../security/Throttle.js"
 import {
   AppKeyTaken,
   type ApplicationChanges,
@@ -20,6 +19,7 @@ import {
 import { AuditStore } from "./AuditStore.js"
 import { CodeAlreadyUsed, CodeNotFound, CodeStore } from "./CodeStore.js"
 import { ConsentStore, type ConsentWithdrawn, refusal as consentRefusal, type Under } from "./ConsentStore.js"
+import { sessionStore } from "./internal/memorySessions.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { defaultLimits, type SessionLimits, SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"

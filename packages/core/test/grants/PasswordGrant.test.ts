@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, TestClock } from "effect"
-import { badCredentials } from "../../src/security/Accounts.js"
 import * as Admin from "../../src/admin/Admin.js"
+import { badCredentials } from "../../src/security/Accounts.js"
 import { PasswordHasher } from "../../src/services/PasswordHasher.js"
 import { TokenStore } from "../../src/storage/TokenStore.js"
 import { newApp, newUser, TestLayer, token } from "../fixtures.js"

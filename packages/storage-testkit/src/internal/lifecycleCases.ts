@@ -13,7 +13,7 @@ import {
   Digest,
   Entropy,
   Grants,
-  PasswordChecks,
+  type PasswordChecks,
   PasswordHasher,
   type Stores,
   Throttle,

@@ -5,8 +5,8 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { GrantType, validateRedirectUri } from "../../model/Application.js"
-import { isPlainText } from "../../oauth/requests/Params.js"
 import * as Scope from "../../model/Scope.js"
+import { isPlainText } from "../../oauth/requests/Params.js"
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export class InvalidField extends Schema.TaggedError<InvalidField>()("InvalidField", {

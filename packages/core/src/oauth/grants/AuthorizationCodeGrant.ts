@@ -4,16 +4,16 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
+import { InvalidGrant } from "../../model/OAuthError.js"
+import * as Pkce from "../../model/Pkce.js"
+import { isDisabled } from "../../model/User.js"
 import * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import { nowSeconds } from "../../services/internal/time.js"
-import { InvalidGrant } from "../../model/OAuthError.js"
-import * as Pkce from "../../model/Pkce.js"
-import type * as TokenRequest from "../requests/TokenRequest.js"
 import { CodeStore } from "../../storage/CodeStore.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import { UserStore } from "../../storage/UserStore.js"
-import { isDisabled } from "../../model/User.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { type Grant, issuedEvent, mint, refreshAllowed, registeredScope } from "./Issue.js"
 
 /** The grant type this module handles. */

@@ -4,12 +4,12 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
+import { InvalidRequest } from "../../model/OAuthError.js"
 import * as Audit from "../../security/Audit.js"
 import * as Entropy from "../../services/Entropy.js"
-import { InvalidRequest } from "../../model/OAuthError.js"
-import type * as TokenRequest from "../requests/TokenRequest.js"
 import { OpenIdStore } from "../../storage/OpenIdStore.js"
 import { TokenStore } from "../../storage/TokenStore.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */

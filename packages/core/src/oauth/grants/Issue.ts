@@ -5,13 +5,13 @@
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
 import { allows } from "../../model/Application.js"
-import type * as Audit from "../../security/Audit.js"
 import { Config } from "../../model/Config.js"
+import * as Scope from "../../model/Scope.js"
+import type { Token } from "../../model/Token.js"
+import type * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
 import { issueSeconds } from "../../services/internal/time.js"
-import * as Scope from "../../model/Scope.js"
-import type { Token } from "../../model/Token.js"
 
 /** The JSON body of a successful token response (RFC 6749 §5.1). */
 export interface TokenResponse {

@@ -3,14 +3,14 @@
  * one generic answer for every wrong credential.
  */
 import { Effect } from "effect"
-import { authenticate, badCredentials } from "../../security/Accounts.js"
 import type { Application } from "../../model/Application.js"
-import * as Audit from "../../security/Audit.js"
-import * as Entropy from "../../services/Entropy.js"
 import { InvalidGrant } from "../../model/OAuthError.js"
 import { forUser } from "../../model/OpenId.js"
-import type * as TokenRequest from "../requests/TokenRequest.js"
+import { authenticate, badCredentials } from "../../security/Accounts.js"
+import * as Audit from "../../security/Audit.js"
+import * as Entropy from "../../services/Entropy.js"
 import { TokenStore } from "../../storage/TokenStore.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */

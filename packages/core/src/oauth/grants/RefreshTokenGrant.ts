@@ -4,16 +4,16 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
-import * as Audit from "../../security/Audit.js"
 import { Config } from "../../model/Config.js"
+import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
+import * as Scope from "../../model/Scope.js"
+import { isDisabled } from "../../model/User.js"
+import * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import { nowSeconds } from "../../services/internal/time.js"
-import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
-import type * as TokenRequest from "../requests/TokenRequest.js"
-import * as Scope from "../../model/Scope.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import { UserStore } from "../../storage/UserStore.js"
-import { isDisabled } from "../../model/User.js"
+import type * as TokenRequest from "../requests/TokenRequest.js"
 import { type Grant, issuedEvent, mint, registeredScope } from "./Issue.js"
 
 /** The grant type this module handles. */

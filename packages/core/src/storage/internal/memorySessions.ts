@@ -3,6 +3,7 @@
  * a user's sessions in the same synchronous step as the change that ends them.
  */
 import { Effect, Option } from "effect"
+import type { User } from "../../model/User.js"
 import {
   type PendingRecord,
   type SessionLimits,
@@ -10,7 +11,6 @@ import {
   type SessionStore,
   stillAsChecked
 } from "../SessionStore.js"
-import type { User } from "../../model/User.js"
 
 /** The session store, and the deletion of one user's sessions that the user store runs. */
 export interface MemorySessions {
