@@ -1,99 +1,15 @@
 /**
- * The server's configuration, read from environment variables (the table in apps/server/README.md).
+ * The server's configuration, read from environment variables through the one table of them,
+ * `settings/Settings.ts` (rendered as the table of apps/server/README.md).
  */
 import { isIP } from "node:net"
 import { isAbsolute, resolve } from "node:path"
-import { Config, Throttle } from "@latchkey/core"
-import { Either } from "effect"
-import proxyaddr from "proxy-addr"
+import type { Throttle } from "@latchkey/core"
+import { EnvError } from "./settings/Parsers.js"
+import { defaultHost, inMemory, reader, settings } from "./settings/Settings.js"
 
-/** Everything the server and the CLI read from the environment. */
-export interface ServerEnv {
-  readonly port: number
-  readonly host: string
-  /** The issuer; null means `http://localhost:<the port listened on>`. */
-  readonly issuer: string | null
-  /** Absolute path of the SQLite file (used when `databaseUrl` is null). */
-  readonly dbPath: string
-  /** PostgreSQL connection URI (`DATABASE_URL`); null: SQLite at `dbPath`. */
-  readonly databaseUrl: string | null
-  /** Most connections to PostgreSQL per server process (`LATCHKEY_PG_POOL_MAX`, default 10). */
-  readonly pgPoolMax: number
-  /** The server key, when set explicitly. */
-  readonly secret: string | null
-  /** What each scope allows, for the consent pages: one text, or texts by language tag. */
-  readonly scopeDescriptions: Readonly<Record<string, string | Readonly<Record<string, string>>>>
-  /** The product name the pages show (`LATCHKEY_PRODUCT_NAME`, default "Latchkey"). */
-  readonly productName: string
-  /** The admin listener (`LATCHKEY_ADMIN_PORT`), or null when it is off. */
-  readonly admin: AdminEnv | null
-  readonly codeTtl: number | undefined
-  readonly accessTokenTtl: number | undefined
-  readonly refreshTokenTtl: number | undefined
-  readonly refreshReuseGrace: number | undefined
-  /** Idle lifetime of a sign-in session of the pages, seconds. */
-  readonly sessionTtl: number | undefined
-  /** Absolute lifetime of a signed-in session of the pages from the sign-in, seconds. */
-  readonly sessionMaxAge: number | undefined
-  /** Express "trust proxy" setting, or false. */
-  readonly trustProxy: string | false
-  readonly logLevel: LogLevel
-  /** Export of the request spans over OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`), or null when it is off. */
-  readonly otel: OtelEnv | null
-  /** Throttling of failed sign-ins and client authentications. */
-  readonly throttle: Throttle.Policy
-  /** Longest time a client may take to send the request headers (docs/security.md, catalogue T9). */
-  readonly headersTimeoutMs: number
-  /** Longest time a client may take to send the whole request (docs/security.md, catalogue T9). */
-  readonly requestTimeoutMs: number
-  /**
-   * Days audit events stay append-only (the database refuses to delete them); the sweep purges
-   * older ones. 1 to 3650, default 90.
-   */
-  readonly auditRetentionDays: number
-  /** Worker processes serving the port (`node:cluster`); 1 runs the server in this process, as before. */
-  readonly workers: number
-}
-
-/** The admin listener: the admin API and `/metrics`, never on the public port. */
-export interface AdminEnv {
-  readonly port: number
-  /** `LATCHKEY_ADMIN_HOST`, default 127.0.0.1. */
-  readonly host: string
-  /** The bearer token every admin request must carry (`LATCHKEY_ADMIN_TOKEN`, at least 32 characters). */
-  readonly token: string
-}
-
-/** Trace export over OTLP/HTTP with JSON bodies. */
-export interface OtelEnv {
-  /** Where spans are POSTed: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
-  readonly tracesUrl: string
-  /** `OTEL_SERVICE_NAME`, default "latchkey". */
-  readonly serviceName: string
-}
-
-/** The pino levels `LOG_LEVEL` takes. */
-export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
-/** One of `logLevels`. */
-export type LogLevel = (typeof logLevels)[number]
-
-/** Shortest admin token accepted. */
-export const minAdminTokenLength = 32
-
-/** A configuration problem, reported to the operator before anything starts. */
-export class EnvError extends Error {}
-
-const integer = (env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined => {
-  const raw = env[name]
-  if (raw === undefined || raw === "") return undefined
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new EnvError(
-      `${name} must be a whole number between ${min} and ${max} (got ${JSON.stringify(raw)})`
-    )
-  }
-  return n
-}
+export { EnvError } from "./settings/Parsers.js"
+export { type LogLevel, logLevels, minAdminTokenLength } from "./settings/Settings.js"
 
 /**
  * The directory relative paths are resolved from: where `pnpm` was invoked
@@ -101,29 +17,6 @@ const integer = (env: NodeJS.ProcessEnv, name: string, min: number, max: number)
  * `./data/latchkey.sqlite`.
  */
 export const baseDirectory = (env: NodeJS.ProcessEnv): string => env.INIT_CWD ?? process.cwd()
-
-/**
- * `DATABASE_URL`, when set: a `postgres://` or `postgresql://` URI. The error never repeats the
- * value, which may hold a password.
- */
-const postgresUrl = (env: NodeJS.ProcessEnv): string | null => {
-  const raw = (env.DATABASE_URL ?? "").trim()
-  if (raw === "") return null
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new EnvError(
-      "DATABASE_URL must be a PostgreSQL URI, e.g. postgres://user:password@host:5432/latchkey"
-    )
-  }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
-    throw new EnvError(
-      `DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//…); unset it to use SQLite`
-    )
-  }
-  return raw
-}
 
 /** The store `env` selects, for logs: the SQLite path, or the PostgreSQL URI without its credentials. */
 export const describeStore = (env: ServerEnv): string => {
@@ -135,257 +28,108 @@ export const describeStore = (env: ServerEnv): string => {
   return url.toString()
 }
 
-/** A value for an error message: quoted, and cut to 60 characters. */
-const shown = (raw: string): string => JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)
+/** Everything the server and the CLI read from the environment (each variable: settings/Settings.ts). */
+export type ServerEnv = Readonly<ReturnType<typeof read>>
+/** The admin listener (`LATCHKEY_ADMIN_*`): the admin API and `/metrics`, never on the public port. */
+export type AdminEnv = NonNullable<ServerEnv["admin"]>
+/** Trace export over OTLP/HTTP with JSON bodies (`OTEL_*`). */
+export type OtelEnv = NonNullable<ServerEnv["otel"]>
 
-const hostName =
-  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+type Get = ReturnType<typeof reader>
 
-/** An address to listen on (`HOST`, `LATCHKEY_ADMIN_HOST`): an IP address or a host name; default 127.0.0.1. */
-const listenAddress = (env: NodeJS.ProcessEnv, name: "HOST" | "LATCHKEY_ADMIN_HOST"): string => {
-  const raw = env[name] ?? ""
-  const value = raw.trim()
-  if (value === "") return "127.0.0.1"
-  // A dotted number that is no IPv4 address (1.2.3.999) is no host name either
-  if (isIP(value) !== 0 || (hostName.test(value) && !/^[\d.]+$/.test(value))) return value
-  throw new EnvError(
-    `${name} must be an IP address or a host name to listen on, e.g. 127.0.0.1, 0.0.0.0, ::1 or localhost (got ${shown(raw)})`
-  )
+/** The admin listener, on when `LATCHKEY_ADMIN_PORT` is set; only then are its token and host read. */
+const adminOf = (get: Get) => {
+  const port = get("LATCHKEY_ADMIN_PORT")
+  if (port === undefined) return null
+  const token = get("LATCHKEY_ADMIN_TOKEN")
+  return { port, host: get("LATCHKEY_ADMIN_HOST"), token }
 }
 
-const proxyNames = new Set(["loopback", "linklocal", "uniquelocal"])
-
-/**
- * `LATCHKEY_TRUST_PROXY`: what proxy-addr compiles (Express's "trust proxy" string), each item an IP
- * address, a subnet (`10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `fd00::/8`) or one of loopback, linklocal,
- * uniquelocal. A bare number (Express's hop count) is refused: proxy-addr would read it as an IPv4
- * address (`1` is 0.0.0.1).
- */
-const trustProxy = (env: NodeJS.ProcessEnv): string | false => {
-  const raw = env.LATCHKEY_TRUST_PROXY ?? ""
-  const value = raw.trim()
-  if (value === "") return false
-  const refuse = (why: string) =>
-    new EnvError(
-      `LATCHKEY_TRUST_PROXY must be a comma-separated list of the proxies' IP addresses or subnets (10.0.0.1, 10.0.0.0/8, fd00::/8) or loopback, linklocal, uniquelocal (got ${shown(raw)}: ${why})`
-    )
-  const items = value.split(/ *, */)
-  for (const item of items) {
-    if (proxyNames.has(item)) continue
-    const [ip = "", bits, ...more] = item.split("/")
-    if (isIP(ip) === 0 || more.length > 0)
-      throw refuse(`${JSON.stringify(item)} is not an IP address or subnet`)
-    if (bits !== undefined && !/^\d{1,3}$/.test(bits) && isIP(bits) === 0) {
-      throw refuse(`${JSON.stringify(item)} has an invalid prefix length or netmask`)
-    }
-  }
-  try {
-    proxyaddr.compile(items)
-  } catch (e) {
-    throw refuse(e instanceof Error ? e.message : String(e))
-  }
-  return value
-}
-
-/** `LOG_LEVEL`, default info; case does not matter. */
-const logLevel = (env: NodeJS.ProcessEnv): LogLevel => {
-  const raw = env.LOG_LEVEL ?? ""
-  const value = raw.trim().toLowerCase()
-  if (value === "") return "info"
-  const level = logLevels.find((l) => l === value)
-  if (level === undefined) {
-    throw new EnvError(`LOG_LEVEL must be one of ${logLevels.join(", ")} (got ${shown(raw)})`)
-  }
-  return level
-}
-
-/** An http(s) URL in `name`, or undefined when unset. */
-const httpUrl = (env: NodeJS.ProcessEnv, name: string): URL | undefined => {
-  const raw = env[name] ?? ""
-  if (raw.trim() === "") return undefined
-  let url: URL | undefined
-  try {
-    url = new URL(raw.trim())
-  } catch {
-    url = undefined
-  }
-  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw new EnvError(
-      `${name} must be an http:// or https:// URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:4318 (got ${shown(raw)})`
-    )
-  }
-  return url
-}
+const throttleOf = (get: Get): Throttle.Policy => ({
+  freeFailures: get("LATCHKEY_THROTTLE_FREE_FAILURES"),
+  addressFreeFailures: get("LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES"),
+  slowFreeFailures: get("LATCHKEY_THROTTLE_SLOW_FREE_FAILURES"),
+  baseLockout: get("LATCHKEY_THROTTLE_BASE_LOCKOUT"),
+  maxLockout: get("LATCHKEY_THROTTLE_MAX_LOCKOUT"),
+  maxDelay: get("LATCHKEY_THROTTLE_MAX_DELAY"),
+  window: get("LATCHKEY_THROTTLE_WINDOW")
+})
 
 /**
  * The trace export: on when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is
  * set and `OTEL_SDK_DISABLED` is not `true`. Spans go as OTLP/HTTP JSON, the only protocol offered.
  */
-const otel = (env: NodeJS.ProcessEnv): OtelEnv | null => {
-  for (const name of ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]) {
-    const raw = env[name] ?? ""
-    if (raw.trim() !== "" && raw.trim() !== "http/json") {
-      throw new EnvError(
-        `${name} must be http/json, the protocol Latchkey exports traces with (got ${shown(raw)})`
-      )
-    }
-  }
-  const base = httpUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
-  const traces = httpUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-  const rawName = env.OTEL_SERVICE_NAME ?? ""
-  const serviceName = rawName.trim() || "latchkey"
-  if (serviceName.length > 255 || [...serviceName].some((c) => c.charCodeAt(0) < 0x20)) {
-    throw new EnvError(
-      `OTEL_SERVICE_NAME must be at most 255 characters without control characters (got ${shown(rawName)})`
-    )
-  }
-  const disabled = (env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase()
-  if (disabled !== "" && disabled !== "true" && disabled !== "false") {
-    throw new EnvError(`OTEL_SDK_DISABLED must be true or false (got ${shown(env.OTEL_SDK_DISABLED ?? "")})`)
-  }
-  if (disabled === "true" || (base === undefined && traces === undefined)) return null
-  const tracesUrl = traces?.toString() ?? `${(base as URL).toString().replace(/\/+$/, "")}/v1/traces`
+const otelOf = (get: Get) => {
+  get("OTEL_EXPORTER_OTLP_PROTOCOL")
+  get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+  const base = get("OTEL_EXPORTER_OTLP_ENDPOINT")
+  const traces = get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+  const serviceName = get("OTEL_SERVICE_NAME")
+  if (get("OTEL_SDK_DISABLED") === "true" || (base === undefined && traces === undefined)) return null
+  const tracesUrl =
+    traces === undefined
+      ? `${new URL(base as string).toString().replace(/\/+$/, "")}/v1/traces`
+      : new URL(traces).toString()
   return { tracesUrl, serviceName }
 }
 
-/** Read and check the environment. */
-export const read = (env: NodeJS.ProcessEnv = process.env): ServerEnv => {
-  const databaseUrl = postgresUrl(env)
-  const port = integer(env, "PORT", 0, 65535) ?? 8080
-  const issuer = (env.LATCHKEY_ISSUER ?? "").trim() || null
-  if (issuer !== null) {
-    const checked = Config.validateIssuer(issuer)
-    if (Either.isLeft(checked)) {
-      const message = checked.left.message
-      throw new EnvError(
-        `LATCHKEY_ISSUER ${message}${message.includes("(got") ? "" : ` (got ${JSON.stringify(issuer)})`}`
-      )
-    }
-  }
-  const db = (env.LATCHKEY_DB ?? "").trim() || "./data/latchkey.sqlite"
-  const secret = env.LATCHKEY_SECRET ?? ""
-  if (secret !== "" && secret.length < Config.minServerKeyLength)
-    throw new EnvError(
-      `LATCHKEY_SECRET must be at least ${Config.minServerKeyLength} characters (got ${secret.length}; a secret is never shown)`
-    )
-  let scopeDescriptions: ServerEnv["scopeDescriptions"] = {}
-  if (env.LATCHKEY_SCOPE_DESCRIPTIONS !== undefined && env.LATCHKEY_SCOPE_DESCRIPTIONS !== "") {
-    const isObject = (v: unknown): v is Record<string, unknown> =>
-      typeof v === "object" && v !== null && !Array.isArray(v)
-    try {
-      const parsed: unknown = JSON.parse(env.LATCHKEY_SCOPE_DESCRIPTIONS)
-      if (!isObject(parsed)) throw new Error()
-      for (const v of Object.values(parsed)) {
-        if (typeof v === "string") continue
-        if (!isObject(v) || Object.values(v).some((t) => typeof t !== "string")) throw new Error()
-      }
-      scopeDescriptions = parsed as ServerEnv["scopeDescriptions"]
-    } catch {
-      throw new EnvError(
-        `LATCHKEY_SCOPE_DESCRIPTIONS must be a JSON object of texts, or of texts by language, e.g. {"profile":"Read your profile"} or {"profile":{"en":"Read your profile","zh-CN":"读取你的资料"}} (got ${shown(env.LATCHKEY_SCOPE_DESCRIPTIONS)})`
-      )
-    }
-  }
-  const productName = (env.LATCHKEY_PRODUCT_NAME ?? "").trim() || "Latchkey"
-  if (productName.length > 64) {
-    throw new EnvError(
-      `LATCHKEY_PRODUCT_NAME must be at most 64 characters (got ${productName.length}: ${shown(productName)})`
-    )
-  }
-  const adminPort = integer(env, "LATCHKEY_ADMIN_PORT", 0, 65535)
-  const adminToken = env.LATCHKEY_ADMIN_TOKEN ?? ""
-  let admin: AdminEnv | null = null
-  if (adminPort !== undefined) {
-    if (adminToken.length < minAdminTokenLength) {
-      throw new EnvError(
-        `LATCHKEY_ADMIN_TOKEN must be set to at least ${minAdminTokenLength} characters when LATCHKEY_ADMIN_PORT is set, e.g. openssl rand -base64 32 (got ${adminToken.length}; a secret is never shown)`
-      )
-    }
-    admin = { port: adminPort, host: listenAddress(env, "LATCHKEY_ADMIN_HOST"), token: adminToken }
-  }
-  const d = Throttle.defaultPolicy
-  const throttle: Throttle.Policy = {
-    freeFailures: integer(env, "LATCHKEY_THROTTLE_FREE_FAILURES", 1, 1_000_000) ?? d.freeFailures,
-    addressFreeFailures:
-      integer(env, "LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES", 1, 1_000_000) ?? d.addressFreeFailures,
-    slowFreeFailures:
-      integer(env, "LATCHKEY_THROTTLE_SLOW_FREE_FAILURES", 1, 1_000_000) ?? d.slowFreeFailures,
-    baseLockout: integer(env, "LATCHKEY_THROTTLE_BASE_LOCKOUT", 1, 86_400) ?? d.baseLockout,
-    maxLockout: integer(env, "LATCHKEY_THROTTLE_MAX_LOCKOUT", 1, 86_400) ?? d.maxLockout,
-    maxDelay: integer(env, "LATCHKEY_THROTTLE_MAX_DELAY", 1, 60) ?? d.maxDelay,
-    window: integer(env, "LATCHKEY_THROTTLE_WINDOW", 1, 7 * 86_400) ?? d.window
-  }
-  const headersTimeoutMs = integer(env, "LATCHKEY_HEADERS_TIMEOUT_MS", 100, 600_000) ?? 10_000
-  const requestTimeoutMs = integer(env, "LATCHKEY_REQUEST_TIMEOUT_MS", 100, 3_600_000) ?? 30_000
+/** Read and check the environment; throws EnvError naming the first variable refused. */
+export const read = (env: NodeJS.ProcessEnv = process.env) => {
+  const get = reader(env)
+  const databaseUrl = get("DATABASE_URL")
+  const port = get("PORT")
+  const issuer = get("LATCHKEY_ISSUER")
+  const db = get("LATCHKEY_DB")
+  const secret = get("LATCHKEY_SECRET")
+  const scopeDescriptions = get("LATCHKEY_SCOPE_DESCRIPTIONS")
+  const productName = get("LATCHKEY_PRODUCT_NAME")
+  const admin = adminOf(get)
+  const throttle = throttleOf(get)
+  const headersTimeoutMs = get("LATCHKEY_HEADERS_TIMEOUT_MS")
+  const requestTimeoutMs = get("LATCHKEY_REQUEST_TIMEOUT_MS")
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new EnvError(
       `LATCHKEY_HEADERS_TIMEOUT_MS must not exceed LATCHKEY_REQUEST_TIMEOUT_MS (got ${headersTimeoutMs} and ${requestTimeoutMs})`
     )
   }
-  const workers = integer(env, "LATCHKEY_WORKERS", 1, 64) ?? 1
-  if (workers > 1 && databaseUrl === null && db === ":memory:") {
+  const workers = get("LATCHKEY_WORKERS")
+  if (workers > 1 && databaseUrl === null && db === inMemory) {
     throw new EnvError(
-      "LATCHKEY_WORKERS above 1 needs a database the workers share (LATCHKEY_DB is :memory:)"
+      `LATCHKEY_WORKERS above 1 needs a database the workers share (LATCHKEY_DB is ${inMemory})`
     )
   }
   return {
     workers,
-    auditRetentionDays: integer(env, "LATCHKEY_AUDIT_RETENTION_DAYS", 1, 3650) ?? 90,
+    auditRetentionDays: get("LATCHKEY_AUDIT_RETENTION_DAYS"),
     throttle,
     headersTimeoutMs,
     requestTimeoutMs,
     port,
-    host: listenAddress(env, "HOST"),
+    host: get("HOST"),
     issuer,
-    dbPath: db === ":memory:" ? db : isAbsolute(db) ? db : resolve(baseDirectory(env), db),
+    dbPath: db === inMemory || isAbsolute(db) ? db : resolve(baseDirectory(env), db),
     databaseUrl,
-    pgPoolMax: integer(env, "LATCHKEY_PG_POOL_MAX", 1, 1000) ?? 10,
-    secret: secret === "" ? null : secret,
+    pgPoolMax: get("LATCHKEY_PG_POOL_MAX"),
+    secret,
     scopeDescriptions,
     productName,
     admin,
-    codeTtl: integer(env, "LATCHKEY_CODE_TTL", 1, 600),
-    accessTokenTtl: integer(env, "LATCHKEY_ACCESS_TOKEN_TTL", 1, 86400),
-    refreshTokenTtl: integer(env, "LATCHKEY_REFRESH_TOKEN_TTL", 1, 365 * 86400),
-    refreshReuseGrace: integer(env, "LATCHKEY_REFRESH_REUSE_GRACE", 0, 60),
-    sessionTtl: integer(env, "LATCHKEY_SESSION_TTL", 60, 7 * 86400),
-    sessionMaxAge: integer(env, "LATCHKEY_SESSION_MAX_AGE", 300, 30 * 86400),
-    trustProxy: trustProxy(env),
-    logLevel: logLevel(env),
-    otel: otel(env)
+    codeTtl: get("LATCHKEY_CODE_TTL"),
+    accessTokenTtl: get("LATCHKEY_ACCESS_TOKEN_TTL"),
+    refreshTokenTtl: get("LATCHKEY_REFRESH_TOKEN_TTL"),
+    refreshReuseGrace: get("LATCHKEY_REFRESH_REUSE_GRACE"),
+    sessionTtl: get("LATCHKEY_SESSION_TTL"),
+    sessionMaxAge: get("LATCHKEY_SESSION_MAX_AGE"),
+    trustProxy: get("LATCHKEY_TRUST_PROXY"),
+    logLevel: get("LOG_LEVEL"),
+    otel: otelOf(get)
   }
 }
 
-/** Every `LATCHKEY_*` variable the server and the CLI read (the table in apps/server/README.md). */
-export const knownVariables: ReadonlyArray<string> = [
-  "LATCHKEY_ISSUER",
-  "LATCHKEY_DB",
-  "LATCHKEY_PG_POOL_MAX",
-  "LATCHKEY_SECRET",
-  "LATCHKEY_SCOPE_DESCRIPTIONS",
-  "LATCHKEY_PRODUCT_NAME",
-  "LATCHKEY_ADMIN_PORT",
-  "LATCHKEY_ADMIN_HOST",
-  "LATCHKEY_ADMIN_TOKEN",
-  "LATCHKEY_CODE_TTL",
-  "LATCHKEY_ACCESS_TOKEN_TTL",
-  "LATCHKEY_REFRESH_TOKEN_TTL",
-  "LATCHKEY_REFRESH_REUSE_GRACE",
-  "LATCHKEY_SESSION_TTL",
-  "LATCHKEY_SESSION_MAX_AGE",
-  "LATCHKEY_TRUST_PROXY",
-  "LATCHKEY_THROTTLE_FREE_FAILURES",
-  "LATCHKEY_THROTTLE_ADDRESS_FREE_FAILURES",
-  "LATCHKEY_THROTTLE_SLOW_FREE_FAILURES",
-  "LATCHKEY_THROTTLE_BASE_LOCKOUT",
-  "LATCHKEY_THROTTLE_MAX_LOCKOUT",
-  "LATCHKEY_THROTTLE_MAX_DELAY",
-  "LATCHKEY_THROTTLE_WINDOW",
-  "LATCHKEY_HEADERS_TIMEOUT_MS",
-  "LATCHKEY_REQUEST_TIMEOUT_MS",
-  "LATCHKEY_AUDIT_RETENTION_DAYS",
-  "LATCHKEY_WORKERS"
-]
+/** Every `LATCHKEY_*` variable the server and the CLI read: the `LATCHKEY_*` names of `settings`. */
+export const knownVariables: ReadonlyArray<string> = Object.keys(settings).filter((name) =>
+  name.startsWith("LATCHKEY_")
+)
 
 /** `LATCHKEY_*` variables of the repository's own tools (the benchmark, the runtime tests): no warning. */
 const toolVariables = new Set(["LATCHKEY_CMD", "LATCHKEY_CLI_CMD", "LATCHKEY_CWD", "LATCHKEY_RUNTIME"])
@@ -441,7 +185,7 @@ export const warnings = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<st
         found.push(`${name} is set but LATCHKEY_ADMIN_PORT is not: the admin listener is off`)
     }
   } else {
-    const host = (env.LATCHKEY_ADMIN_HOST ?? "").trim() || "127.0.0.1"
+    const host = (env.LATCHKEY_ADMIN_HOST ?? "").trim() || defaultHost
     if (!loopback(host)) {
       found.push(
         `LATCHKEY_ADMIN_HOST ${host} is not a loopback address: the admin listener speaks plain HTTP, so the admin token crosses the network in clear text unless a TLS proxy or a private network protects it`

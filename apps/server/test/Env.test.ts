@@ -1,8 +1,5 @@
-import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Env from "../src/Env.js"
-import { serverDir } from "./helpers.js"
 
 describe("Env.read", () => {
   it("has the defaults of the README's configuration table", () => {
@@ -286,26 +283,6 @@ describe("Env.warnings", () => {
         [],
         host
       )
-    }
-  })
-
-  it("knows every LATCHKEY_ variable Env.ts reads, and the README's table lists each", () => {
-    const source = readFileSync(join(serverDir, "src", "Env.ts"), "utf8")
-    const body = source.slice(0, source.indexOf("export const knownVariables"))
-    const read = new Set(body.match(/\bLATCHKEY_[A-Z_]+[A-Z]\b/g) ?? [])
-    assert.isAbove(read.size, 20)
-    for (const name of read) assert.include(Env.knownVariables, name)
-    const readme = readFileSync(join(serverDir, "README.md"), "utf8")
-    for (const name of [
-      ...Env.knownVariables,
-      "PORT",
-      "HOST",
-      "DATABASE_URL",
-      "LOG_LEVEL",
-      "OTEL_EXPORTER_OTLP_ENDPOINT",
-      "OTEL_SERVICE_NAME"
-    ]) {
-      assert.include(readme, `| \`${name}\``, name)
     }
   })
 })
