@@ -168,25 +168,6 @@ export const listenAddressProblem = (value: string, raw: string): string | undef
 
 const proxyNames = new Set(["loopback", "linklocal", "uniquelocal"])
 
-/** Why proxy-addr's "trust proxy" list `value` is no list of addresses, subnets and names, or undefined. */
-const proxyItemsProblem = (value: string): string | undefined => {
-  const items = value.split(/ *, */)
-  for (const item of items) {
-    if (proxyNames.has(item)) continue
-    const [ip = "", bits, ...more] = item.split("/")
-    if (isIP(ip) === 0 || more.length > 0) return `${JSON.stringify(item)} is not an IP address or subnet`
-    if (bits !== undefined && !/^\d{1,3}$/.test(bits) && isIP(bits) === 0) {
-      return `${JSON.stringify(item)} has an invalid prefix length or netmask`
-    }
-  }
-  try {
-    proxyaddr.compile(items)
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e)
-  }
-  return undefined
-}
-
 /**
  * Why `value` is not what proxy-addr compiles (Express's "trust proxy" string), or undefined: each
  * item an IP address, a subnet (`10.0.0.0/8`, `10.0.0.0/255.0.0.0`, `fd00::/8`) or one of
@@ -194,10 +175,24 @@ const proxyItemsProblem = (value: string): string | undefined => {
  * would read it as an IPv4 address (`1` is 0.0.0.1).
  */
 export const proxyListProblem = (value: string, raw: string): string | undefined => {
-  const problem = proxyItemsProblem(value)
-  return problem === undefined
-    ? undefined
-    : `must be a comma-separated list of the proxies' IP addresses or subnets (10.0.0.1, 10.0.0.0/8, fd00::/8) or loopback, linklocal, uniquelocal (got ${shown(raw)}: ${problem})`
+  const refuse = (why: string) =>
+    `must be a comma-separated list of the proxies' IP addresses or subnets (10.0.0.1, 10.0.0.0/8, fd00::/8) or loopback, linklocal, uniquelocal (got ${shown(raw)}: ${why})`
+  const items = value.split(/ *, */)
+  for (const item of items) {
+    if (proxyNames.has(item)) continue
+    const [ip = "", bits, ...more] = item.split("/")
+    if (isIP(ip) === 0 || more.length > 0)
+      return refuse(`${JSON.stringify(item)} is not an IP address or subnet`)
+    if (bits !== undefined && !/^\d{1,3}$/.test(bits) && isIP(bits) === 0) {
+      return refuse(`${JSON.stringify(item)} has an invalid prefix length or netmask`)
+    }
+  }
+  try {
+    proxyaddr.compile(items)
+  } catch (e) {
+    return refuse(e instanceof Error ? e.message : String(e))
+  }
+  return undefined
 }
 
 /** Why `value` is no http(s) URL of an OTLP/HTTP receiver, or undefined. */

@@ -2,7 +2,7 @@
  * Every environment variable the server and the CLI read, in one table: for each, its parser,
  * bounds, default and description. `Env.read` reads the environment through it, `Env.warnings`
  * knows the `LATCHKEY_*` names from it, and the table of apps/server/README.md is rendered from it
- * (`Readme.ts`).
+ * (test/Settings.test.ts checks it; `npx vitest run test/Settings.test.ts -u` rewrites it).
  */
 import { AuditStore, Config, Throttle } from "@latchkey/core"
 import { Either } from "effect"
