@@ -4,7 +4,7 @@
  * knows the `LATCHKEY_*` names from it, and the table of apps/server/README.md is rendered from it
  * (test/Settings.test.ts checks it; `npx vitest run test/Settings.test.ts -u` rewrites it).
  */
-import { AuditStore, Config, Throttle } from "@latchkey/core"
+import { Admin, AuditStore, Config, Throttle } from "@latchkey/core"
 import { Either } from "effect"
 import {
   listenAddressProblem,
@@ -101,7 +101,7 @@ export const settings = {
     "Authorization code lifetime, seconds"),
   LATCHKEY_ACCESS_TOKEN_TTL: whole(lifetime(1, day, Config.defaults.accessTokenTtl),
     "Access token lifetime, seconds"),
-  LATCHKEY_REFRESH_TOKEN_TTL: whole(lifetime(1, 365 * day, Config.defaults.refreshTokenTtl),
+  LATCHKEY_REFRESH_TOKEN_TTL: whole(lifetime(1, Admin.maxTtl, Config.defaults.refreshTokenTtl),
     "Refresh token lifetime, seconds"),
   LATCHKEY_REFRESH_REUSE_GRACE: whole(lifetime(0, 60, Config.defaults.refreshReuseGrace),
     "Seconds in which a retried refresh gets a new pair instead of revoking the family"),
