@@ -19,7 +19,6 @@ import type { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import * as Admin from "./Admin.js"
 import * as AdminEndpoints from "./AdminEndpoints.js"
-import { type Endpoint, endpoints, type OperationId, type ParameterNames } from "./AdminEndpoints.js"
 import * as AdminJson from "./AdminJson.js"
 import { adminDocument } from "./AdminOpenApi.js"
 import { badField, type Refused, readBody, readQuery } from "./internal/request.js"
@@ -99,15 +98,15 @@ const failureResponse = (e: Failure): Http.HttpResponse => {
 }
 
 /** What a handler is given: the request, its path parameters, its query and its decoded body. */
-interface Input<E extends Endpoint> {
+interface Input<E extends AdminEndpoints.Endpoint> {
   readonly req: Http.HttpRequest
-  readonly params: { readonly [K in ParameterNames<E["path"]>]: string }
+  readonly params: { readonly [K in AdminEndpoints.ParameterNames<E["path"]>]: string }
   readonly query: { readonly [K in keyof NonNullable<E["query"]>["fields"]]?: string }
   readonly body: NonNullable<E["body"]>["schema"]["Type"]
 }
 
 /** What an endpoint does once its request is read: the value of its success body. */
-type Handler<E extends Endpoint> = (
+type Handler<E extends AdminEndpoints.Endpoint> = (
   input: Input<E>
 ) => Effect.Effect<Schema.Schema.Type<E["response"]>, Failure, Requirements>
 
@@ -128,7 +127,7 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
 })
 
 /** `PATCH /users/{user_id}`: the password first (checked before anything changes), then disabled. */
-const updateUser: Handler<typeof endpoints.updateUser> = ({ params, body }) =>
+const updateUser: Handler<typeof AdminEndpoints.endpoints.updateUser> = ({ params, body }) =>
   Effect.gen(function* () {
     // Checked before anything changes, so a refused password changes nothing
     const problem = body.password === undefined ? null : Accounts.passwordProblem(body.password)
@@ -147,7 +146,7 @@ const updateUser: Handler<typeof endpoints.updateUser> = ({ params, body }) =>
   })
 
 /** `GET /audit`: the limit checked first, then since, then the rest by `Admin.queryAudit`. */
-const queryAudit: Handler<typeof endpoints.queryAudit> = ({ query }) =>
+const queryAudit: Handler<typeof AdminEndpoints.endpoints.queryAudit> = ({ query }) =>
   Effect.gen(function* () {
     const limit = yield* Admin.auditLimit(
       query.limit === undefined ? undefined : /^\d+$/.test(query.limit) ? Number(query.limit) : Number.NaN
@@ -163,7 +162,9 @@ const queryAudit: Handler<typeof endpoints.queryAudit> = ({ query }) =>
   })
 
 /** What each endpoint of the table does. */
-const handlers: { readonly [K in OperationId]: Handler<(typeof endpoints)[K]> } = {
+const handlers: {
+  readonly [K in AdminEndpoints.OperationId]: Handler<(typeof AdminEndpoints.endpoints)[K]>
+} = {
   listApplications: () =>
     Effect.flatMap(Admin.listApplications, (apps) =>
       Effect.map(nowSeconds, (now) => apps.map((a) => AdminJson.application(a, now)))
@@ -224,20 +225,19 @@ const handlers: { readonly [K in OperationId]: Handler<(typeof endpoints)[K]> } 
   adminOpenapi: () => Effect.sync(() => adminDocument())
 }
 
-/** A path of the table as segments (`*` for a parameter) with its endpoints, in the table's order. */
-interface Route {
+/** A path of the table with its segments (`*` for a parameter) and the names of its parameters. */
+interface Route extends AdminEndpoints.PathItem {
   readonly pattern: ReadonlyArray<string>
   readonly names: ReadonlyArray<string>
-  readonly endpoints: ReadonlyArray<readonly [OperationId, Endpoint]>
 }
 
-const routes: ReadonlyArray<Route> = AdminEndpoints.byPath().map(({ path, endpoints }) => ({
-  pattern: path
+const routes: ReadonlyArray<Route> = AdminEndpoints.byPath().map((item) => ({
+  ...item,
+  pattern: item.path
     .slice(1)
     .split("/")
     .map((s) => (s.startsWith("{") ? "*" : s)),
-  names: AdminEndpoints.parameterNames(path),
-  endpoints
+  names: AdminEndpoints.parameterNames(item.path)
 }))
 
 const matches = (pattern: ReadonlyArray<string>, segments: ReadonlyArray<string>): boolean =>
@@ -256,11 +256,15 @@ const segmentsOf = (path: string): ReadonlyArray<string> | null => {
 }
 
 /** Read the request as endpoint `id` takes it, run its handler and answer its success status and body. */
-const serve = (id: OperationId, req: Http.HttpRequest, params: Readonly<Record<string, string>>): Operation =>
+const serve = (
+  id: AdminEndpoints.OperationId,
+  req: Http.HttpRequest,
+  params: Readonly<Record<string, string>>
+): Operation =>
   Effect.gen(function* () {
-    const e: Endpoint = endpoints[id]
+    const e: AdminEndpoints.Endpoint = AdminEndpoints.endpoints[id]
     const handler = handlers[id] as unknown as (
-      input: Input<Endpoint>
+      input: Input<AdminEndpoints.Endpoint>
     ) => Effect.Effect<unknown, Failure, Requirements>
     const query = yield* readQuery(req, e.query === undefined ? [] : Object.keys(e.query.fields))
     const body: unknown = e.body === undefined ? undefined : yield* readBody(req, e.body.schema)
