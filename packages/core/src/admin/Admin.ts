@@ -22,7 +22,6 @@ import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
 import { type ApplicationChanges, ApplicationStore } from "../storage/ApplicationStore.js"
-import { AuditStore } from "../storage/AuditStore.js"
 import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
@@ -38,6 +37,19 @@ import {
   maxTtl as longestTtl,
   plain
 } from "./internal/fields.js"
+
+/**
+ * The audit trail as administrators read it: `queryAudit` with its `AuditFilter`, the one bound
+ * on how many events a query returns (`maxAuditLimit`, checked by `auditLimit`) and `parseSince`.
+ */
+export {
+  type AuditFilter,
+  auditLimit,
+  defaultAuditLimit,
+  maxAuditLimit,
+  parseSince,
+  queryAudit
+} from "./internal/audit.js"
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export { InvalidField } from "./internal/fields.js"
@@ -93,10 +105,6 @@ export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
 export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
 /** Longest token or code lifetime an application may set: one year, in seconds. */
 export const maxTtl: number = longestTtl
-/** Most audit events one query returns. */
-export const maxAuditLimit = 10_000
-/** Audit events a query returns when it names no limit. */
-export const defaultAuditLimit = 100
 
 /** A generated App Key: 128 random bits, base64url, starting with a letter or digit. */
 const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.argumentSafeId(16)
@@ -447,53 +455,3 @@ export const withdrawConsentOf = Effect.fnUntraced(function* (userId: string, ap
     ["consent_withdrawn", { appKey, userId, detail: Scope.format(given.value) }]
   ]).pipe(Effect.catchTag("NothingWithdrawn", () => Effect.succeed(false)))
 })
-
-/** What `queryAudit` selects; every filter given must match. */
-export interface AuditFilter {
-  /** How many events at most: 1 to `maxAuditLimit`, default `defaultAuditLimit`. */
-  readonly limit?: number | undefined
-  readonly appKey?: string | undefined
-  /** An `Audit.EventType`. */
-  readonly type?: string | undefined
-  /** Epoch seconds: events recorded at or after it. */
-  readonly since?: number | undefined
-}
-
-const isEventType = Schema.is(Audit.EventType)
-
-/** The newest audit events matching `filter`, newest first. */
-export const queryAudit = Effect.fn("Admin.queryAudit")(function* (filter: AuditFilter) {
-  const limit = filter.limit ?? defaultAuditLimit
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxAuditLimit) {
-    return yield* invalid("limit", `limit must be a whole number from 1 to ${maxAuditLimit}`)
-  }
-  if (filter.appKey !== undefined) yield* plain("app_key", filter.appKey)
-  const type = filter.type
-  if (type !== undefined) yield* plain("type", type)
-  if (type !== undefined && !isEventType(type)) {
-    return yield* invalid("type", `unknown event type ${JSON.stringify(type)}`)
-  }
-  if (filter.since !== undefined && !Number.isSafeInteger(filter.since)) {
-    return yield* invalid("since", "since must be a time in whole epoch seconds")
-  }
-  const store = yield* AuditStore
-  return yield* store.query({ limit, appKey: filter.appKey, type, since: filter.since })
-})
-
-// A date, or a date and time with seconds optional, fraction optional and a zone required
-const isoTime = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/
-
-/**
- * A point in time as an administrator writes it: whole epoch seconds, or ISO 8601 (a date, taken
- * as midnight UTC, or a date and time with `Z` or an offset). Epoch seconds rounded down, or null
- * when `value` is neither.
- */
-export const parseSince = (value: string): number | null => {
-  if (/^\d{1,12}$/.test(value)) return Number(value)
-  if (!isoTime.test(value)) return null
-  const [year, month, day] = value.slice(0, 10).split("-").map(Number) as [number, number, number]
-  // Date.parse rolls 2026-02-30 over into March: a day the month does not have is refused
-  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null
-  const ms = Date.parse(value)
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null
-}

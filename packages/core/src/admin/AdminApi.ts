@@ -4,16 +4,13 @@
  * the public port). Every request carries `Authorization: Bearer <token>`, compared in constant
  * time; every change goes through `Admin` and is recorded in the audit trail with the actor
  * `admin-api`. Bodies are `application/json` objects of at most `Http.maxBodyBytes`, nested at
- * most `Http.maxJsonDepth` levels, decoded with the Schemas of `AdminJson`, unknown fields refused. Errors: 400 naming the field, 404,
- * 405 with `Allow`, 409, 413, 415, 503 with `Retry-After`; a defect is 500 and logged. The
- * OpenAPI document of these endpoints is `OpenApi.adminDocument`, served at `openapiPath`.
+ * most `Http.maxJsonDepth` levels, decoded with the Schemas of `AdminJson`, unknown fields refused.
+ * Errors: 400 naming the field, 404, 405 with `Allow`, 409, 413, 415, 503 with `Retry-After`; a
+ * defect is 500 and logged. The endpoints are the table of `AdminEndpoints`, which the OpenAPI
+ * document (`OpenApi.adminDocument`, served at `openapiPath`) describes too.
  */
-import { Cause, Effect, Either, type ParseResult, Schema } from "effect"
+import { Cause, Effect, type Schema } from "effect"
 import * as Http from "../http/Http.js"
-import * as OpenApi from "../http/OpenApi.js"
-import { GrantType } from "../model/Application.js"
-import * as Form from "../oauth/requests/Form.js"
-import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import { timingSafeEqual } from "../services/Digest.js"
@@ -21,7 +18,10 @@ import { nowSeconds } from "../services/internal/time.js"
 import type { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import * as Admin from "./Admin.js"
+import * as AdminEndpoints from "./AdminEndpoints.js"
 import * as AdminJson from "./AdminJson.js"
+import { adminDocument } from "./AdminOpenApi.js"
+import { badField, type Refused, readBody, readQuery } from "./internal/request.js"
 
 /** The path every admin endpoint is under. */
 export const basePath: string = AdminJson.basePath
@@ -29,8 +29,8 @@ export const basePath: string = AdminJson.basePath
 /** Where the route answers the OpenAPI document of the admin API (with the same bearer token). */
 export const openapiPath = `${basePath}/openapi.json`
 
-/** Most audit events one `GET /admin/v1/audit` returns. */
-export const maxAuditLimit: number = AdminJson.maxAuditLimit
+/** Most audit events one `GET /admin/v1/audit` returns: `Admin.maxAuditLimit`. */
+export const maxAuditLimit: number = Admin.maxAuditLimit
 
 /** Every service the admin API needs. */
 export type Requirements = Http.Requirements | Audit.AuditLog | AuditStore
@@ -65,14 +65,6 @@ const notFound: Http.HttpResponse = Http.json(404, {
   error_description: "no such admin endpoint"
 })
 
-/** Why a request is refused before or instead of its operation; the route turns it into a response. */
-class Refused {
-  readonly _tag = "Refused"
-  constructor(readonly response: Http.HttpResponse) {}
-}
-
-const badField = (field: string, description: string) => new Admin.InvalidField({ field, description })
-
 /** Every failure an operation can end with. */
 type Failure =
   | Refused
@@ -105,135 +97,23 @@ const failureResponse = (e: Failure): Http.HttpResponse => {
   }
 }
 
-const refusal = (status: 400 | 413 | 415, description: string) =>
-  new Refused(Http.refusalResponse({ status, description, headers: {} }))
-
-/** What each field of a request body must be, for the 400 that names it (never the value received). */
-const expected: Readonly<Record<string, string>> = {
-  name: "a string",
-  redirect_uris: "an array of strings",
-  scopes: "an array of scope tokens, or one string of them",
-  grant_types: `an array of ${GrantType.literals.join(", ")}`,
-  require_pkce: "true or false",
-  access_token_ttl: "a whole number of seconds, or null for the server default",
-  refresh_token_ttl: "a whole number of seconds, or null for the server default",
-  grace_seconds: "a whole number of seconds",
-  username: "a string",
-  password: "a string",
-  disabled: "true or false"
+/** What a handler is given: the request, its path parameters, its query and its decoded body. */
+interface Input<E extends AdminEndpoints.Endpoint> {
+  readonly req: Http.HttpRequest
+  readonly params: { readonly [K in AdminEndpoints.ParameterNames<E["path"]>]: string }
+  readonly query: { readonly [K in keyof NonNullable<E["query"]>["fields"]]?: string }
+  readonly body: NonNullable<E["body"]>["schema"]["Type"]
 }
 
-// The first of Schema's "one or more" (`SingleOrNonEmpty`): a path or the issues of a Composite
-const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
-  Array.isArray(value) ? (value[0] as A) : (value as A)
+/** What an endpoint does once its request is read: the value of its success body. */
+type Handler<E extends AdminEndpoints.Endpoint> = (
+  input: Input<E>
+) => Effect.Effect<Schema.Schema.Type<E["response"]>, Failure, Requirements>
 
-/**
- * The first leaf of a decode error and the field it is under, found by a loop over the issue
- * tree: Schema's formatters print the value received, which may be large, secret or deep.
- */
-const firstIssue = (issue: ParseResult.ParseIssue): { readonly tag: string; readonly field: string } => {
-  let field: PropertyKey | undefined
-  let current = issue
-  for (;;) {
-    switch (current._tag) {
-      case "Pointer":
-        field ??= head(current.path)
-        current = current.issue
-        break
-      case "Composite":
-        current = head(current.issues)
-        break
-      case "Refinement":
-      case "Transformation":
-        current = current.issue
-        break
-      default:
-        return { tag: current._tag, field: field === undefined ? "body" : String(field) }
-    }
-  }
-}
-
-const describeIssue = (issue: ParseResult.ParseIssue): Admin.InvalidField => {
-  const { tag, field } = firstIssue(issue)
-  // docs/security.md T13: a name that is not plain text is never echoed
-  if (!isPlainText(field)) return badField("body", "a field name contains control characters")
-  switch (tag) {
-    case "Missing":
-      return badField(field, `${field} is required`)
-    case "Unexpected":
-      return badField(field, `unknown field ${JSON.stringify(field)}`)
-    default:
-      return badField(field, `${field} must be ${expected[field] ?? "of another type"}`)
-  }
-}
-
-/**
- * The JSON body of `req`, decoded with `schema`: compressed bodies and other content types are
- * 415, a body over `Http.maxBodyBytes` 413, one nesting deeper than `Http.maxJsonDepth` 400,
- * malformed JSON, a wrong type or an unknown field 400 naming the field (never the value received). An empty body without a content type reads as `{}`.
- */
-const readBody = <A, I>(req: Http.HttpRequest, schema: Schema.Schema<A, I>): Either.Either<A, Failure> => {
-  const refused = Http.bodyRefusal(req)
-  if (refused !== undefined) return Either.left(new Refused(Http.refusalResponse(refused)))
-  let value: unknown = {}
-  if (!(req.body === "" && Http.header(req, "content-type") === undefined)) {
-    const { mime, charsetOk } = Http.mediaType(req)
-    if (mime !== "application/json" || !charsetOk) {
-      return Either.left(refusal(415, "content type must be application/json (UTF-8)"))
-    }
-    if (Http.nestsDeeperThan(req.body, Http.maxJsonDepth)) {
-      return Either.left(badField("body", `the body nests deeper than ${Http.maxJsonDepth} levels`))
-    }
-    try {
-      value = JSON.parse(req.body)
-    } catch {
-      return Either.left(badField("body", "the body is not valid JSON"))
-    }
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return Either.left(badField("body", "the body must be a JSON object"))
-  }
-  return Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value),
-    (e) => describeIssue(e.issue)
-  )
-}
-
-const withBody = <A, I, R>(
-  req: Http.HttpRequest,
-  schema: Schema.Schema<A, I>,
-  f: (body: A) => Effect.Effect<Http.HttpResponse, Failure, R>
-): Effect.Effect<Http.HttpResponse, Failure, R> =>
-  Either.match(readBody(req, schema), { onLeft: Effect.fail, onRight: f })
-
-/** The query of `req`, refusing a repeated, malformed or unknown parameter (400 naming it). */
-const readQuery = (
-  req: Http.HttpRequest,
-  known: ReadonlyArray<string>
-): Either.Either<Form.Params, Failure> =>
-  Either.flatMap(
-    Either.mapLeft(Form.parse(req.query), (e) => badField("query", e.description)),
-    (params) => {
-      const unknown = Object.keys(params).find((name) => !known.includes(name))
-      if (unknown === undefined) return Either.right(params)
-      // docs/security.md T13: a name that is not plain text is never echoed
-      return Either.left(
-        isPlainText(unknown)
-          ? badField(unknown, `unknown query parameter ${JSON.stringify(unknown)}`)
-          : badField("query", "a query parameter name contains control characters")
-      )
-    }
-  )
-
-const ok = (value: unknown) => Effect.succeed(Http.json(200, value))
-
-const created = (value: unknown, location: string) =>
-  Effect.succeed(Http.json(201, value, { location: `${basePath}${location}` }))
-
-const seg = encodeURIComponent
+type Operation = Effect.Effect<Http.HttpResponse, Failure, Requirements>
 
 const applicationJson = (app: Parameters<typeof AdminJson.application>[0]) =>
-  Effect.map(nowSeconds, (now) => Http.json(200, AdminJson.application(app, now)))
+  Effect.map(nowSeconds, (now) => AdminJson.application(app, now))
 
 /** The optional fields of an application body, as `Admin` names them. */
 const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin.ApplicationPatch => ({
@@ -246,187 +126,119 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.refresh_token_ttl !== undefined ? { refreshTokenTtl: body.refresh_token_ttl } : {})
 })
 
-type Operation = Effect.Effect<Http.HttpResponse, Failure, Requirements>
-type Methods = Readonly<Record<string, (req: Http.HttpRequest, params: ReadonlyArray<string>) => Operation>>
+/** `PATCH /users/{user_id}`: the password first (checked before anything changes), then disabled. */
+const updateUser: Handler<typeof AdminEndpoints.endpoints.updateUser> = ({ params, body }) =>
+  Effect.gen(function* () {
+    // Checked before anything changes, so a refused password changes nothing
+    const problem = body.password === undefined ? null : Accounts.passwordProblem(body.password)
+    if (problem !== null) return yield* Effect.fail(badField("password", problem))
+    if (body.keep_sessions !== undefined && body.password === undefined) {
+      return yield* Effect.fail(badField("keep_sessions", "keep_sessions is only allowed with password"))
+    }
+    let user = yield* Admin.findUserById(params.user_id)
+    if (body.password !== undefined) {
+      const keepSessions = body.keep_sessions === true
+      user = yield* Admin.setPassword(user, body.password, { keepSessions })
+    }
+    if (body.disabled === true) user = yield* Admin.disableUser(user)
+    if (body.disabled === false) user = yield* Admin.enableUser(user)
+    return AdminJson.user(user)
+  })
 
-const noQuery =
-  (f: (req: Http.HttpRequest, params: ReadonlyArray<string>) => Operation) =>
-  (req: Http.HttpRequest, params: ReadonlyArray<string>): Operation =>
-    Either.match(readQuery(req, []), { onLeft: Effect.fail, onRight: () => f(req, params) })
+/** `GET /audit`: the limit checked first, then since, then the rest by `Admin.queryAudit`. */
+const queryAudit: Handler<typeof AdminEndpoints.endpoints.queryAudit> = ({ query }) =>
+  Effect.gen(function* () {
+    const limit = yield* Admin.auditLimit(
+      query.limit === undefined ? undefined : /^\d+$/.test(query.limit) ? Number(query.limit) : Number.NaN
+    )
+    const since = query.since === undefined ? undefined : Admin.parseSince(query.since)
+    if (since === null) {
+      return yield* Effect.fail(
+        badField("since", "since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z) or epoch seconds")
+      )
+    }
+    const events = yield* Admin.queryAudit({ limit, appKey: query.app_key, type: query.type, since })
+    return events.map(AdminJson.auditEvent)
+  })
 
-const at = (params: ReadonlyArray<string>, i: number): string => params[i] ?? ""
+/** What each endpoint of the table does. */
+const handlers: {
+  readonly [K in AdminEndpoints.OperationId]: Handler<(typeof AdminEndpoints.endpoints)[K]>
+} = {
+  listApplications: () =>
+    Effect.flatMap(Admin.listApplications, (apps) =>
+      Effect.map(nowSeconds, (now) => apps.map((a) => AdminJson.application(a, now)))
+    ),
+  createApplication: ({ body }) =>
+    Effect.map(
+      Admin.createApplication({
+        ...applicationFields(body),
+        name: body.name,
+        redirectUris: body.redirect_uris
+      }),
+      ({ app, appSecret }) => AdminJson.createdApplication(app, appSecret)
+    ),
+  getApplication: ({ params }) => Effect.flatMap(Admin.findApplication(params.app_key), applicationJson),
+  updateApplication: ({ params, body }) =>
+    Effect.flatMap(Admin.updateApplication(params.app_key, applicationFields(body)), applicationJson),
+  deleteApplication: ({ params }) =>
+    Effect.as(Admin.deleteApplication(params.app_key), { app_key: params.app_key, deleted: true as const }),
+  rotateSecret: ({ params, body }) =>
+    Effect.map(Admin.rotateSecret(params.app_key, body.grace_seconds ?? 0), (r) =>
+      AdminJson.rotatedSecret(params.app_key, r.appSecret, r.previousSecretExpiresAt)
+    ),
+  revokeSubjectTokens: ({ params }) =>
+    Effect.map(Admin.revokeSubjectTokens(params.app_key, params.open_id), (revoked) => ({
+      app_key: params.app_key,
+      open_id: params.open_id,
+      revoked
+    })),
+  withdrawConsent: ({ params }) =>
+    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
+      Effect.as(Admin.withdrawConsent(user, params.app_key), {
+        user_id: user.userId,
+        app_key: params.app_key,
+        withdrawn: true as const
+      })
+    ),
+  listUsers: () => Effect.map(Admin.listUsers, (users) => users.map(AdminJson.user)),
+  createUser: ({ body }) =>
+    Effect.map(Admin.createUser(body.username, body.password), (user) => ({
+      user_id: user.userId,
+      username: user.username
+    })),
+  getUser: ({ params }) => Effect.map(Admin.findUserById(params.user_id), AdminJson.user),
+  updateUser,
+  deleteUser: ({ params }) =>
+    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
+      Effect.as(Admin.deleteUser(user), {
+        user_id: user.userId,
+        username: user.username,
+        deleted: true as const
+      })
+    ),
+  listConsents: ({ params }) =>
+    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
+      Effect.map(Admin.listConsents(user), ({ consents }) => consents.map(AdminJson.consent))
+    ),
+  queryAudit,
+  adminOpenapi: () => Effect.sync(() => adminDocument())
+}
 
-/** The endpoints: path segments after `basePath` (`*` matches one segment) and their methods. */
-const endpoints: ReadonlyArray<readonly [ReadonlyArray<string>, Methods]> = [
-  [
-    ["applications"],
-    {
-      GET: noQuery(() =>
-        Effect.flatMap(Admin.listApplications, (apps) =>
-          Effect.map(nowSeconds, (now) =>
-            Http.json(
-              200,
-              apps.map((a) => AdminJson.application(a, now))
-            )
-          )
-        )
-      ),
-      POST: noQuery((req) =>
-        withBody(req, AdminJson.CreateApplication, (body) =>
-          Effect.flatMap(
-            Admin.createApplication({
-              ...applicationFields(body),
-              name: body.name,
-              redirectUris: body.redirect_uris
-            }),
-            ({ app, appSecret }) =>
-              created(AdminJson.createdApplication(app, appSecret), `/applications/${seg(app.appKey)}`)
-          )
-        )
-      )
-    }
-  ],
-  [
-    ["applications", "*"],
-    {
-      GET: noQuery((_, p) => Effect.flatMap(Admin.findApplication(at(p, 0)), applicationJson)),
-      PATCH: noQuery((req, p) =>
-        withBody(req, AdminJson.UpdateApplication, (body) =>
-          Effect.flatMap(Admin.updateApplication(at(p, 0), applicationFields(body)), applicationJson)
-        )
-      ),
-      DELETE: noQuery((_, p) =>
-        Effect.as(Admin.deleteApplication(at(p, 0)), Http.json(200, { app_key: at(p, 0), deleted: true }))
-      )
-    }
-  ],
-  [
-    ["applications", "*", "secret"],
-    {
-      POST: noQuery((req, p) =>
-        withBody(req, AdminJson.RotateSecret, (body) =>
-          Effect.map(Admin.rotateSecret(at(p, 0), body.grace_seconds ?? 0), (r) =>
-            Http.json(200, AdminJson.rotatedSecret(at(p, 0), r.appSecret, r.previousSecretExpiresAt))
-          )
-        )
-      )
-    }
-  ],
-  [
-    ["applications", "*", "subjects", "*", "tokens"],
-    {
-      DELETE: noQuery((_, p) =>
-        Effect.flatMap(Admin.revokeSubjectTokens(at(p, 0), at(p, 1)), (revoked) =>
-          ok({ app_key: at(p, 0), open_id: at(p, 1), revoked })
-        )
-      )
-    }
-  ],
-  [
-    ["applications", "*", "consents", "*"],
-    {
-      DELETE: noQuery((_, p) =>
-        Effect.flatMap(Admin.findUserById(at(p, 1)), (user) =>
-          Effect.as(
-            Admin.withdrawConsent(user, at(p, 0)),
-            Http.json(200, { user_id: user.userId, app_key: at(p, 0), withdrawn: true })
-          )
-        )
-      )
-    }
-  ],
-  [
-    ["users"],
-    {
-      GET: noQuery(() => Effect.flatMap(Admin.listUsers, (users) => ok(users.map(AdminJson.user)))),
-      POST: noQuery((req) =>
-        withBody(req, AdminJson.CreateUser, (body) =>
-          Effect.flatMap(Admin.createUser(body.username, body.password), (user) =>
-            created({ user_id: user.userId, username: user.username }, `/users/${seg(user.userId)}`)
-          )
-        )
-      )
-    }
-  ],
-  [
-    ["users", "*"],
-    {
-      GET: noQuery((_, p) => Effect.flatMap(Admin.findUserById(at(p, 0)), (u) => ok(AdminJson.user(u)))),
-      PATCH: noQuery((req, p) =>
-        withBody(req, AdminJson.UpdateUser, (body) =>
-          Effect.gen(function* () {
-            // Checked before anything changes, so a refused password changes nothing
-            const problem = body.password === undefined ? null : Accounts.passwordProblem(body.password)
-            if (problem !== null) return yield* Effect.fail(badField("password", problem))
-            if (body.keep_sessions !== undefined && body.password === undefined) {
-              return yield* Effect.fail(
-                badField("keep_sessions", "keep_sessions is only allowed with password")
-              )
-            }
-            let user = yield* Admin.findUserById(at(p, 0))
-            if (body.password !== undefined) {
-              const keepSessions = body.keep_sessions === true
-              user = yield* Admin.setPassword(user, body.password, { keepSessions })
-            }
-            if (body.disabled === true) user = yield* Admin.disableUser(user)
-            if (body.disabled === false) user = yield* Admin.enableUser(user)
-            return Http.json(200, AdminJson.user(user))
-          })
-        )
-      ),
-      DELETE: noQuery((_, p) =>
-        Effect.flatMap(Admin.findUserById(at(p, 0)), (user) =>
-          Effect.as(
-            Admin.deleteUser(user),
-            Http.json(200, { user_id: user.userId, username: user.username, deleted: true })
-          )
-        )
-      )
-    }
-  ],
-  [
-    ["users", "*", "consents"],
-    {
-      GET: noQuery((_, p) =>
-        Effect.flatMap(Admin.findUserById(at(p, 0)), (user) =>
-          Effect.flatMap(Admin.listConsents(user), ({ consents }) => ok(consents.map(AdminJson.consent)))
-        )
-      )
-    }
-  ],
-  [
-    ["audit"],
-    {
-      GET: (req) =>
-        Effect.gen(function* () {
-          const query = yield* readQuery(req, ["app_key", "type", "since", "limit"])
-          const limit = query.limit === undefined ? Admin.defaultAuditLimit : Number(query.limit)
-          if (!/^\d{1,4}$/.test(query.limit ?? "100") || limit < 1 || limit > maxAuditLimit) {
-            return yield* Effect.fail(
-              badField("limit", `limit must be a whole number from 1 to ${maxAuditLimit}`)
-            )
-          }
-          const since = query.since === undefined ? undefined : Admin.parseSince(query.since)
-          if (since === null) {
-            return yield* Effect.fail(
-              badField(
-                "since",
-                "since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z) or epoch seconds"
-              )
-            )
-          }
-          const events = yield* Admin.queryAudit({ limit, appKey: query.app_key, type: query.type, since })
-          return Http.json(200, events.map(AdminJson.auditEvent))
-        })
-    }
-  ],
-  [
-    ["openapi.json"],
-    {
-      GET: noQuery(() => ok(OpenApi.adminDocument()))
-    }
-  ]
-]
+/** A path of the table with its segments (`*` for a parameter) and the names of its parameters. */
+interface Route extends AdminEndpoints.PathItem {
+  readonly pattern: ReadonlyArray<string>
+  readonly names: ReadonlyArray<string>
+}
+
+const routes: ReadonlyArray<Route> = AdminEndpoints.byPath().map((item) => ({
+  ...item,
+  pattern: item.path
+    .slice(1)
+    .split("/")
+    .map((s) => (s.startsWith("{") ? "*" : s)),
+  names: AdminEndpoints.parameterNames(item.path)
+}))
 
 const matches = (pattern: ReadonlyArray<string>, segments: ReadonlyArray<string>): boolean =>
   pattern.length === segments.length && pattern.every((p, i) => p === "*" || p === segments[i])
@@ -442,6 +254,24 @@ const segmentsOf = (path: string): ReadonlyArray<string> | null => {
     return null
   }
 }
+
+/** Read the request as endpoint `id` takes it, run its handler and answer its success status and body. */
+const serve = (
+  id: AdminEndpoints.OperationId,
+  req: Http.HttpRequest,
+  params: Readonly<Record<string, string>>
+): Operation =>
+  Effect.gen(function* () {
+    const e: AdminEndpoints.Endpoint = AdminEndpoints.endpoints[id]
+    const handler = handlers[id] as unknown as (
+      input: Input<AdminEndpoints.Endpoint>
+    ) => Effect.Effect<unknown, Failure, Requirements>
+    const query = yield* readQuery(req, e.query === undefined ? [] : Object.keys(e.query.fields))
+    const body: unknown = e.body === undefined ? undefined : yield* readBody(req, e.body.schema)
+    const value = yield* handler({ req, params, query, body })
+    const location = e.location === undefined ? {} : { location: `${basePath}${e.location(value)}` }
+    return Http.json(e.status, value, location)
+  })
 
 /** Turn every failure into its response: a defect is 500, logged, its cause never answered. */
 const respond = (program: Operation): Effect.Effect<Http.HttpResponse, never, Requirements> =>
@@ -461,15 +291,16 @@ export const route = (
 ): Effect.Effect<Http.HttpResponse, never, Requirements> => {
   if (!authorized(req, options.token)) return Effect.succeed(unauthorized)
   const segments = segmentsOf(req.path)
-  const endpoint = segments === null ? undefined : endpoints.find(([pattern]) => matches(pattern, segments))
-  if (segments === null || endpoint === undefined) return Effect.succeed(notFound)
-  const [pattern, methods] = endpoint
-  const handler = methods[req.method]
-  if (handler === undefined) {
-    return Effect.succeed(Http.refusalResponse(Http.methodNotAllowed(Object.keys(methods).join(", "))))
+  const found = segments === null ? undefined : routes.find((r) => matches(r.pattern, segments))
+  if (segments === null || found === undefined) return Effect.succeed(notFound)
+  const endpoint = found.endpoints.find(([, e]) => e.method === req.method)
+  if (endpoint === undefined) {
+    const allow = found.endpoints.map(([, e]) => e.method).join(", ")
+    return Effect.succeed(Http.refusalResponse(Http.methodNotAllowed(allow)))
   }
-  const params = segments.filter((_, i) => pattern[i] === "*")
-  return respond(Effect.suspend(() => handler(req, params))).pipe(
+  const values = segments.filter((_, i) => found.pattern[i] === "*")
+  const params = Object.fromEntries(found.names.map((name, i) => [name, values[i] ?? ""]))
+  return respond(Effect.suspend(() => serve(endpoint[0], req, params))).pipe(
     Effect.withSpan("AdminApi.route", { captureStackTrace: false }),
     Effect.provideService(Audit.RequestInfo, {
       requestId: req.requestId ?? null,

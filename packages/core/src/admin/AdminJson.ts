@@ -1,7 +1,7 @@
 /**
  * The JSON of the admin API and of the management CLI's `--json` output: request bodies as the
  * Schemas `AdminApi` decodes them with (unknown fields refused), responses as Schemas with the
- * functions that build them, so the CLI, the API and the OpenAPI document (`OpenApi.adminDocument`)
+ * functions that build them, so the CLI, the API and the OpenAPI document (`AdminOpenApi.adminDocument`)
  * agree on one shape. Times are ISO 8601 in UTC.
  */
 import { Schema } from "effect"
@@ -12,9 +12,6 @@ import type { Consent } from "../storage/ConsentStore.js"
 
 /** The path every admin endpoint is under (`AdminApi.basePath`). */
 export const basePath = "/admin/v1"
-
-/** Most audit events one `GET /admin/v1/audit` returns (`AdminApi.maxAuditLimit`). */
-export const maxAuditLimit = 1000
 
 /** Scopes as a request gives them: an array of scope tokens, or one string separated by commas or spaces. */
 export const ScopesInput = Schema.Union(Schema.Array(Schema.String), Schema.String).annotations({
@@ -182,13 +179,6 @@ export const AuditEventJson = Schema.Struct({
   detail: Schema.NullOr(Schema.String),
   actor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AuditEvent" })
-
-/** An error of the admin API: `field` names the request field a 400 is about. */
-export const ErrorJson = Schema.Struct({
-  error: Schema.String,
-  error_description: Schema.String,
-  field: optional(Schema.String)
-}).annotations({ identifier: "AdminError" })
 
 /** Epoch seconds as ISO 8601 in UTC. */
 export const time = (seconds: number): string => new Date(seconds * 1000).toISOString()

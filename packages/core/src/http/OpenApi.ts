@@ -8,7 +8,6 @@
  * listener of its own, has a document of its own (`adminDocument`).
  */
 import { JSONSchema, Schema } from "effect"
-import * as AdminJson from "../admin/AdminJson.js"
 import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
 import { OpenIdParam } from "../model/OpenId.js"
@@ -20,8 +19,10 @@ import * as PasswordGrant from "../oauth/grants/PasswordGrant.js"
 import * as RefreshTokenGrant from "../oauth/grants/RefreshTokenGrant.js"
 import * as Metadata from "../oauth/Metadata.js"
 import { caps, Text } from "../oauth/requests/Params.js"
-import { EventType } from "../security/AuditEvent.js"
 import * as Http from "./Http.js"
+
+/** The OpenAPI document of the admin API, which is served on a listener of its own. */
+export { adminDocument } from "../admin/AdminOpenApi.js"
 
 /** The paths the reference server adds to the core's (`Metadata.paths`), relative to the issuer. */
 export const serverPaths = {
@@ -198,20 +199,21 @@ const formErrorResponses = (): ReadonlyArray<Http.HttpResponse> => [
 type Json = Record<string, unknown>
 
 /** The schema of a header value: the fixed value a response carries, or whole seconds for `retry-after`. */
-const headerOf = (name: string, value: string): Json =>
+export const headerOf = (name: string, value: string): Json =>
   name === "retry-after"
     ? { description: "seconds to wait", schema: { type: "string", pattern: "^[1-9][0-9]*$" } }
     : { schema: { type: "string", const: value } }
 
 /** The documented headers of a response: all it carries but its content type. */
-const headersOf = (headers: Readonly<Record<string, string>>): Json =>
+export const headersOf = (headers: Readonly<Record<string, string>>): Json =>
   Object.fromEntries(
     Object.entries(headers)
       .filter(([name]) => name !== "content-type")
       .map(([name, value]) => [name, headerOf(name, value)])
   )
 
-const errorBody = (codes: ReadonlyArray<string>, extra: Json = {}): Json => ({
+/** The schema of a JSON error body whose `error` is one of `codes`, with `extra` properties. */
+export const errorBody = (codes: ReadonlyArray<string>, extra: Json = {}): Json => ({
   type: "object",
   required: ["error"],
   properties: {
@@ -529,294 +531,6 @@ export const document = (options: { readonly issuer: string }): Json => {
           description: "App Key and App Secret (RFC 6749 §2.3.1); the only client authentication"
         },
         bearer: { type: "http", scheme: "bearer", description: "an access token (RFC 6750)" }
-      }
-    }
-  }
-}
-
-/** The operations of the admin API: path (under `AdminJson.basePath`) to methods, in the order `AdminApi` answers `Allow` with. */
-export const adminOperations = {
-  "/applications": ["GET", "POST"],
-  "/applications/{app_key}": ["GET", "PATCH", "DELETE"],
-  "/applications/{app_key}/secret": ["POST"],
-  "/applications/{app_key}/subjects/{open_id}/tokens": ["DELETE"],
-  "/applications/{app_key}/consents/{user_id}": ["DELETE"],
-  "/users": ["GET", "POST"],
-  "/users/{user_id}": ["GET", "PATCH", "DELETE"],
-  "/users/{user_id}/consents": ["GET"],
-  "/audit": ["GET"],
-  "/openapi.json": ["GET"]
-} as const
-
-/**
- * The OpenAPI 3.1 document of the admin API (`AdminApi`): every operation needs the admin
- * token (`bearerAuth`). `options.server` is the admin listener's URL, when known.
- */
-export const adminDocument = (options: { readonly server?: string } = {}): Json => {
-  const schemas: Record<string, JSONSchema.JsonSchema7> = {}
-  const schemaWith =
-    (additionalPropertiesStrategy: "strict" | "allow") =>
-    (s: Schema.Schema.AnyNoContext): Json =>
-      JSONSchema.fromAST(s.ast, {
-        definitions: schemas,
-        definitionPath: "#/components/schemas/",
-        target: "openApi3.1",
-        additionalPropertiesStrategy
-      }) as unknown as Json
-  // request bodies refuse unknown fields; responses may gain fields
-  const request = schemaWith("strict")
-  const response = schemaWith("allow")
-  const noStore = headersOf(Http.json(200, null).headers)
-  const json = (description: string, body: Json, headers: Json = noStore): Json => ({
-    description,
-    headers,
-    content: { "application/json": { schema: body } }
-  })
-  const error = (
-    description: string,
-    codes: ReadonlyArray<string>,
-    headers: Json = noStore,
-    extra: Json = {}
-  ) => json(description, errorBody(codes, extra), headers)
-  const location = {
-    ...noStore,
-    location: { required: true, description: "the new resource", schema: { type: "string" } }
-  }
-  const body = (s: Schema.Schema.AnyNoContext, description: string): Json => ({
-    required: true,
-    description: `${description} A JSON object of at most ${Http.maxBodyBytes} bytes, UTF-8, not compressed; an unknown field is 400.`,
-    content: { "application/json": { schema: request(s) } }
-  })
-  const param = (name: string, description: string): Json => ({
-    name,
-    in: "path",
-    required: true,
-    description,
-    schema: { type: "string" }
-  })
-  const params: Record<string, Json> = {
-    app_key: param("app_key", "the App Key"),
-    open_id: param("open_id", "the subject's open_id in that application"),
-    user_id: param("user_id", "the user id")
-  }
-  const list = (s: Schema.Schema.AnyNoContext) => ({ type: "array", items: response(s) })
-
-  type Operation = {
-    readonly operationId: string
-    readonly summary: string
-    readonly ok: Json
-    readonly body?: Json
-    readonly conflict?: string
-    readonly query?: ReadonlyArray<Json>
-  }
-  const operations: { readonly [P in keyof typeof adminOperations]: Record<string, Operation> } = {
-    "/applications": {
-      GET: {
-        operationId: "listApplications",
-        summary: "Every application, oldest first (cli app list --json)",
-        ok: { 200: json("the applications", list(AdminJson.ApplicationJson)) }
-      },
-      POST: {
-        operationId: "createApplication",
-        summary: "Register an application (cli app create); its App Secret is shown this once",
-        body: body(
-          AdminJson.CreateApplication,
-          "The registration; grant types default to authorization_code, refresh_token and client_credentials."
-        ),
-        conflict: "an application with this App Key exists already",
-        ok: { 201: json("created", response(AdminJson.CreatedApplication), location) }
-      }
-    },
-    "/applications/{app_key}": {
-      GET: {
-        operationId: "getApplication",
-        summary: "One application (cli app show --json)",
-        ok: { 200: json("the application", response(AdminJson.ApplicationJson)) }
-      },
-      PATCH: {
-        operationId: "updateApplication",
-        summary: "Change a registration (cli app update); tokens issued before keep working",
-        body: body(
-          AdminJson.UpdateApplication,
-          "The fields to change; a null lifetime returns to the server default."
-        ),
-        ok: { 200: json("the application as it is now", response(AdminJson.ApplicationJson)) }
-      },
-      DELETE: {
-        operationId: "deleteApplication",
-        summary: "Delete an application and revoke every token it holds (cli app delete)",
-        ok: { 200: json("deleted", response(AdminJson.DeletedApplication)) }
-      }
-    },
-    "/applications/{app_key}/secret": {
-      POST: {
-        operationId: "rotateSecret",
-        summary: "Give the application a new App Secret (cli app rotate-secret), shown this once",
-        body: { ...body(AdminJson.RotateSecret, "An empty body rotates without grace."), required: false },
-        ok: { 200: json("the new secret", response(AdminJson.RotatedSecret)) }
-      }
-    },
-    "/applications/{app_key}/subjects/{open_id}/tokens": {
-      DELETE: {
-        operationId: "revokeSubjectTokens",
-        summary: "Revoke every token of one subject of the application (cli token revoke)",
-        ok: { 200: json("how many tokens were revoked", response(AdminJson.RevokedTokens)) }
-      }
-    },
-    "/applications/{app_key}/consents/{user_id}": {
-      DELETE: {
-        operationId: "withdrawConsent",
-        summary:
-          "Withdraw a user's consent, revoking the application's tokens of the user (cli consent revoke)",
-        ok: { 200: json("withdrawn", response(AdminJson.WithdrawnConsent)) }
-      }
-    },
-    "/users": {
-      GET: {
-        operationId: "listUsers",
-        summary: "Every user, oldest first (cli user list --json)",
-        ok: { 200: json("the users", list(AdminJson.UserJson)) }
-      },
-      POST: {
-        operationId: "createUser",
-        summary: "Create a user (cli user create)",
-        body: body(AdminJson.CreateUser, "The username and password; the password is never recorded."),
-        conflict: "a user with this username exists already",
-        ok: { 201: json("created", response(AdminJson.CreatedUser), location) }
-      }
-    },
-    "/users/{user_id}": {
-      GET: {
-        operationId: "getUser",
-        summary: "One user",
-        ok: { 200: json("the user", response(AdminJson.UserJson)) }
-      },
-      PATCH: {
-        operationId: "updateUser",
-        summary:
-          "Disable (revoking every token, ending every sign-in session), enable, or set the password of a user, ending their sign-in sessions unless keep_sessions (cli user disable, enable, set-password)",
-        body: body(AdminJson.UpdateUser, "What to change; the password is set first."),
-        ok: { 200: json("the user as they are now", response(AdminJson.UserJson)) }
-      },
-      DELETE: {
-        operationId: "deleteUser",
-        summary:
-          "Delete a user, revoking their tokens, forgetting their consents and ending their sign-in sessions (cli user delete)",
-        ok: { 200: json("deleted", response(AdminJson.DeletedUser)) }
-      }
-    },
-    "/users/{user_id}/consents": {
-      GET: {
-        operationId: "listConsents",
-        summary: "Every consent the user has given (cli consent list --json)",
-        ok: { 200: json("the consents, by App Key", list(AdminJson.ConsentJson)) }
-      }
-    },
-    "/audit": {
-      GET: {
-        operationId: "queryAudit",
-        summary: "The newest audit events matching every filter given, newest first (cli audit tail)",
-        query: [
-          { name: "app_key", in: "query", required: false, schema: { type: "string" } },
-          {
-            name: "type",
-            in: "query",
-            required: false,
-            schema: { type: "string", enum: [...EventType.literals] }
-          },
-          {
-            name: "since",
-            in: "query",
-            required: false,
-            description: "events at or after: ISO 8601 (2026-01-31, 2026-01-31T12:00:00Z) or epoch seconds",
-            schema: { type: "string" }
-          },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: AdminJson.maxAuditLimit, default: 100 }
-          }
-        ],
-        ok: { 200: json("the events", list(AdminJson.AuditEventJson)) }
-      }
-    },
-    "/openapi.json": {
-      GET: {
-        operationId: "adminOpenapi",
-        summary: "This document",
-        ok: { 200: json("OpenAPI 3.1", { type: "object" }) }
-      }
-    }
-  }
-
-  const paths: Json = {}
-  for (const [path, methods] of Object.entries(adminOperations) as Array<
-    [keyof typeof adminOperations, ReadonlyArray<string>]
-  >) {
-    const names = [...path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as string)
-    const item: Json = {}
-    for (const method of methods) {
-      const op = operations[path][method] as Operation
-      item[method.toLowerCase()] = {
-        operationId: op.operationId,
-        summary: op.summary,
-        ...(op.query !== undefined ? { parameters: op.query } : {}),
-        ...(op.body !== undefined ? { requestBody: op.body } : {}),
-        responses: {
-          ...op.ok,
-          400: error(
-            "a field of the body, or a query parameter, is not acceptable",
-            ["invalid_request"],
-            noStore,
-            {
-              field: { type: "string", description: "the field or parameter at fault" }
-            }
-          ),
-          401: error("no admin token, or the wrong one", ["unauthorized"], {
-            ...noStore,
-            "www-authenticate": { required: true, schema: { type: "string", pattern: "^Bearer" } }
-          }),
-          ...(names.length > 0 ? { 404: error("no such application, user or consent", ["not_found"]) } : {}),
-          405: error("the path does not take this method", ["invalid_request"], {
-            ...noStore,
-            allow: headerOf("allow", methods.join(", "))
-          }),
-          ...(op.conflict !== undefined ? { 409: error(op.conflict, ["conflict"]) } : {}),
-          ...(op.body !== undefined
-            ? {
-                413: error(`the body is over ${Http.maxBodyBytes} bytes`, ["invalid_request"]),
-                415: error("the body is not application/json, or is compressed", ["invalid_request"])
-              }
-            : {}),
-          500: error("an unexpected failure, logged", ["server_error"]),
-          503: error("storage is unavailable", ["temporarily_unavailable"], { ...noStore, ...retryAfter })
-        }
-      }
-    }
-    if (names.length > 0) item.parameters = names.map((n) => params[n])
-    paths[`${AdminJson.basePath}${path}`] = item
-  }
-
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: "Latchkey admin API",
-      version: "1",
-      description:
-        "Management of applications, users, tokens, consents and the audit trail, on the admin listener only. Every change is recorded in the audit trail with the actor admin-api; secrets and passwords never are."
-    },
-    ...(options.server !== undefined ? { servers: [{ url: options.server.replace(/\/+$/, "") }] } : {}),
-    security: [{ bearerAuth: [] }],
-    paths,
-    components: {
-      schemas,
-      securitySchemes: {
-        bearerAuth: {
-          type: "http",
-          scheme: "bearer",
-          description: "the admin token (LATCHKEY_ADMIN_TOKEN), compared in constant time"
-        }
       }
     }
   }

@@ -1,0 +1,197 @@
+/** The commands on applications: `app create`, `update`, `list`, `show`, `rotate-secret`, `delete`. */
+import { Admin, AdminJson, Application } from "@latchkey/core"
+import {
+  type Command,
+  duration,
+  exec,
+  iso,
+  list,
+  none,
+  nowSeconds,
+  one,
+  parse,
+  required,
+  table,
+  UsageError
+} from "./common.js"
+
+const appJson = (a: Application.Application) => AdminJson.application(a, nowSeconds())
+
+/** `--grace`: `<n>s`, `<n>m`, `<n>h` or `<n>d` (or `0`), at most 30 days; in seconds. */
+export const parseGrace = (value: string | undefined): number => {
+  if (value === undefined || value === "0") return 0
+  const seconds = duration(value) ?? Number.NaN
+  if (!Number.isSafeInteger(seconds) || seconds > Application.maxSecretGrace) {
+    throw new UsageError("--grace must be <n>s, <n>m, <n>h or <n>d, at most 30d (e.g. --grace 1h)")
+  }
+  return seconds
+}
+
+const lifetime = (seconds: number | null): string => (seconds === null ? "server default" : `${seconds}s`)
+
+const describeApp = (a: Application.Application): string =>
+  [
+    `  App Key:       ${a.appKey}`,
+    `  Name:          ${a.name}`,
+    `  Redirect URIs: ${a.redirectUris.join(", ")}`,
+    `  Scopes:        ${a.scopes.length === 0 ? "(none)" : a.scopes.join(", ")}`,
+    `  Grant types:   ${a.grantTypes.join(", ")}`,
+    `  Require PKCE:  ${a.requirePkce ? "yes" : "no"}`,
+    `  Lifetimes:     access ${lifetime(a.accessTokenTtl)}, refresh ${lifetime(a.refreshTokenTtl)}`,
+    `  Created:       ${iso(a.createdAt)}`,
+    ...oldSecretLine(a)
+  ].join("\n")
+
+const oldSecretLine = (a: Application.Application): Array<string> => {
+  const shown = appJson(a)
+  if (shown.previous_secret_expires_at === null) return []
+  const use =
+    shown.previous_secret_first_used_at === null
+      ? "not used since the rotation"
+      : `first used after the rotation at ${shown.previous_secret_first_used_at}`
+  return [`  Old secret:    works until ${shown.previous_secret_expires_at}; ${use}`]
+}
+
+/** `--access-token-ttl` and `--refresh-token-ttl`: whole seconds, or `default` (null). */
+const ttlOption = (value: string | undefined, flag: string): number | null | undefined => {
+  if (value === undefined) return undefined
+  if (value === "default") return null
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`${flag} must be a whole number of seconds or "default"`)
+  return Number(value)
+}
+
+/** The commands on applications. */
+export const commands: Record<string, Command> = {
+  "app create": {
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {
+        name: { type: "string" },
+        "redirect-uri": { type: "string", multiple: true },
+        scope: { type: "string" },
+        "grant-types": { type: "string" },
+        "require-pkce": { type: "boolean" },
+        "app-key": { type: "string" },
+        "app-secret": { type: "string" }
+      })
+      none(positionals, "app create")
+      const grantTypes = list(values["grant-types"])
+      const input: Admin.NewApplication = {
+        name: required(values.name, "--name"),
+        redirectUris: values["redirect-uri"] ?? [],
+        ...(values.scope !== undefined ? { scope: values.scope } : {}),
+        ...(grantTypes !== undefined ? { grantTypes } : {}),
+        requirePkce: values["require-pkce"] ?? false,
+        ...(values["app-key"] !== undefined ? { appKey: values["app-key"] } : {}),
+        ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {})
+      }
+      if (input.redirectUris.length === 0)
+        throw new UsageError("--redirect-uri is required (repeat it for several)")
+      const { app, appSecret } = await exec(runtime(), Admin.createApplication(input))
+      if (values.json === true) {
+        const { require_pkce: _, ...created } = AdminJson.createdApplication(app, appSecret)
+        io.stdout(`${JSON.stringify(created)}\n`)
+      } else {
+        io.stdout(
+          `Created application ${JSON.stringify(app.name)}\n${describeApp(app)}\n  App Secret:    ${appSecret}\n\nThe App Secret is shown only this once: store it now.\n`
+        )
+      }
+    }
+  },
+  "app update": {
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {
+        name: { type: "string" },
+        "redirect-uri": { type: "string", multiple: true },
+        scope: { type: "string" },
+        "grant-types": { type: "string" },
+        "require-pkce": { type: "boolean" },
+        "no-require-pkce": { type: "boolean" },
+        "access-token-ttl": { type: "string" },
+        "refresh-token-ttl": { type: "string" }
+      })
+      const appKey = one(positionals, "App Key")
+      if (values["require-pkce"] === true && values["no-require-pkce"] === true) {
+        throw new UsageError("give either --require-pkce or --no-require-pkce")
+      }
+      const grantTypes = list(values["grant-types"])
+      const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
+      const refreshTokenTtl = ttlOption(values["refresh-token-ttl"], "--refresh-token-ttl")
+      const requirePkce =
+        values["require-pkce"] === true ? true : values["no-require-pkce"] === true ? false : undefined
+      const patch: Admin.ApplicationPatch = {
+        ...(values.name !== undefined ? { name: values.name } : {}),
+        ...(values["redirect-uri"] !== undefined ? { redirectUris: values["redirect-uri"] } : {}),
+        ...(values.scope !== undefined ? { scope: values.scope } : {}),
+        ...(grantTypes !== undefined ? { grantTypes } : {}),
+        ...(requirePkce !== undefined ? { requirePkce } : {}),
+        ...(accessTokenTtl !== undefined ? { accessTokenTtl } : {}),
+        ...(refreshTokenTtl !== undefined ? { refreshTokenTtl } : {})
+      }
+      if (Object.keys(patch).length === 0) {
+        throw new UsageError(
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --access-token-ttl or --refresh-token-ttl"
+        )
+      }
+      const app = await exec(runtime(), Admin.updateApplication(appKey, patch))
+      io.stdout(
+        values.json === true
+          ? `${JSON.stringify(appJson(app))}\n`
+          : `Updated application ${JSON.stringify(app.name)}\n${describeApp(app)}\n`
+      )
+    }
+  },
+  "app list": {
+    readOnly: true,
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {})
+      none(positionals, "app list")
+      const apps = await exec(runtime(), Admin.listApplications)
+      if (values.json === true) io.stdout(`${JSON.stringify(apps.map(appJson))}\n`)
+      else if (apps.length === 0) io.stdout("No applications.\n")
+      else
+        io.stdout(
+          table([
+            ["APP KEY", "NAME", "GRANT TYPES", "REDIRECT URIS"],
+            ...apps.map((a) => [a.appKey, a.name, a.grantTypes.join(","), a.redirectUris.join(" ")])
+          ])
+        )
+    }
+  },
+  "app show": {
+    readOnly: true,
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {})
+      const app = await exec(runtime(), Admin.findApplication(one(positionals, "App Key")))
+      io.stdout(values.json === true ? `${JSON.stringify(appJson(app))}\n` : `${describeApp(app)}\n`)
+    }
+  },
+  "app rotate-secret": {
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, { grace: { type: "string" } })
+      const appKey = one(positionals, "App Key")
+      const grace = parseGrace(values.grace)
+      const { appSecret, previousSecretExpiresAt } = await exec(runtime(), Admin.rotateSecret(appKey, grace))
+      const old =
+        previousSecretExpiresAt === null
+          ? "The old secret no longer works."
+          : `The old secret keeps working until ${iso(previousSecretExpiresAt)} (grace ${values.grace}), then stops.`
+      io.stdout(
+        values.json === true
+          ? `${JSON.stringify(AdminJson.rotatedSecret(appKey, appSecret, previousSecretExpiresAt))}\n`
+          : `New App Secret for ${appKey}: ${appSecret}\n${old} The new one is shown only this once.\n`
+      )
+    }
+  },
+  "app delete": {
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {})
+      const appKey = one(positionals, "App Key")
+      await exec(runtime(), Admin.deleteApplication(appKey))
+      io.stdout(
+        values.json === true
+          ? `${JSON.stringify({ app_key: appKey, deleted: true })}\n`
+          : `Deleted application ${appKey}; its tokens are revoked.\n`
+      )
+    }
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * The endpoints of the admin API, declared once: for each, its method and path, the body or query
+ * it reads (Schemas), what it answers on success (a Schema and a status) and the refusal it adds
+ * to the ones every endpoint has. `AdminApi` routes by this table, answering `Allow` with a path's
+ * methods in the table's order, and `AdminOpenApi` documents it.
+ */
+import { Schema, type SchemaAST } from "effect"
+import { EventType } from "../security/AuditEvent.js"
+import * as AdminJson from "./AdminJson.js"
+import { defaultAuditLimit, maxAuditLimit } from "./internal/audit.js"
+
+/** A method the admin API answers. */
+export type Method = "GET" | "POST" | "PATCH" | "DELETE"
+
+/** What each path parameter is: a path names its parameters `{name}`, one segment each. */
+export const pathParameters = {
+  app_key: "the App Key",
+  open_id: "the subject's open_id in that application",
+  user_id: "the user id"
+} as const
+
+/** The name of a path parameter. */
+export type PathParameter = keyof typeof pathParameters
+
+/** The names of the parameters of `P`, a path like `/applications/{app_key}`. */
+export type ParameterNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
+  ? N | ParameterNames<Rest>
+  : never
+
+/** The JSON body an endpoint reads: a JSON object decoded with `schema`, unknown fields refused. */
+export interface Body<B extends Schema.Schema.AnyNoContext> {
+  readonly schema: B
+  readonly description: string
+  /** False when an empty body is accepted (read as `{}`); true by default. */
+  readonly required?: boolean
+}
+
+/** The query parameters an endpoint takes: a Struct of optional fields (their values are text). */
+export interface Query {
+  readonly fields: Schema.Struct.Fields
+  readonly ast: SchemaAST.AST
+}
+
+type AnySchema = Schema.Schema.AnyNoContext
+
+/**
+ * One endpoint. Besides `conflict` (409), its refusals follow from the rest: 404 when the path
+ * has a parameter, 413 and 415 when it reads a body; 400, 401, 405, 500 and 503 for every one.
+ */
+export interface Endpoint<
+  P extends string = string,
+  B extends AnySchema = AnySchema,
+  Q extends Query = Query,
+  R extends AnySchema = AnySchema
+> {
+  readonly method: Method
+  /** Under `AdminJson.basePath`. */
+  readonly path: P
+  readonly summary: string
+  readonly body?: Body<B>
+  /** The query parameters it takes; any other is 400. */
+  readonly query?: Q
+  readonly status: 200 | 201
+  /** The success body. */
+  readonly response: R
+  /** What the success body is. */
+  readonly description: string
+  /** With 201: where the new resource is, under `AdminJson.basePath`. */
+  readonly location?: (created: Schema.Schema.Type<R>) => string
+  /** When a 409 can answer: why. */
+  readonly conflict?: string
+}
+
+/** An endpoint whose path names only known parameters (`pathParameters`), its types inferred (no body: `Schema.Undefined`). */
+const endpoint = <
+  P extends string,
+  R extends AnySchema,
+  B extends AnySchema = typeof Schema.Undefined,
+  Q extends Query = Query
+>(
+  e: Endpoint<P, B, Q, R> & ([ParameterNames<P>] extends [PathParameter] ? unknown : never)
+): Endpoint<P, B, Q, R> => e
+
+const seg = encodeURIComponent
+
+const optional = <S extends Schema.Schema.All>(s: S) => Schema.optionalWith(s, { exact: true })
+
+/** The query of `GET /audit`: every filter given must match. */
+export const AuditQuery = Schema.Struct({
+  app_key: optional(Schema.String),
+  type: optional(EventType),
+  since: optional(
+    Schema.String.annotations({
+      description: "events at or after: ISO 8601 (2026-01-31, 2026-01-31T12:00:00Z) or epoch seconds"
+    })
+  ),
+  limit: optional(
+    Schema.Int.pipe(Schema.between(1, maxAuditLimit)).annotations({
+      jsonSchema: { type: "integer", minimum: 1, maximum: maxAuditLimit, default: defaultAuditLimit }
+    })
+  )
+})
+
+/** Any JSON object (the OpenAPI document). */
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  jsonSchema: { type: "object" }
+})
+
+/** Every endpoint by its OpenAPI `operationId`, grouped by path, each path's methods in `Allow` order. */
+export const endpoints = {
+  listApplications: endpoint({
+    method: "GET",
+    path: "/applications",
+    summary: "Every application, oldest first (cli app list --json)",
+    status: 200,
+    response: Schema.Array(AdminJson.ApplicationJson),
+    description: "the applications"
+  }),
+  createApplication: endpoint({
+    method: "POST",
+    path: "/applications",
+    summary: "Register an application (cli app create); its App Secret is shown this once",
+    body: {
+      schema: AdminJson.CreateApplication,
+      description:
+        "The registration; grant types default to authorization_code, refresh_token and client_credentials."
+    },
+    status: 201,
+    response: AdminJson.CreatedApplication,
+    description: "created",
+    location: (created) => `/applications/${seg(created.app_key)}`,
+    conflict: "an application with this App Key exists already"
+  }),
+  getApplication: endpoint({
+    method: "GET",
+    path: "/applications/{app_key}",
+    summary: "One application (cli app show --json)",
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application"
+  }),
+  updateApplication: endpoint({
+    method: "PATCH",
+    path: "/applications/{app_key}",
+    summary: "Change a registration (cli app update); tokens issued before keep working",
+    body: {
+      schema: AdminJson.UpdateApplication,
+      description: "The fields to change; a null lifetime returns to the server default."
+    },
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application as it is now"
+  }),
+  deleteApplication: endpoint({
+    method: "DELETE",
+    path: "/applications/{app_key}",
+    summary: "Delete an application and revoke every token it holds (cli app delete)",
+    status: 200,
+    response: AdminJson.DeletedApplication,
+    description: "deleted"
+  }),
+  rotateSecret: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/secret",
+    summary: "Give the application a new App Secret (cli app rotate-secret), shown this once",
+    body: {
+      schema: AdminJson.RotateSecret,
+      description: "An empty body rotates without grace.",
+      required: false
+    },
+    status: 200,
+    response: AdminJson.RotatedSecret,
+    description: "the new secret"
+  }),
+  revokeSubjectTokens: endpoint({
+    method: "DELETE",
+    path: "/applications/{app_key}/subjects/{open_id}/tokens",
+    summary: "Revoke every token of one subject of the application (cli token revoke)",
+    status: 200,
+    response: AdminJson.RevokedTokens,
+    description: "how many tokens were revoked"
+  }),
+  withdrawConsent: endpoint({
+    method: "DELETE",
+    path: "/applications/{app_key}/consents/{user_id}",
+    summary: "Withdraw a user's consent, revoking the application's tokens of the user (cli consent revoke)",
+    status: 200,
+    response: AdminJson.WithdrawnConsent,
+    description: "withdrawn"
+  }),
+  listUsers: endpoint({
+    method: "GET",
+    path: "/users",
+    summary: "Every user, oldest first (cli user list --json)",
+    status: 200,
+    response: Schema.Array(AdminJson.UserJson),
+    description: "the users"
+  }),
+  createUser: endpoint({
+    method: "POST",
+    path: "/users",
+    summary: "Create a user (cli user create)",
+    body: {
+      schema: AdminJson.CreateUser,
+      description: "The username and password; the password is never recorded."
+    },
+    status: 201,
+    response: AdminJson.CreatedUser,
+    description: "created",
+    location: (created) => `/users/${seg(created.user_id)}`,
+    conflict: "a user with this username exists already"
+  }),
+  getUser: endpoint({
+    method: "GET",
+    path: "/users/{user_id}",
+    summary: "One user",
+    status: 200,
+    response: AdminJson.UserJson,
+    description: "the user"
+  }),
+  updateUser: endpoint({
+    method: "PATCH",
+    path: "/users/{user_id}",
+    summary:
+      "Disable (revoking every token, ending every sign-in session), enable, or set the password of a user, ending their sign-in sessions unless keep_sessions (cli user disable, enable, set-password)",
+    body: { schema: AdminJson.UpdateUser, description: "What to change; the password is set first." },
+    status: 200,
+    response: AdminJson.UserJson,
+    description: "the user as they are now"
+  }),
+  deleteUser: endpoint({
+    method: "DELETE",
+    path: "/users/{user_id}",
+    summary:
+      "Delete a user, revoking their tokens, forgetting their consents and ending their sign-in sessions (cli user delete)",
+    status: 200,
+    response: AdminJson.DeletedUser,
+    description: "deleted"
+  }),
+  listConsents: endpoint({
+    method: "GET",
+    path: "/users/{user_id}/consents",
+    summary: "Every consent the user has given (cli consent list --json)",
+    status: 200,
+    response: Schema.Array(AdminJson.ConsentJson),
+    description: "the consents, by App Key"
+  }),
+  queryAudit: endpoint({
+    method: "GET",
+    path: "/audit",
+    summary: "The newest audit events matching every filter given, newest first (cli audit tail)",
+    query: AuditQuery,
+    status: 200,
+    response: Schema.Array(AdminJson.AuditEventJson),
+    description: "the events"
+  }),
+  adminOpenapi: endpoint({
+    method: "GET",
+    path: "/openapi.json",
+    summary: "This document",
+    status: 200,
+    response: JsonObject,
+    description: "OpenAPI 3.1"
+  })
+}
+
+/** The name of an endpoint: its OpenAPI `operationId`. */
+export type OperationId = keyof typeof endpoints
+
+/** A path of the table and its endpoints, in the table's order. */
+export interface PathItem {
+  readonly path: string
+  readonly endpoints: ReadonlyArray<readonly [OperationId, Endpoint]>
+}
+
+/** The table by path, paths and each path's methods in the table's order. */
+export const byPath = (): ReadonlyArray<PathItem> => {
+  const items = new Map<string, Array<readonly [OperationId, Endpoint]>>()
+  for (const [id, e] of Object.entries(endpoints) as Array<[OperationId, Endpoint]>) {
+    items.set(e.path, [...(items.get(e.path) ?? []), [id, e]])
+  }
+  return [...items].map(([path, endpoints]) => ({ path, endpoints }))
+}
+
+/** The parameter names of `path`, in order. */
+export const parameterNames = (path: string): ReadonlyArray<PathParameter> =>
+  [...path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1] as PathParameter)

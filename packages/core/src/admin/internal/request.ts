@@ -1,0 +1,140 @@
+/**
+ * How the admin API reads a request: its JSON body decoded with an endpoint's Schema and its query
+ * checked against the parameters the endpoint takes. Every refusal names the field at fault and
+ * never echoes the value received.
+ */
+import { Either, type ParseResult, Schema } from "effect"
+import * as Http from "../../http/Http.js"
+import { GrantType } from "../../model/Application.js"
+import * as Form from "../../oauth/requests/Form.js"
+import { isPlainText } from "../../oauth/requests/Params.js"
+import { InvalidField } from "./fields.js"
+
+/** Why a request is refused before or instead of its operation; the route answers its response. */
+export class Refused {
+  readonly _tag = "Refused"
+  constructor(readonly response: Http.HttpResponse) {}
+}
+
+/** A 400 naming `field`. */
+export const badField = (field: string, description: string) => new InvalidField({ field, description })
+
+const refusal = (status: 400 | 413 | 415, description: string) =>
+  new Refused(Http.refusalResponse({ status, description, headers: {} }))
+
+/** What each field of a request body must be, for the 400 that names it (never the value received). */
+const expected: Readonly<Record<string, string>> = {
+  name: "a string",
+  redirect_uris: "an array of strings",
+  scopes: "an array of scope tokens, or one string of them",
+  grant_types: `an array of ${GrantType.literals.join(", ")}`,
+  require_pkce: "true or false",
+  access_token_ttl: "a whole number of seconds, or null for the server default",
+  refresh_token_ttl: "a whole number of seconds, or null for the server default",
+  grace_seconds: "a whole number of seconds",
+  username: "a string",
+  password: "a string",
+  disabled: "true or false"
+}
+
+// The first of Schema's "one or more" (`SingleOrNonEmpty`): a path or the issues of a Composite
+const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
+  Array.isArray(value) ? (value[0] as A) : (value as A)
+
+/**
+ * The first leaf of a decode error and the field it is under, found by a loop over the issue
+ * tree: Schema's formatters print the value received, which may be large, secret or deep.
+ */
+const firstIssue = (issue: ParseResult.ParseIssue): { readonly tag: string; readonly field: string } => {
+  let field: PropertyKey | undefined
+  let current = issue
+  for (;;) {
+    switch (current._tag) {
+      case "Pointer":
+        field ??= head(current.path)
+        current = current.issue
+        break
+      case "Composite":
+        current = head(current.issues)
+        break
+      case "Refinement":
+      case "Transformation":
+        current = current.issue
+        break
+      default:
+        return { tag: current._tag, field: field === undefined ? "body" : String(field) }
+    }
+  }
+}
+
+const describeIssue = (issue: ParseResult.ParseIssue): InvalidField => {
+  const { tag, field } = firstIssue(issue)
+  // docs/security.md T13: a name that is not plain text is never echoed
+  if (!isPlainText(field)) return badField("body", "a field name contains control characters")
+  switch (tag) {
+    case "Missing":
+      return badField(field, `${field} is required`)
+    case "Unexpected":
+      return badField(field, `unknown field ${JSON.stringify(field)}`)
+    default:
+      return badField(field, `${field} must be ${expected[field] ?? "of another type"}`)
+  }
+}
+
+/** The JSON value of the body of `req`, refused as `readBody` says; `{}` when it is empty without a content type. */
+const bodyValue = (req: Http.HttpRequest): Either.Either<unknown, Refused | InvalidField> => {
+  const refused = Http.bodyRefusal(req)
+  if (refused !== undefined) return Either.left(new Refused(Http.refusalResponse(refused)))
+  if (req.body === "" && Http.header(req, "content-type") === undefined) return Either.right({})
+  const { mime, charsetOk } = Http.mediaType(req)
+  if (mime !== "application/json" || !charsetOk) {
+    return Either.left(refusal(415, "content type must be application/json (UTF-8)"))
+  }
+  if (Http.nestsDeeperThan(req.body, Http.maxJsonDepth)) {
+    return Either.left(badField("body", `the body nests deeper than ${Http.maxJsonDepth} levels`))
+  }
+  try {
+    return Either.right(JSON.parse(req.body))
+  } catch {
+    return Either.left(badField("body", "the body is not valid JSON"))
+  }
+}
+
+/**
+ * The JSON body of `req`, decoded with `schema`: compressed bodies and other content types are
+ * 415, a body over `Http.maxBodyBytes` 413, one nesting deeper than `Http.maxJsonDepth` 400,
+ * malformed JSON, a wrong type or an unknown field 400 naming the field (never the value
+ * received). An empty body without a content type reads as `{}`.
+ */
+export const readBody = <A, I>(
+  req: Http.HttpRequest,
+  schema: Schema.Schema<A, I>
+): Either.Either<A, Refused | InvalidField> =>
+  Either.flatMap(bodyValue(req), (value) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return Either.left(badField("body", "the body must be a JSON object"))
+    }
+    return Either.mapLeft(
+      Schema.decodeUnknownEither(schema, { onExcessProperty: "error", errors: "first" })(value),
+      (e) => describeIssue(e.issue)
+    )
+  })
+
+/** The query of `req`, refusing a repeated, malformed or unknown parameter (400 naming it). */
+export const readQuery = (
+  req: Http.HttpRequest,
+  known: ReadonlyArray<string>
+): Either.Either<Form.Params, InvalidField> =>
+  Either.flatMap(
+    Either.mapLeft(Form.parse(req.query), (e) => badField("query", e.description)),
+    (params) => {
+      const unknown = Object.keys(params).find((name) => !known.includes(name))
+      if (unknown === undefined) return Either.right(params)
+      // docs/security.md T13: a name that is not plain text is never echoed
+      return Either.left(
+        isPlainText(unknown)
+          ? badField(unknown, `unknown query parameter ${JSON.stringify(unknown)}`)
+          : badField("query", "a query parameter name contains control characters")
+      )
+    }
+  )
