@@ -8,7 +8,7 @@
  * 405 with `Allow`, 409, 413, 415, 503 with `Retry-After`; a defect is 500 and logged. The
  * OpenAPI document of these endpoints is `OpenApi.adminDocument`, served at `openapiPath`.
  */
-import { Cause, Effect, Either, type ParseResult, Schema } from "effect"
+import { Effect, Either, type ParseResult, Schema } from "effect"
 import * as Http from "../http/Http.js"
 import * as OpenApi from "../http/OpenApi.js"
 import { GrantType } from "../model/Application.js"
@@ -82,7 +82,7 @@ type Failure =
   | { readonly _tag: "UsernameTaken"; readonly username: string }
   | StorageError
 
-const failureResponse = (e: Failure): Http.HttpResponse => {
+const failureResponse = (e: Http.Settled<Failure>): Http.HttpResponse => {
   switch (e._tag) {
     case "Refused":
       return e.response
@@ -100,8 +100,9 @@ const failureResponse = (e: Failure): Http.HttpResponse => {
         error: "conflict",
         error_description: `a user named ${JSON.stringify(e.username)} exists already`
       })
-    case "StorageError":
-      return Http.errorResponse(Http.unavailable)
+    case "TemporarilyUnavailable":
+    case "ServerError":
+      return Http.errorResponse(e)
   }
 }
 
@@ -445,13 +446,8 @@ const segmentsOf = (path: string): ReadonlyArray<string> | null => {
 
 /** Turn every failure into its response: a defect is 500, logged, its cause never answered. */
 const respond = (program: Operation): Effect.Effect<Http.HttpResponse, never, Requirements> =>
-  program.pipe(
-    Effect.catchAll((e) => Effect.succeed(failureResponse(e))),
-    Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure in the admin API", Cause.pretty(cause)).pipe(
-        Effect.as(Http.errorResponse(Http.serverError))
-      )
-    )
+  Http.settle(program, "unexpected failure in the admin API").pipe(
+    Effect.catchAll((e) => Effect.succeed(failureResponse(e)))
   )
 
 /** Answer an admin request; never fails. */

@@ -9,7 +9,7 @@
  */
 import { JSONSchema, Schema } from "effect"
 import * as AdminJson from "../admin/AdminJson.js"
-import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
+import { maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
 import { OpenIdParam } from "../model/OpenId.js"
 import * as Pkce from "../model/Pkce.js"
@@ -22,15 +22,7 @@ import * as Metadata from "../oauth/Metadata.js"
 import { caps, Text } from "../oauth/requests/Params.js"
 import { EventType } from "../security/AuditEvent.js"
 import * as Http from "./Http.js"
-
-/** The paths the reference server adds to the core's (`Metadata.paths`), relative to the issuer. */
-export const serverPaths = {
-  me: "/api/me",
-  openapi: "/openapi.json",
-  /** Health probes answer at the root of the origin, whatever the issuer's path. */
-  healthz: "/healthz",
-  readyz: "/readyz"
-} as const
+import * as Paths from "./Paths.js"
 
 /** A scope parameter: scope tokens separated by commas or spaces (docs/decisions.md). */
 const ScopeParam = Schema.String.annotations({
@@ -414,7 +406,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [consentsPath]: {
+    [Paths.consents]: {
       get: {
         operationId: "consents",
         summary: "The consents page: a signed-in user's authorised applications, or a sign-in form",
@@ -444,7 +436,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.me]: {
+    [Paths.me]: {
       get: {
         operationId: "me",
         summary: "The example protected resource",
@@ -477,7 +469,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.openapi]: {
+    [Paths.openapi]: {
       get: {
         operationId: "openapi",
         summary: "This document",
@@ -486,7 +478,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.healthz]: {
+    [Paths.healthz]: {
       servers: [{ url: origin }],
       get: {
         operationId: "healthz",
@@ -494,7 +486,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         responses: jsonOk("the process is up", schema(Status), { "cache-control": "no-store" })
       }
     },
-    [serverPaths.readyz]: {
+    [Paths.readyz]: {
       servers: [{ url: origin }],
       get: {
         operationId: "readyz",
