@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Audit, Http, Memory, TokenStore } from "@latchkey/core"
+import { Audit, Memory, TokenStore } from "@latchkey/core"
 import { Effect, Layer, Logger } from "effect"
 import * as Metrics from "../src/Metrics.js"
 import { parse, value } from "./prometheus.js"
@@ -29,34 +29,6 @@ describe("Metrics labels", () => {
     ] as const) {
       assert.strictEqual(Metrics.endpointOf(path, prefix), endpoint, `${prefix} ${path}`)
     }
-  })
-
-  it("reads error codes from core responses, client redirects and Bearer challenges; unknown codes are other", () => {
-    assert.strictEqual(
-      Metrics.errorOfResponse(Http.json(400, { error: "invalid_grant", error_description: "x" })),
-      "invalid_grant"
-    )
-    assert.strictEqual(Metrics.errorOfResponse(Http.json(400, { error: "made_up_by_someone" })), "other")
-    assert.isUndefined(Metrics.errorOfResponse(Http.json(200, { error: "invalid_grant" })))
-    assert.isUndefined(Metrics.errorOfResponse({ status: 500, headers: {}, body: "not json" }))
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb?error=access_denied&state=x", undefined),
-      "access_denied"
-    )
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb#error=invalid_scope&state=x", undefined),
-      "invalid_scope"
-    )
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb?error=%3Cscript%3E", undefined),
-      "other"
-    )
-    assert.isUndefined(Metrics.errorOfHeaders("https://app.example/cb?code=abc&state=x", undefined))
-    assert.strictEqual(
-      Metrics.errorOfHeaders(undefined, 'Bearer realm="latchkey", error="invalid_token"'),
-      "invalid_token"
-    )
-    assert.isUndefined(Metrics.errorOfHeaders(undefined, 'Bearer realm="latchkey"'))
   })
 
   it("keeps methods and grant types to fixed sets", async () => {
