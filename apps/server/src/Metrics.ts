@@ -181,5 +181,3 @@ export const exposition = async (
 
 /** The content type of `exposition` and `Registry.metrics()`. */
 export const contentType: string = Registry.PROMETHEUS_CONTENT_TYPE
-
-export { countingAudit, countingAuditLog, sessionStats, timedStorage } from "./Observed.js"

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Audit, Memory, TokenStore } from "@latchkey/core"
 import { Effect, Layer, Logger } from "effect"
 import * as Metrics from "../src/Metrics.js"
+import * as Observed from "../src/Observed.js"
 import { parse, value } from "./prometheus.js"
 
 const samples = async (m: Metrics.Metrics) => parse(await m.registry.metrics())
@@ -54,7 +55,7 @@ describe("Metrics over the services", () => {
       return yield* tokens.purgeExpired(0, 10)
     })
     const purged = await Effect.runPromise(
-      program.pipe(Effect.provide(Metrics.timedStorage(Memory.layer, m)))
+      program.pipe(Effect.provide(Observed.timedStorage(Memory.layer, m)))
     )
     assert.strictEqual(purged, 0)
     const s = await samples(m)
@@ -66,7 +67,7 @@ describe("Metrics over the services", () => {
 
   it("counts audit events kept: record at once, recordWith only once its write succeeded", async () => {
     const m = Metrics.make({ defaults: false })
-    const audit = Metrics.countingAudit(Audit.layer.pipe(Layer.provide(Memory.auditLayer)), m)
+    const audit = Observed.countingAudit(Audit.layer.pipe(Layer.provide(Memory.auditLayer)), m)
     const event = (type: Audit.EventType, detail: string | null): Audit.AuditEvent => ({
       at: 1,
       type,

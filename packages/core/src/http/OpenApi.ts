@@ -2,10 +2,10 @@
  * The OpenAPI 3.1 description of every endpoint the reference server serves, as a
  * plain JSON value. Parameter and body schemas come from the Schemas the decoders
  * read with (`JSONSchema`), error codes, statuses and headers of the JSON endpoints
- * from the errors and functions that build those responses (`OAuthError`, `Http`);
- * what the core holds no value for (page statuses, the server's own paths) is kept
- * here and checked against the real endpoints by the tests. The admin API, served on a
- * listener of its own, has a document of its own (`adminDocument`).
+ * from the errors and functions that build those responses (`OAuthError`, `Http`), paths from
+ * `Paths`; what the core holds no value for (page statuses) is kept here and checked against the
+ * real endpoints by the tests. The admin API, served on a listener of its own, has a document of
+ * its own (`adminDocument`).
  */
 import { JSONSchema, Schema } from "effect"
 import * as AdminJson from "../admin/AdminJson.js"
