@@ -87,7 +87,7 @@ export const oauthRouter = (
     if (!json(req, res)) next()
   }
 
-  for (const path of Http.jsonPaths) router.all(path, secure, jsonEndpoint)
+  for (const path of Paths.json) router.all(path, secure, jsonEndpoint)
 
   // Pages: the core decides (Interaction.handle); the router reads the body and renders the view.
 

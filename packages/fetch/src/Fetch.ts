@@ -5,7 +5,7 @@
  * plain request to the core's `Http.route`, answer its plain response. Every rule
  * lives in the core; nothing here needs Node.
  */
-import { Http } from "@latchkey/core"
+import { Http, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 
 /** Options of `handler`. */
@@ -121,7 +121,7 @@ export const handler = (
   const headers = options.headers ?? hardeningHeaders
   const onError = options.onError ?? (() => {})
   const fallback = options.fallback ?? (() => new Response(null, { status: 404 }))
-  const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
+  const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 
   const serve = async (request: Request, path: string, query: string): Promise<Response> => {
     // Bounded and never inflated: the core refuses compressed (415) and oversized (413) bodies.

@@ -5,7 +5,7 @@
  * listener (`handler`). Every rule lives in the core.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Http, type OAuthError } from "@latchkey/core"
+import { Http, type OAuthError, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
 import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
@@ -195,7 +195,7 @@ export const handler = (
     }
     write(res, response, headers)
   }
-  const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
+  const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 
   const serve = async (req: IncomingMessage, res: ServerResponse, path: string, query: string) => {
     const request = requestOf(req, {
