@@ -6,6 +6,7 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
+import { Paths } from "@latchkey/core"
 import { workersStatus } from "./cluster.js"
 import type { Knobs } from "./knobs.js"
 import * as Latchkey from "./latchkey.js"
@@ -221,7 +222,7 @@ interface Target {
 const target = (ctx: Context, config: Configuration, port: number, db: string | null): Target => {
   // No server inherits DATABASE_URL or LATCHKEY_WORKERS from the bench (see latchkeyEnv)
   const env = Latchkey.latchkeyEnv({ HOST: "127.0.0.1", PORT: String(port) })
-  const paths = { tokenPath: "/oauth2/oauth2/token", introspectPath: "/oauth2/oauth2/introspect" }
+  const paths = { tokenPath: Paths.oauth.token, introspectPath: Paths.oauth.introspect }
   const node = (file: string, args: ReadonlyArray<string> = []) => ({
     command: [process.execPath, ...args, join(benchRoot, "servers", file)],
     cwd: benchRoot

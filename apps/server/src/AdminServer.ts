@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import { AdminApi, Http } from "@latchkey/core"
+import { AdminApi, Http, Paths } from "@latchkey/core"
 import { Body, NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import * as Cluster from "./Cluster.js"
@@ -19,9 +19,6 @@ import { boundedServer, closeGracefully, listen, responseStatus } from "./Listen
 import type { Log } from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
-
-/** The path of the Prometheus metrics on the admin listener. */
-export const metricsPath = "/metrics"
 
 /** What the admin listener needs. */
 export interface Options {
@@ -60,16 +57,8 @@ export const listener = (
     id: string,
     { path, query }: NodeHttp.Target
   ): Promise<void> => {
-    const request: Http.HttpRequest = {
-      method: req.method ?? "GET",
-      path,
-      query,
-      headers: req.headersDistinct,
-      body: "",
-      remoteAddress: req.socket.remoteAddress,
-      requestId: id
-    }
-    if (path === metricsPath) {
+    const request = NodeHttp.requestOf(req, { path, query, requestId: id })
+    if (path === Paths.metrics) {
       if (!AdminApi.authorized(request, token)) return NodeHttp.write(res, AdminApi.unauthorized, headers)
       if (request.method !== "GET" && request.method !== "HEAD") {
         return NodeHttp.write(res, Http.refusalResponse(Http.methodNotAllowed("GET, HEAD")), headers)
@@ -89,18 +78,11 @@ export const listener = (
     }
     // Refused before the body is read: an unauthenticated client cannot make the server buffer one
     if (!AdminApi.authorized(request, token)) return NodeHttp.write(res, AdminApi.unauthorized, headers)
-    let body = ""
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      // Bounded and never inflated; the core answers 413 past the cap and 415 to a compressed body
-      const read = await Body.readBody(req, Http.maxBodyBytes)
-      if (read.truncated) res.setHeader("connection", "close")
-      body = read.text
-    }
-    NodeHttp.write(
-      res,
-      await options.runtime.runPromise(AdminApi.route({ ...request, body }, { token })),
-      headers
-    )
+    const read =
+      request.method === "GET" || request.method === "HEAD"
+        ? request
+        : await NodeHttp.withBody(req, res, request)
+    NodeHttp.write(res, await options.runtime.runPromise(AdminApi.route(read, { token })), headers)
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {
@@ -144,7 +126,7 @@ export const start = async (options: Options): Promise<AdminServer> => {
   })
   options.log.info(
     { adminPort: port, address: options.host },
-    `admin listening on ${options.host}:${port} (${AdminApi.basePath}, ${metricsPath})`
+    `admin listening on ${options.host}:${port} (${AdminApi.basePath}, ${Paths.metrics})`
   )
   let stopping: Promise<void> | undefined
   const stop = () => {

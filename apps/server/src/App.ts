@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http"
-import { OpenApi, StorageHealth } from "@latchkey/core"
+import { OpenApi, Paths, StorageHealth } from "@latchkey/core"
 import { oauthRouter, principal, requireBearer } from "@latchkey/express"
 import { NodeHttp } from "@latchkey/node"
 import { Exit, type ManagedRuntime } from "effect"
@@ -64,8 +64,8 @@ export const make = (options: AppOptions): RequestListener => {
       "unexpected error"
     )
 
-  app.get("/healthz", (_req, res) => json(res, 200, { status: "ok" }))
-  app.get("/readyz", (_req, res, next) => {
+  app.get(Paths.healthz, (_req, res) => json(res, 200, { status: "ok" }))
+  app.get(Paths.readyz, (_req, res, next) => {
     runtime
       .runPromiseExit(StorageHealth.ping)
       .then(
@@ -77,7 +77,7 @@ export const make = (options: AppOptions): RequestListener => {
 
   // The OpenAPI document of this server, built once: it depends only on the issuer
   const openApi = JSON.stringify(OpenApi.document({ issuer: options.issuer }))
-  app.get(`${prefix}/openapi.json`, (_req, res) => {
+  app.get(`${prefix}${Paths.openapi}`, (_req, res) => {
     res.setHeader("content-type", "application/json; charset=utf-8")
     res.setHeader("cache-control", "public, max-age=3600")
     res.end(openApi)
@@ -93,7 +93,7 @@ export const make = (options: AppOptions): RequestListener => {
     })
   )
 
-  app.get(`${prefix}/api/me`, requireBearer(runtime), (req, res) => {
+  app.get(`${prefix}${Paths.me}`, requireBearer(runtime), (req, res) => {
     const p = principal(req)
     // How open_id was established, "user" or "application", in a header: the body keeps
     // the documented shape exactly
@@ -122,23 +122,13 @@ export const make = (options: AppOptions): RequestListener => {
     json(res, 500, { error: "server_error", error_description: "internal server error" })
   })
 
-  // The error code of each JSON endpoint response, read by the metrics once the response is sent
-  const errors = new WeakMap<IncomingMessage, string>()
   const metrics = options.metrics
   const endpoints = NodeHttp.handler(runtime, {
     prefix,
     remoteAddress: address,
     requestId,
     onError,
-    headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:")),
-    ...(metrics === undefined
-      ? {}
-      : {
-          onResponse: (req: IncomingMessage, response: Parameters<typeof Metrics.errorOfResponse>[0]) => {
-            const error = Metrics.errorOfResponse(response)
-            if (error !== undefined) errors.set(req, error)
-          }
-        })
+    headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:"))
   })
 
   const observe = (
@@ -151,18 +141,10 @@ export const make = (options: AppOptions): RequestListener => {
     const endpoint = Metrics.endpointOf(path, prefix)
     const status = responseStatus(res)
     m.request(endpoint, req.method, status, seconds)
-    if (status < 300 || status === 499) return
-    // The pages' errors: a redirect to the client (absolute; the pages' own redirects are relative),
-    // or a Bearer challenge of the resource
-    const location = res.getHeader("location")
-    const challenge = res.getHeader("www-authenticate")
-    const error =
-      errors.get(req) ??
-      Metrics.errorOfHeaders(
-        typeof location === "string" && /^[A-Za-z][A-Za-z0-9+.-]*:/.test(location) ? location : undefined,
-        typeof challenge === "string" ? challenge : undefined
-      )
-    if (error !== undefined) m.oauthError(endpoint, error)
+    // The code the core answered with (a JSON error, an error redirect to the client, a Bearer
+    // challenge), kept beside the response by the bindings
+    const error = NodeHttp.errorOf(res)
+    if (error !== undefined && status >= 300 && status !== 499) m.oauthError(endpoint, error)
   }
 
   return (req, res) => {

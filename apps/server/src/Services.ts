@@ -26,7 +26,7 @@ import type { ServerEnv } from "./Env.js"
 import * as HashPool from "./HashPool.js"
 import * as Log from "./Log.js"
 import * as Metrics from "./Metrics.js"
-import { countingAudit, timedStorage } from "./Metrics.js"
+import { countingAudit, sessionStats, timedStorage } from "./Observed.js"
 import * as ScryptHasher from "./ScryptHasher.js"
 import * as Tracing from "./Tracing.js"
 
@@ -138,6 +138,6 @@ export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promi
     await runtime.dispose()
     throw e
   }
-  metrics.bindSessions(Metrics.sessionStats((effect) => runtime.runPromise(effect)))
+  metrics.bindSessions(sessionStats((effect) => runtime.runPromise(effect)))
   return { runtime, metrics }
 }

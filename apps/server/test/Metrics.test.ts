@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Audit, Http, Memory, TokenStore } from "@latchkey/core"
+import { Audit, Memory, TokenStore } from "@latchkey/core"
 import { Effect, Layer, Logger } from "effect"
 import * as Metrics from "../src/Metrics.js"
+import * as Observed from "../src/Observed.js"
 import { parse, value } from "./prometheus.js"
 
 const samples = async (m: Metrics.Metrics) => parse(await m.registry.metrics())
@@ -31,34 +32,6 @@ describe("Metrics labels", () => {
     }
   })
 
-  it("reads error codes from core responses, client redirects and Bearer challenges; unknown codes are other", () => {
-    assert.strictEqual(
-      Metrics.errorOfResponse(Http.json(400, { error: "invalid_grant", error_description: "x" })),
-      "invalid_grant"
-    )
-    assert.strictEqual(Metrics.errorOfResponse(Http.json(400, { error: "made_up_by_someone" })), "other")
-    assert.isUndefined(Metrics.errorOfResponse(Http.json(200, { error: "invalid_grant" })))
-    assert.isUndefined(Metrics.errorOfResponse({ status: 500, headers: {}, body: "not json" }))
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb?error=access_denied&state=x", undefined),
-      "access_denied"
-    )
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb#error=invalid_scope&state=x", undefined),
-      "invalid_scope"
-    )
-    assert.strictEqual(
-      Metrics.errorOfHeaders("https://app.example/cb?error=%3Cscript%3E", undefined),
-      "other"
-    )
-    assert.isUndefined(Metrics.errorOfHeaders("https://app.example/cb?code=abc&state=x", undefined))
-    assert.strictEqual(
-      Metrics.errorOfHeaders(undefined, 'Bearer realm="latchkey", error="invalid_token"'),
-      "invalid_token"
-    )
-    assert.isUndefined(Metrics.errorOfHeaders(undefined, 'Bearer realm="latchkey"'))
-  })
-
   it("keeps methods and grant types to fixed sets", async () => {
     const m = Metrics.make({ defaults: false })
     m.request("token", "PROPFIND", 405, 0.01)
@@ -82,7 +55,7 @@ describe("Metrics over the services", () => {
       return yield* tokens.purgeExpired(0, 10)
     })
     const purged = await Effect.runPromise(
-      program.pipe(Effect.provide(Metrics.timedStorage(Memory.layer, m)))
+      program.pipe(Effect.provide(Observed.timedStorage(Memory.layer, m)))
     )
     assert.strictEqual(purged, 0)
     const s = await samples(m)
@@ -94,7 +67,7 @@ describe("Metrics over the services", () => {
 
   it("counts audit events kept: record at once, recordWith only once its write succeeded", async () => {
     const m = Metrics.make({ defaults: false })
-    const audit = Metrics.countingAudit(Audit.layer.pipe(Layer.provide(Memory.auditLayer)), m)
+    const audit = Observed.countingAudit(Audit.layer.pipe(Layer.provide(Memory.auditLayer)), m)
     const event = (type: Audit.EventType, detail: string | null): Audit.AuditEvent => ({
       at: 1,
       type,

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
+import type * as Http from "../src/http/Http.js"
 import * as Scope from "../src/model/Scope.js"
 import * as Bearer from "../src/oauth/Bearer.js"
 import { newApp, post, TestLayer, token } from "./fixtures.js"
@@ -69,6 +70,20 @@ describe("Bearer.admit (RFC 6750 §3)", () => {
       assert.match(lacking as string, /error="insufficient_scope".*scope="admin"$/)
       const admitted = yield* Bearer.admit([`Bearer ${t}`], scope("read"))
       assert.isTrue(Either.isRight(admitted))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a refusal carries the code its challenge names as a value, none for a bare challenge", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const t = (yield* token({ grant_type: "client_credentials" }, basic)).json?.access_token as string
+      for (const authorization of [[`Bearer ${t}`, `Bearer ${t}`], ["Bearer nope"], [`Bearer ${t}`], []]) {
+        const admitted = yield* Bearer.admit(authorization, scope(authorization.length === 1 ? "admin" : ""))
+        assert.isTrue(Either.isLeft(admitted))
+        const res = (admitted as Either.Left<Http.HttpResponse, Bearer.Principal>).left
+        const named = /error="([^"]*)"/.exec(res.headers["www-authenticate"] ?? "")
+        assert.strictEqual(res.error, named?.[1])
+      }
     }).pipe(Effect.provide(TestLayer()))
   )
 

@@ -147,6 +147,34 @@ describe("token endpoint HTTP rules", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
+  it.effect("a body the binding stopped reading as too large is 413, whatever it handed over", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const res = yield* post("/oauth2/oauth2/token", cc, basic, { bodyTooLarge: true })
+      assert.deepStrictEqual([res.status, res.json?.error], [413, "invalid_request"])
+      assert.strictEqual(
+        (yield* post("/oauth2/oauth2/token", cc, basic, { bodyTooLarge: false })).status,
+        200
+      )
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("an error response carries its body's error code as a value; a success none", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      for (const res of [
+        yield* token(cc, "Basic bm9wZTpub3Bl"),
+        yield* token({ grant_type: "magic" }, basic),
+        yield* post("/oauth2/oauth2/token", cc, basic, { method: "GET" }),
+        yield* post("/oauth2/oauth2/token", cc, basic, { bodyTooLarge: true })
+      ]) {
+        assert.isAtLeast(res.status, 400)
+        assert.strictEqual(res.error, res.json?.error)
+      }
+      assert.isUndefined((yield* token(cc, basic)).error)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("a content type other than form-urlencoded is invalid_request", () =>
     Effect.gen(function* () {
       const { basic } = yield* newApp()

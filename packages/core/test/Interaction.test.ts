@@ -364,6 +364,7 @@ describe("authorize interaction: consent", () => {
       )
       assert.strictEqual(denied.status, 303)
       assert.strictEqual(new URL(denied.location).searchParams.get("error"), "access_denied")
+      assert.strictEqual(denied.error, "access_denied")
       const implicit = query.replace("response_type=code", "response_type=token")
       const allowed = view(
         yield* b.post("authorize", { ...ticketOf(yield* b.get(implicit)), decision: "allow" }),

@@ -5,7 +5,7 @@
  * where users withdraw what they allowed, in their language. It only translates
  * between HTTP and the core; no OAuth rule lives here.
  */
-import { Config, Http, Interaction, Locale, Metadata, type Scope } from "@latchkey/core"
+import { Config, Http, Interaction, Locale, Paths, type Scope } from "@latchkey/core"
 import { Body, NodeHttp } from "@latchkey/node"
 import { type ManagedRuntime, Option } from "effect"
 import express, { type Request, type RequestHandler, type Response, type Router } from "express"
@@ -56,11 +56,7 @@ export const oauthRouter = (
 
   const address = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress
 
-  const write = (res: Response, r: Http.HttpResponse): void => {
-    res.status(r.status)
-    for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v)
-    res.end(r.body)
-  }
+  const write = (res: Response, r: Http.HttpResponse): void => NodeHttp.write(res, r)
 
   const secure: RequestHandler = (req, res, next) => {
     loadHardening().then(
@@ -80,11 +76,6 @@ export const oauthRouter = (
     )
   }
 
-  const rawQuery = (req: Request): string => {
-    const q = req.url.indexOf("?")
-    return q === -1 ? "" : req.url.slice(q + 1)
-  }
-
   // JSON endpoints: the node:http binding hands the raw request to the core
   const json = NodeHttp.handler(runtime, {
     remoteAddress: (req) => address(req as Request),
@@ -96,7 +87,7 @@ export const oauthRouter = (
     if (!json(req, res)) next()
   }
 
-  for (const path of Http.jsonPaths) router.all(path, secure, jsonEndpoint)
+  for (const path of Paths.json) router.all(path, secure, jsonEndpoint)
 
   // Pages: the core decides (Interaction.handle); the router reads the body and renders the view.
 
@@ -143,7 +134,8 @@ export const oauthRouter = (
     const cookies = [answer.setCookie, answer.deviceCookie ?? null].filter((c): c is string => c !== null)
     if (cookies.length > 0) res.setHeader("set-cookie", cookies)
     Interaction.View.$match(answer.view, {
-      Redirect: ({ status, location }) => {
+      Redirect: ({ status, location, error }) => {
+        NodeHttp.noteError(res, error)
         res.setHeader("cache-control", "no-store")
         res.setHeader("pragma", "no-cache")
         res.setHeader("location", location)
@@ -264,22 +256,15 @@ export const oauthRouter = (
   }
 
   const servePage = async (req: Request, res: Response) => {
-    let body = ""
-    if (req.method === "POST") {
-      // Bounded and never inflated: the core refuses compressed (415) and oversized (413) forms.
-      const read = await Body.readBody(req, Http.maxBodyBytes)
-      if (read.truncated) res.setHeader("connection", "close")
-      body = read.text
-    }
+    // The path relative to the mount point; the query of req.url, as the browser sent it
+    const request = NodeHttp.requestOf(req, {
+      path: req.path,
+      remoteAddress: address(req),
+      requestId: options.requestId?.(req)
+    })
     const answer = await runtime.runPromise(
       Interaction.handle({
-        method: req.method,
-        path: req.path,
-        query: rawQuery(req),
-        headers: req.headersDistinct,
-        body,
-        remoteAddress: address(req),
-        requestId: options.requestId?.(req),
+        ...(req.method === "POST" ? await NodeHttp.withBody(req, res, request) : request),
         basePath: req.baseUrl,
         ownOrigin: `${req.protocol}://${req.headers.host ?? ""}`
       })
@@ -287,7 +272,7 @@ export const oauthRouter = (
     render(req, res, answer)
   }
 
-  for (const path of [Metadata.paths.authorize, Metadata.paths.login, Interaction.consentsPath]) {
+  for (const path of Paths.pages) {
     router.all(path, secure, (req, res) => {
       servePage(req, res).catch((e: unknown) => {
         // The client went away: nobody to answer, nothing to report (the response closes unfinished)

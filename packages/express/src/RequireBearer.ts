@@ -4,6 +4,7 @@
  * this only passes the header in and writes the refusal out.
  */
 import { type ApplicationStore, Bearer, Scope, type TokenStore } from "@latchkey/core"
+import { NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import type { Request, RequestHandler } from "express"
 
@@ -49,10 +50,7 @@ export const requireBearer = (
           next()
           return
         }
-        const r = admitted.left
-        res.status(r.status)
-        for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v)
-        res.end(r.body)
+        NodeHttp.write(res, admitted.left)
       },
       (e: unknown) => next(e)
     )

@@ -5,7 +5,7 @@
  * plain request to the core's `Http.route`, answer its plain response. Every rule
  * lives in the core; nothing here needs Node.
  */
-import { Http } from "@latchkey/core"
+import { Http, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 
 /** Options of `handler`. */
@@ -42,25 +42,28 @@ export const hardeningHeaders: Readonly<Record<string, string>> = {
   "x-xss-protection": "0"
 }
 
-/** A body read up to a cap: `truncated` when the request carried more than `limit` bytes. */
-export interface RawBody {
-  readonly text: string
-  readonly truncated: boolean
-}
+/**
+ * A body read up to a cap: its text, or `tooLarge` (and no text) when the request declared or
+ * carried more than `limit` bytes; the rest of such a body is never read.
+ */
+export type RawBody =
+  | { readonly tooLarge: false; readonly text: string }
+  | { readonly tooLarge: true; readonly text: "" }
+
+const tooLarge: RawBody = { tooLarge: true, text: "" }
 
 /**
- * Read at most `limit + 1` bytes of a request's body as UTF-8 from its stream, then
- * cancel the stream: a large body is never buffered whole. A declared length over
- * the cap is refused without reading at all.
+ * Read a request's body as UTF-8 from its stream, up to `limit` bytes; past them, cancel the
+ * stream: a large body is never buffered whole. A declared length over the cap is refused
+ * without reading at all.
  */
 export const readBody = async (request: Request, limit: number): Promise<RawBody> => {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN)
-  const tooLarge = { text: "\u0000".repeat(limit + 1), truncated: true }
   if (Number.isFinite(declared) && declared > limit) {
     await request.body?.cancel().catch(() => {})
     return tooLarge
   }
-  if (request.body === null) return { text: "", truncated: false }
+  if (request.body === null) return { tooLarge: false, text: "" }
   const reader = request.body.getReader()
   const chunks: Array<Uint8Array> = []
   let size = 0
@@ -80,7 +83,7 @@ export const readBody = async (request: Request, limit: number): Promise<RawBody
     bytes.set(chunk, at)
     at += chunk.length
   }
-  return { text: new TextDecoder().decode(bytes), truncated: false }
+  return { tooLarge: false, text: new TextDecoder().decode(bytes) }
 }
 
 /** The headers of a request, lower-case (as fetch's `Headers` are); a repeated one is joined by `, `. */
@@ -118,18 +121,19 @@ export const handler = (
   const headers = options.headers ?? hardeningHeaders
   const onError = options.onError ?? (() => {})
   const fallback = options.fallback ?? (() => new Response(null, { status: 404 }))
-  const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
+  const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 
   const serve = async (request: Request, path: string, query: string): Promise<Response> => {
     // Bounded and never inflated: the core refuses compressed (415) and oversized (413) bodies.
-    const body = request.method === "POST" ? (await readBody(request, Http.maxBodyBytes)).text : ""
+    const read = request.method === "POST" ? await readBody(request, Http.maxBodyBytes) : undefined
     const route = Http.route({
       method: request.method,
       path,
       query,
       // fetch joins a repeated header: the core refuses the joined Authorization as malformed.
       headers: headersOf(request),
-      body,
+      body: read?.text ?? "",
+      bodyTooLarge: read?.tooLarge,
       remoteAddress: options.address?.(request),
       requestId: options.requestId?.(request)
     })

@@ -1,11 +1,15 @@
 /** Reading raw request bodies with a byte cap, without any body parser. */
 import type { IncomingMessage } from "node:http"
 
-/** A body read up to a cap: `truncated` when the request carried more than `limit` bytes. */
-export interface RawBody {
-  readonly text: string
-  readonly truncated: boolean
-}
+/**
+ * A body read up to a cap: its text, or `tooLarge` (and no text) when the request declared or
+ * carried more than `limit` bytes; the rest of such a body is never read.
+ */
+export type RawBody =
+  | { readonly tooLarge: false; readonly text: string }
+  | { readonly tooLarge: true; readonly text: "" }
+
+const tooLarge: RawBody = { tooLarge: true, text: "" }
 
 /** Thrown when a body parser mounted before the router has already consumed the request. */
 export class BodyConsumed extends Error {
@@ -25,9 +29,9 @@ export class ClientClosed extends Error {
 }
 
 /**
- * Read at most `limit + 1` bytes of the body as UTF-8. Once past the limit the
- * stream is paused and the caller must answer with `Connection: close`. Rejects with
- * `ClientClosed` when the client goes away first, and `BodyConsumed` when a parser was first.
+ * Read the body as UTF-8, up to `limit` bytes. Once past the limit the stream is paused and the
+ * caller must answer with `Connection: close`. Rejects with `ClientClosed` when the client goes
+ * away first, and `BodyConsumed` when a parser was first.
  */
 export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> =>
   new Promise((resolve, reject) => {
@@ -54,17 +58,12 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> 
       if (size > limit) {
         cleanup()
         req.pause()
-        resolve({
-          text: Buffer.concat(chunks)
-            .subarray(0, limit + 1)
-            .toString("utf8"),
-          truncated: true
-        })
+        resolve(tooLarge)
       }
     }
     const onEnd = () => {
       cleanup()
-      resolve({ text: Buffer.concat(chunks).toString("utf8"), truncated: false })
+      resolve({ tooLarge: false, text: Buffer.concat(chunks).toString("utf8") })
     }
     // An error of the request stream is the client's connection failing (reset, aborted)
     const onError = (e: unknown) => {
@@ -78,7 +77,7 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> 
     // A declared length over the cap is refused without reading the body at all
     if (Number.isFinite(declared) && declared > limit) {
       req.pause()
-      resolve({ text: "\u0000".repeat(limit + 1), truncated: true })
+      resolve(tooLarge)
       return
     }
     req.on("data", onData)
@@ -86,15 +85,3 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<RawBody> 
     req.on("error", onError)
     req.on("close", onClose)
   })
-
-/** Whether a content type is `application/x-www-form-urlencoded` (optionally with charset UTF-8). */
-export const isFormContentType = (type: string | undefined): boolean => {
-  const [mime, ...rest] = (type ?? "")
-    .toLowerCase()
-    .split(";")
-    .map((s) => s.trim())
-  return (
-    mime === "application/x-www-form-urlencoded" &&
-    rest.every((p) => !p.startsWith("charset=") || p === "charset=utf-8" || p === 'charset="utf-8"')
-  )
-}

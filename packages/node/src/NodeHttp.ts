@@ -1,10 +1,11 @@
 /**
- * The JSON endpoints (token, introspection, revocation, metadata) on plain
- * `node:http`: read the raw body with a cap, hand a plain request to the core's
- * `Http.route`, write the plain response. Every rule lives in the core.
+ * The core on plain `node:http`: the one conversion of a node:http request into the core's request
+ * value (`requestOf`, `withBody`: the raw body read with a cap), the writing of the core's response
+ * (`write`), and the JSON endpoints (token, introspection, revocation, metadata) as a request
+ * listener (`handler`). Every rule lives in the core.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Http } from "@latchkey/core"
+import { Http, type OAuthError, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
 import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
@@ -90,14 +91,79 @@ export const target = (url: string | undefined): Target => {
   }
 }
 
+/** What `requestOf` takes from elsewhere than the request itself; each has a default. */
+export interface RequestFields {
+  /** The path the core routes by (default: the path of `req.url`, e.g. relative to a mount point). */
+  readonly path?: string
+  /** The raw query string (default: the query of `req.url`). */
+  readonly query?: string
+  /** The client's address (default: the socket's peer address). */
+  readonly remoteAddress?: string | undefined
+  /** The id of the request, copied into the core's audit events. */
+  readonly requestId?: string | undefined
+}
+
+/**
+ * The core's request value for a node:http request, without its body (e.g. to check a token
+ * before reading one: `withBody`). Every value of a repeated header is kept: the core refuses a
+ * repeated `Authorization`.
+ */
+export const requestOf = (req: IncomingMessage, fields: RequestFields = {}): Http.HttpRequest => {
+  const own = fields.path === undefined || fields.query === undefined ? target(req.url) : undefined
+  return {
+    method: req.method ?? "GET",
+    path: fields.path ?? own?.path ?? "/",
+    query: fields.query ?? own?.query ?? "",
+    headers: req.headersDistinct,
+    body: "",
+    remoteAddress: fields.remoteAddress ?? req.socket.remoteAddress,
+    requestId: fields.requestId
+  }
+}
+
+/**
+ * `request` with the body of `req`, bounded and never inflated (the core refuses a compressed
+ * body, 415): one over `Http.maxBodyBytes` is not read but reported to the core as
+ * `bodyTooLarge` (413), and `res` closes the connection after the answer. Rejects with
+ * `Body.ClientClosed` or `Body.BodyConsumed` as `readBody` does.
+ */
+export const withBody = async (
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: Http.HttpRequest
+): Promise<Http.HttpRequest> => {
+  const read = await readBody(req, Http.maxBodyBytes)
+  if (!read.tooLarge) return { ...request, body: read.text }
+  res.setHeader("connection", "close")
+  return { ...request, bodyTooLarge: true }
+}
+
 const serverError = Http.errorResponse(Http.serverError)
 
-/** Write a core response, with `headers` under the core's own. */
+const answeredErrors = new WeakMap<ServerResponse, OAuthError.Code>()
+
+/**
+ * Remember the OAuth error code of the core answer sent on `res` (`errorOf`); `write` does it
+ * for every core response, a binding that renders the core's answer itself calls it.
+ */
+export const noteError = (res: ServerResponse, error: OAuthError.Code | undefined): void => {
+  if (error !== undefined) answeredErrors.set(res, error)
+}
+
+/**
+ * The OAuth error code the core answered on `res` with (a JSON error, an error redirect to the
+ * client, a Bearer challenge naming one), if any: a value kept beside the response, never read
+ * back from the bytes written, e.g. for a metric.
+ */
+export const errorOf = (res: ServerResponse): OAuthError.Code | undefined => answeredErrors.get(res)
+
+/** Write a core response, with `headers` under the core's own; its `error` is kept for `errorOf`. */
 export const write = (
   res: ServerResponse,
   response: Http.HttpResponse,
   headers: Readonly<Record<string, string>> = {}
 ): void => {
+  noteError(res, response.error)
   res.writeHead(response.status, {
     ...headers,
     ...response.headers,
@@ -129,26 +195,16 @@ export const handler = (
     }
     write(res, response, headers)
   }
-  const endpoints = new Set(Http.jsonPaths.map((p) => `${prefix}${p}`))
+  const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 
   const serve = async (req: IncomingMessage, res: ServerResponse, path: string, query: string) => {
-    let body = ""
-    if (req.method === "POST") {
-      // Bounded and never inflated: the core refuses compressed (415) and oversized (413) bodies.
-      const read = await readBody(req, Http.maxBodyBytes)
-      if (read.truncated) res.setHeader("connection", "close")
-      body = read.text
-    }
-    const route = Http.route({
-      method: req.method ?? "GET",
+    const request = requestOf(req, {
       path,
       query,
-      // Every value of a repeated header: the core refuses a repeated Authorization.
-      headers: req.headersDistinct,
-      body,
-      remoteAddress: options.remoteAddress?.(req) ?? req.socket.remoteAddress,
+      remoteAddress: options.remoteAddress?.(req),
       requestId: options.requestId?.(req)
     })
+    const route = Http.route(req.method === "POST" ? await withBody(req, res, request) : request)
     // The path was checked above, so the core has a route for it.
     const effect = Option.getOrElse(route, () => Effect.succeed(serverError))
     answer(req, res, await runtime.runPromise(effect))

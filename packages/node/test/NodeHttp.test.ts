@@ -18,6 +18,8 @@ describe("NodeHttp.handler on a plain node:http server", () => {
   const errors: Array<unknown> = []
   const closed: Array<{ readonly url: string | undefined; readonly finished: boolean }> = []
   const closeWaiters: Array<() => void> = []
+  // The error code each response was written with, by its request target, once written
+  const codes = new Map<string | undefined, string | undefined>()
   const answered: Array<{
     readonly url: string | undefined
     readonly status: number
@@ -46,6 +48,7 @@ describe("NodeHttp.handler on a plain node:http server", () => {
       }
     })
     server.on("request", (req, res) => {
+      res.on("finish", () => codes.set(req.url, NodeHttp.errorOf(res)))
       res.on("close", () => {
         closed.push({ url: req.url, finished: res.writableFinished })
         for (const resolve of closeWaiters.splice(0)) resolve()
@@ -100,6 +103,35 @@ describe("NodeHttp.handler on a plain node:http server", () => {
       assert.strictEqual(res.status, 404, path)
       assert.strictEqual(await res.text(), "not mine")
     }
+  })
+
+  it("keeps the error code of each core response beside it (errorOf): the body's error, none on success", async () => {
+    const path = `${base}/auth/oauth2/oauth2/token`
+    const answers = [
+      await token({ method: "POST" }).then((r) => [`${path}`, r] as const),
+      await fetch(`${path}?case=get`).then((r) => [`${path}?case=get`, r] as const),
+      await fetch(`${path}?case=wrong`, {
+        method: "POST",
+        headers: {
+          authorization: "Basic bm9ib2R5Ondyb25n",
+          "content-type": "application/x-www-form-urlencoded"
+        },
+        body: "grant_type=client_credentials"
+      }).then((r) => [`${path}?case=wrong`, r] as const),
+      await fetch(`${path}?case=big`, {
+        method: "POST",
+        headers: { authorization: basic, "content-length": String(17 * 1024) },
+        body: "a".repeat(17 * 1024)
+      }).then((r) => [`${path}?case=big`, r] as const)
+    ]
+    for (const [url, res] of answers) {
+      const body = (await res.json()) as { error?: string }
+      assert.strictEqual(codes.get(url.slice(base.length)), body.error, url)
+    }
+    assert.deepStrictEqual(
+      answers.map(([, r]) => r.status),
+      [200, 405, 401, 413]
+    )
   })
 
   it("answers the core's errors: 405 for GET, 413 with Connection: close past 16 KiB, 401 for a wrong secret", async () => {

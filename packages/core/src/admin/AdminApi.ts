@@ -9,7 +9,7 @@
  * defect is 500 and logged. The endpoints are the table of `AdminEndpoints`, which the OpenAPI
  * document (`OpenApi.adminDocument`, served at `openapiPath`) describes too.
  */
-import { Cause, Effect, type Schema } from "effect"
+import { Effect, type Schema } from "effect"
 import * as Http from "../http/Http.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
@@ -74,7 +74,7 @@ type Failure =
   | { readonly _tag: "UsernameTaken"; readonly username: string }
   | StorageError
 
-const failureResponse = (e: Failure): Http.HttpResponse => {
+const failureResponse = (e: Http.Settled<Failure>): Http.HttpResponse => {
   switch (e._tag) {
     case "Refused":
       return e.response
@@ -92,8 +92,9 @@ const failureResponse = (e: Failure): Http.HttpResponse => {
         error: "conflict",
         error_description: `a user named ${JSON.stringify(e.username)} exists already`
       })
-    case "StorageError":
-      return Http.errorResponse(Http.unavailable)
+    case "TemporarilyUnavailable":
+    case "ServerError":
+      return Http.errorResponse(e)
   }
 }
 
@@ -275,13 +276,8 @@ const serve = (
 
 /** Turn every failure into its response: a defect is 500, logged, its cause never answered. */
 const respond = (program: Operation): Effect.Effect<Http.HttpResponse, never, Requirements> =>
-  program.pipe(
-    Effect.catchAll((e) => Effect.succeed(failureResponse(e))),
-    Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure in the admin API", Cause.pretty(cause)).pipe(
-        Effect.as(Http.errorResponse(Http.serverError))
-      )
-    )
+  Http.settle(program, "unexpected failure in the admin API").pipe(
+    Effect.catchAll((e) => Effect.succeed(failureResponse(e)))
   )
 
 /** Answer an admin request; never fails. */

@@ -5,13 +5,14 @@
  * agree on one shape. Times are ISO 8601 in UTC.
  */
 import { Schema } from "effect"
+import * as Paths from "../http/Paths.js"
 import { type Application, GrantType, livePreviousSecret } from "../model/Application.js"
 import type { User } from "../model/User.js"
 import { type AuditEvent, EventType } from "../security/AuditEvent.js"
 import type { Consent } from "../storage/ConsentStore.js"
 
-/** The path every admin endpoint is under (`AdminApi.basePath`). */
-export const basePath = "/admin/v1"
+/** The path every admin endpoint is under (`AdminApi.basePath`): `Paths.admin`. */
+export const basePath = Paths.admin
 
 /** Scopes as a request gives them: an array of scope tokens, or one string separated by commas or spaces. */
 export const ScopesInput = Schema.Union(Schema.Array(Schema.String), Schema.String).annotations({

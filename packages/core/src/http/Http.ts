@@ -17,6 +17,7 @@ import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
 import type { Stores } from "../storage/Stores.js"
+import * as Paths from "./Paths.js"
 
 /** A request as a binding hands it over. Header names are lower-case. */
 export interface HttpRequest {
@@ -25,8 +26,13 @@ export interface HttpRequest {
   /** The raw query string, without `?`. */
   readonly query: string
   readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  /** The raw body; a binding may stop reading once it exceeds `maxBodyBytes`. */
+  /** The raw body (empty when `bodyTooLarge`). */
   readonly body: string
+  /**
+   * The binding stopped reading the body because it was, or was declared, longer than
+   * `maxBodyBytes`: the request is answered 413 without its body.
+   */
+  readonly bodyTooLarge?: boolean | undefined
   readonly remoteAddress?: string | undefined
   /** The binding's id for this request, copied into audit events and logs. */
   readonly requestId?: string | undefined
@@ -37,6 +43,11 @@ export interface HttpResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
   readonly body: string
+  /**
+   * The OAuth error code this response answers with (its JSON `error`, or the `error` of its
+   * Bearer challenge), as a value for metrics and logs: bindings never write it.
+   */
+  readonly error?: OAuthError.Code | undefined
 }
 
 /** Every service the endpoints need. */
@@ -65,15 +76,22 @@ export const json = (status: number, value: unknown, extra: Record<string, strin
   body: JSON.stringify(value)
 })
 
+/** The `Retry-After` header for a wait of `seconds`: whole seconds, at least one. */
+export const retryAfter = (seconds: number): { readonly "retry-after": string } => ({
+  "retry-after": String(Math.max(1, Math.ceil(seconds)))
+})
+
 /** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
 export const errorResponse = (
   e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
 ): HttpResponse => {
-  const extra: Record<string, string> = {}
-  if (e._tag === "InvalidClient") extra["www-authenticate"] = 'Basic realm="latchkey"'
-  if (e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable")
-    extra["retry-after"] = String(Math.max(1, Math.ceil(e.retryAfter)))
-  return json(e.status, { error: e.error, error_description: e.description }, extra)
+  const extra =
+    e._tag === "InvalidClient"
+      ? { "www-authenticate": 'Basic realm="latchkey"' }
+      : e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable"
+        ? retryAfter(e.retryAfter)
+        : {}
+  return { ...json(e.status, { error: e.error, error_description: e.description }, extra), error: e.error }
 }
 
 /** Header value by lower-case name; a repeated header counts as absent-and-malformed (`null`). */
@@ -101,14 +119,15 @@ export const methodNotAllowed = (allow: string): Refusal => ({
 
 /**
  * What every request body is refused for before its content type is read: a compressed body
- * (415; T8 in docs/security.md: never inflated) and one over `maxBodyBytes` (413).
+ * (415; T8 in docs/security.md: never inflated) and one over `maxBodyBytes` (413), whether the
+ * binding stopped reading it (`bodyTooLarge`) or handed it over whole.
  */
 export const bodyRefusal = (req: HttpRequest): Refusal | undefined => {
   const encoding = header(req, "content-encoding")
   if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
     return { status: 415, description: "content encoding is not supported", headers: {} }
   }
-  if (req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+  if (req.bodyTooLarge === true || req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
     return { status: 413, description: "request body is too large", headers: {} }
   }
   return undefined
@@ -157,10 +176,7 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
   return false
 }
 
-/**
- * Check the size and content type of a form POST, then parse its body. A binding
- * that stops reading a large body hands over anything longer than `maxBodyBytes`.
- */
+/** Check the size and content type of a form POST, then parse its body. */
 export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> => {
   const refused = bodyRefusal(req)
   if (refused !== undefined) return Either.left(refused)
@@ -180,8 +196,10 @@ export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> 
 }
 
 /** The JSON answer to a refusal. */
-export const refusalResponse = (r: Refusal): HttpResponse =>
-  json(r.status, { error: "invalid_request", error_description: r.description }, r.headers)
+export const refusalResponse = (r: Refusal): HttpResponse => ({
+  ...json(r.status, { error: "invalid_request", error_description: r.description }, r.headers),
+  error: "invalid_request"
+})
 
 /** The answer when a store is unavailable (RFC 6749 §5.2 `temporarily_unavailable`), with Retry-After. */
 export const unavailable = new OAuthError.TemporarilyUnavailable({
@@ -192,18 +210,44 @@ export const unavailable = new OAuthError.TemporarilyUnavailable({
 /** The answer to a defect; its cause goes to the log, never to the client. */
 export const serverError = new OAuthError.ServerError({ description: "internal server error" })
 
+/** A store's failure to answer (`StorageError`), by its tag. */
+type StorageFailure = { readonly _tag: "StorageError" }
+
+const isStorageFailure = (e: unknown): e is StorageFailure =>
+  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "StorageError"
+
+/** The failures of an effect `E` once `settle`d: storage failures and defects become OAuth errors. */
+export type Settled<E> =
+  | Exclude<E, StorageFailure>
+  | OAuthError.TemporarilyUnavailable
+  | OAuthError.ServerError
+
+/**
+ * The boundary between an endpoint's failures and its answer, the same for every endpoint: a
+ * store that cannot answer (`StorageError`) fails as `unavailable` (503 with Retry-After), a
+ * defect or interruption as `serverError` (500; its cause is logged with `message`, never
+ * answered). Every other failure passes through, for the caller to answer in its own form (JSON,
+ * a page, a Bearer challenge) with these two.
+ */
+export const settle = <A, E, R>(
+  program: Effect.Effect<A, E, R>,
+  message = "unexpected failure"
+): Effect.Effect<A, Settled<E>, R> =>
+  Effect.catchAllCause(
+    Effect.mapError(program, (e) => (isStorageFailure(e) ? unavailable : (e as Exclude<E, StorageFailure>))),
+    (cause): Effect.Effect<never, Settled<E>> => {
+      const failure = Cause.failureOption(cause)
+      return Option.isSome(failure)
+        ? Effect.fail(failure.value)
+        : Effect.zipRight(Effect.logError(message, Cause.pretty(cause)), Effect.fail(serverError))
+    }
+  )
+
 /** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
 const respond = <R>(
-  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
+  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
 ): Effect.Effect<HttpResponse, never, R> =>
-  program.pipe(
-    Effect.catchAll((e) =>
-      Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : (e as OAuthError.OAuthError)))
-    ),
-    Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(Effect.as(errorResponse(serverError)))
-    )
-  )
+  settle(program).pipe(Effect.catchAll((e) => Effect.succeed(errorResponse(e))))
 
 const withForm = <R>(
   span: string,
@@ -228,7 +272,7 @@ const withForm = <R>(
 
 const authorization = (req: HttpRequest): string | undefined => header(req, "authorization") ?? undefined
 
-/** `POST /oauth2/oauth2/token`. */
+/** `POST /oauth2/oauth2/token` (`Paths.oauth.token`). */
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm("Http.token", req, (params) =>
     Effect.gen(function* () {
@@ -281,24 +325,19 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
       }))
     : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
 
-/** Paths of the JSON endpoints `route` serves. */
-export const jsonPaths: ReadonlyArray<string> = [
-  Metadata.paths.token,
-  Metadata.paths.introspect,
-  Metadata.paths.revoke,
-  Metadata.paths.metadata
-]
+/** Paths of the JSON endpoints `route` serves: `Paths.json`. */
+export const jsonPaths: ReadonlyArray<string> = Paths.json
 
 /** Route a request to its JSON endpoint by path; none when the path is not one of them. */
 export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
   switch (req.path) {
-    case Metadata.paths.token:
+    case Paths.oauth.token:
       return Option.some(token(req))
-    case Metadata.paths.introspect:
+    case Paths.oauth.introspect:
       return Option.some(introspection(req))
-    case Metadata.paths.revoke:
+    case Paths.oauth.revoke:
       return Option.some(revocation(req))
-    case Metadata.paths.metadata:
+    case Paths.oauth.metadata:
       return Option.some(metadata(req))
     default:
       return Option.none()

@@ -2,13 +2,13 @@
  * The OpenAPI 3.1 description of every endpoint the reference server serves, as a
  * plain JSON value. Parameter and body schemas come from the Schemas the decoders
  * read with (`JSONSchema`), error codes, statuses and headers of the JSON endpoints
- * from the errors and functions that build those responses (`OAuthError`, `Http`);
- * what the core holds no value for (page statuses, the server's own paths) is kept
- * here and checked against the real endpoints by the tests. The admin API, served on a
- * listener of its own, has a document of its own (`adminDocument`).
+ * from the errors and functions that build those responses (`OAuthError`, `Http`), paths from
+ * `Paths`; what the core holds no value for (page statuses) is kept here and checked against the
+ * real endpoints by the tests. The admin API, served on a listener of its own, has a document of
+ * its own (`adminDocument`).
  */
 import { JSONSchema, Schema } from "effect"
-import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
+import { maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
 import { OpenIdParam } from "../model/OpenId.js"
 import * as Pkce from "../model/Pkce.js"
@@ -20,18 +20,10 @@ import * as RefreshTokenGrant from "../oauth/grants/RefreshTokenGrant.js"
 import * as Metadata from "../oauth/Metadata.js"
 import { caps, Text } from "../oauth/requests/Params.js"
 import * as Http from "./Http.js"
+import * as Paths from "./Paths.js"
 
 /** The OpenAPI document of the admin API, which is served on a listener of its own. */
 export { adminDocument } from "../admin/AdminOpenApi.js"
-
-/** The paths the reference server adds to the core's (`Metadata.paths`), relative to the issuer. */
-export const serverPaths = {
-  me: "/api/me",
-  openapi: "/openapi.json",
-  /** Health probes answer at the root of the origin, whatever the issuer's path. */
-  healthz: "/healthz",
-  readyz: "/readyz"
-} as const
 
 /** A scope parameter: scope tokens separated by commas or spaces (docs/decisions.md). */
 const ScopeParam = Schema.String.annotations({
@@ -416,7 +408,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [consentsPath]: {
+    [Paths.consents]: {
       get: {
         operationId: "consents",
         summary: "The consents page: a signed-in user's authorised applications, or a sign-in form",
@@ -446,7 +438,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.me]: {
+    [Paths.me]: {
       get: {
         operationId: "me",
         summary: "The example protected resource",
@@ -479,7 +471,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.openapi]: {
+    [Paths.openapi]: {
       get: {
         operationId: "openapi",
         summary: "This document",
@@ -488,7 +480,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         }
       }
     },
-    [serverPaths.healthz]: {
+    [Paths.healthz]: {
       servers: [{ url: origin }],
       get: {
         operationId: "healthz",
@@ -496,7 +488,7 @@ export const document = (options: { readonly issuer: string }): Json => {
         responses: jsonOk("the process is up", schema(Status), { "cache-control": "no-store" })
       }
     },
-    [serverPaths.readyz]: {
+    [Paths.readyz]: {
       servers: [{ url: origin }],
       get: {
         operationId: "readyz",

@@ -19,12 +19,13 @@
  * the page in the reader's language. The `description` of an error stays English,
  * for the JSON answer to a client that asks for JSON.
  */
-import { Cause, Data, Effect, Either, Option } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import * as Admin from "../admin/Admin.js"
 import type { HttpRequest, Refusal, Requirements } from "../http/Http.js"
 import * as Http from "../http/Http.js"
+import * as Paths from "../http/Paths.js"
 import { Config } from "../model/Config.js"
-import type { TemporarilyUnavailable } from "../model/OAuthError.js"
+import type { Code, TemporarilyUnavailable } from "../model/OAuthError.js"
 import type * as Scope from "../model/Scope.js"
 import { isDisabled } from "../model/User.js"
 import * as Authorize from "../oauth/Authorize.js"
@@ -42,11 +43,8 @@ import type { StorageError } from "../storage/StorageError.js"
 import { UserStore } from "../storage/UserStore.js"
 import * as Locale from "./Locale.js"
 
-/**
- * Path of the consents page, relative to the mount path: beside the authorize endpoint, so
- * inside the session cookie's path.
- */
-export const consentsPath = "/oauth2/oauth2/consents"
+/** Path of the consents page, relative to the mount path: `Paths.consents`. */
+export const consentsPath = Paths.consents
 
 /** A request to one of the pages, as a binding hands it over. */
 export interface PageRequest extends HttpRequest {
@@ -108,8 +106,11 @@ export interface Authorised {
 
 /** What the page for an answer shows; the binding renders it. */
 export type View = Data.TaggedEnum<{
-  /** Send the browser on: 302 from GET, 303 from a form POST. */
-  Redirect: { readonly status: 302 | 303; readonly location: string }
+  /**
+   * Send the browser on: 302 from GET, 303 from a form POST. `error` is the code an error
+   * redirect to the client carries in `location`, as a value (for metrics; never written).
+   */
+  Redirect: { readonly status: 302 | 303; readonly location: string; readonly error?: Code }
   /** HEAD of a valid page request: the page's status and headers, no body, nothing stored. */
   Head: { readonly formTargets: ReadonlyArray<string> }
   /** The sign-in page (400 when it shows an error). */
@@ -312,7 +313,7 @@ const validated = (query: string, status: 302 | 303) =>
     Effect.catchTags({
       ErrorPage: (e) =>
         early(errorPage(frameOf(query), e.status, e.error, e.description, { reason: e.reason })),
-      ErrorRedirect: (e) => early(View.Redirect({ status, location: e.location }))
+      ErrorRedirect: (e) => early(View.Redirect({ status, location: e.location, error: e.error }))
     })
   )
 
@@ -477,7 +478,7 @@ const authorizeGet = (req: PageRequest) =>
     }
     const userId = user.value.userId as string
     if (yield* Authorize.hasConsent(ar, userId)) {
-      return answer(View.Redirect({ status: 302, location: yield* Authorize.approve(ar, userId) }))
+      return answer(View.Redirect({ status: 302, ...(yield* Authorize.approveRedirect(ar, userId)) }))
     }
     return yield* consentPage(req, user.value, ar, storedQuery(req.query))
   })
@@ -624,11 +625,11 @@ const consentPost = (req: PageRequest) =>
     const user = yield* currentUser(Option.some(session))
     if (Option.isNone(user)) return answer(forbidden(frameOf(rawQuery)), setCookie)
     const { issuer } = yield* Config
-    const location =
+    const redirect =
       decision === "deny"
-        ? Authorize.reject(ar, issuer, "access_denied", "the user denied the request")
-        : yield* Authorize.approve(ar, user.value.userId as string)
-    return answer(View.Redirect({ status: 303, location }), setCookie)
+        ? Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
+        : yield* Authorize.approveRedirect(ar, user.value.userId as string)
+    return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })
 
 /** The layout, languages and own address of a consents page request. */
@@ -846,16 +847,13 @@ export const handle = (req: PageRequest): Effect.Effect<PageResponse, never, Req
       answer(errorPage(frameOf(req.query), 404, "invalid_request", "not found", { reason: "not_found" }))
     )
   }
-  return route(req, page.value).pipe(
-    Effect.catchTag("Early", (e) => Effect.succeed(e.response)),
-    Effect.catchTag("StorageError", (_: StorageError) =>
-      Effect.succeed(answer(unavailable(failureFrame(req, page.value))))
-    ),
-    Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
-        Effect.as(answer(serverError(failureFrame(req, page.value))))
-      )
-    ),
+  return Http.settle(
+    Effect.catchTag(route(req, page.value), "Early", (e) => Effect.succeed(e.response))
+  ).pipe(
+    Effect.catchTags({
+      TemporarilyUnavailable: (e) => Effect.succeed(answer(unavailable(failureFrame(req, page.value), e))),
+      ServerError: () => Effect.succeed(answer(serverError(failureFrame(req, page.value))))
+    }),
     Effect.withSpan(`Interaction.${page.value}`, { captureStackTrace: false }),
     Effect.provideService(Audit.RequestInfo, {
       requestId: req.requestId ?? null,

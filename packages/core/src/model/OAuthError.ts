@@ -6,6 +6,29 @@ import { Schema } from "effect"
 
 const fields = { description: Schema.String }
 
+/**
+ * Every error code the core answers with: RFC 6749 §5.2 (token endpoint), §4.1.2.1 (authorize
+ * redirects) and RFC 6750 §3.1 (Bearer challenges). A response carries its code as a value
+ * (`Http.HttpResponse.error`, an error redirect's `error`), so nobody reads it back from the wire.
+ */
+export const codes = [
+  "invalid_request",
+  "invalid_client",
+  "invalid_grant",
+  "unauthorized_client",
+  "unsupported_grant_type",
+  "unsupported_response_type",
+  "invalid_scope",
+  "access_denied",
+  "server_error",
+  "temporarily_unavailable",
+  "invalid_token",
+  "insufficient_scope"
+] as const
+
+/** One of `codes`. */
+export type Code = (typeof codes)[number]
+
 /** RFC 6749 §5.2 `invalid_request`: a parameter is missing, repeated, malformed or not allowed. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", fields) {
   readonly error = "invalid_request"

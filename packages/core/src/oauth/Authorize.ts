@@ -63,7 +63,7 @@ export class ErrorPage extends Data.TaggedError("ErrorPage")<{
 /** An error delivered to the validated redirect URI. */
 export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
   readonly location: string
-  readonly error: string
+  readonly error: RedirectErrorCode
   readonly description: string
 }> {}
 
@@ -200,8 +200,22 @@ export const hasConsent = Effect.fn("Authorize.hasConsent")(function* (
   return Option.isSome(given) && Scope.isSubset(req.scope, given.value)
 })
 
-/** The user allowed the request: remember the consent, issue the code or token, and return the redirect. */
-export const approve = Effect.fn("Authorize.approve")(function* (req: AuthorizationRequest, userId: string) {
+/** A redirect to the client: where to, and the error code `location` carries, if it carries one. */
+export interface Redirect {
+  readonly location: string
+  readonly error?: RedirectErrorCode
+}
+
+const success = (location: string): Redirect => ({ location })
+
+/**
+ * The user allowed the request: remember the consent, issue the code or token, and return the
+ * redirect (an `access_denied` one when the token could not be stored under the consent).
+ */
+export const approveRedirect = Effect.fn("Authorize.approve")(function* (
+  req: AuthorizationRequest,
+  userId: string
+) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
   const openId = yield* forUser(req.app.appKey, userId)
@@ -233,11 +247,12 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
-    return append(req.redirectUri, "?", [
+    const location = append(req.redirectUri, "?", [
       ["code", value],
       ["state", req.state],
       ["iss", issuer]
     ])
+    return success(location)
   }
   // RFC 6749 §4.2.2: implicit never issues a refresh token
   const minted = yield* mint({
@@ -264,8 +279,8 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
       ConsentWithdrawn: () => Effect.succeed(false)
     })
   )
-  if (!stored) return reject(req, issuer, "access_denied", "the authorization was not granted")
-  return append(req.redirectUri, "#", [
+  if (!stored) return rejectRedirect(req, issuer, "access_denied", "the authorization was not granted")
+  const location = append(req.redirectUri, "#", [
     ["access_token", minted.response.access_token],
     ["token_type", "Bearer"],
     ["expires_in", String(minted.response.expires_in)],
@@ -273,7 +288,12 @@ export const approve = Effect.fn("Authorize.approve")(function* (req: Authorizat
     ["state", req.state],
     ["iss", issuer]
   ])
+  return success(location)
 })
+
+/** The user allowed the request: `approveRedirect`'s location. */
+export const approve = (req: AuthorizationRequest, userId: string) =>
+  Effect.map(approveRedirect(req, userId), (r) => r.location)
 
 /** The redirect for an error once the request is validated (e.g. `access_denied` when the user refuses). */
 export const reject = (
@@ -288,3 +308,11 @@ export const reject = (
     error,
     description
   )
+
+/** `reject`'s redirect, with its error code as a value. */
+export const rejectRedirect = (
+  req: AuthorizationRequest,
+  issuer: string,
+  error: RedirectErrorCode,
+  description: string
+): Redirect => ({ location: reject(req, issuer, error, description), error })

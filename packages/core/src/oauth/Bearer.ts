@@ -1,9 +1,9 @@
 /**
  * Resource-server side: checking a Bearer access token (RFC 6750).
  */
-import { Cause, Effect, Either, Option } from "effect"
-import { type HttpResponse, json, unavailable } from "../http/Http.js"
-import { InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
+import { Effect, Either, Option } from "effect"
+import { type HttpResponse, json, retryAfter, settle } from "../http/Http.js"
+import { type Code, InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
 import { type SubjectType, subjectType } from "../model/Token.js"
 import { sha256 } from "../services/Digest.js"
@@ -69,19 +69,22 @@ const quoted = (s: string) => `"${s.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, ""
 export const challenge = (realm: string, params: Readonly<Record<string, string>> = {}): string =>
   [`Bearer realm=${quoted(realm)}`, ...Object.entries(params).map(([k, v]) => `${k}=${quoted(v)}`)].join(", ")
 
+// The response carries the code its challenge names (none for a bare challenge, RFC 6750 §3.1)
 const refusal = (
   realm: string,
   status: number,
-  error: string,
+  error: Code,
   description: string,
-  params: Readonly<Record<string, string>>,
+  params: Readonly<Record<string, string>> & { readonly error?: Code },
   extra: Readonly<Record<string, string>> = {}
-): HttpResponse =>
-  json(
+): HttpResponse => ({
+  ...json(
     status,
     { error, error_description: description },
     { "www-authenticate": challenge(realm, params), ...extra }
-  )
+  ),
+  ...(params.error === undefined ? {} : { error: params.error })
+})
 
 /**
  * Admit a request to a protected resource: its principal, or the response to send
@@ -108,7 +111,7 @@ export const admit = (
       Either.left(refusal(realm, 401, "invalid_request", "a Bearer access token is required", {}))
     )
   }
-  return verify(header, required).pipe(
+  return settle(verify(header, required)).pipe(
     Effect.map(Either.right),
     Effect.catchAll((e) => {
       switch (e._tag) {
@@ -132,27 +135,13 @@ export const admit = (
               })
             )
           )
-        case "StorageError":
+        case "TemporarilyUnavailable":
           return Effect.succeed(
-            Either.left(
-              refusal(
-                realm,
-                503,
-                unavailable.error,
-                unavailable.description,
-                {},
-                {
-                  "retry-after": String(unavailable.retryAfter)
-                }
-              )
-            )
+            Either.left(refusal(realm, e.status, e.error, e.description, {}, retryAfter(e.retryAfter)))
           )
+        case "ServerError":
+          return Effect.succeed(Either.left(refusal(realm, e.status, e.error, e.description, {})))
       }
-    }),
-    Effect.catchAllCause((cause) =>
-      Effect.logError("unexpected failure", Cause.pretty(cause)).pipe(
-        Effect.as(Either.left(refusal(realm, 500, "server_error", "internal server error", {})))
-      )
-    )
+    })
   )
 }

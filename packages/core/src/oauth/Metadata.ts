@@ -1,17 +1,12 @@
 /**
  * Authorization server metadata (RFC 8414).
  */
+import * as Paths from "../http/Paths.js"
+import { GrantType } from "../model/Application.js"
 import type { Settings } from "../model/Config.js"
 
-/** The paths of every endpoint, relative to the issuer (fixed by the interface Latchkey serves). */
-export const paths = {
-  token: "/oauth2/oauth2/token",
-  authorize: "/oauth2/oauth2/authorize",
-  login: "/oauth2/oauth2/login",
-  introspect: "/oauth2/oauth2/introspect",
-  revoke: "/oauth2/oauth2/revoke",
-  metadata: "/.well-known/oauth-authorization-server"
-} as const
+/** The paths of the OAuth endpoints and the sign-in form, relative to the issuer: `Paths.oauth`. */
+export const paths = Paths.oauth
 
 /** The metadata document for these settings. */
 export const document = (settings: Settings): Record<string, unknown> => {
@@ -24,13 +19,7 @@ export const document = (settings: Settings): Record<string, unknown> => {
     revocation_endpoint: base + paths.revoke,
     response_types_supported: ["code", "token"],
     response_modes_supported: ["query", "fragment"],
-    grant_types_supported: [
-      "authorization_code",
-      "implicit",
-      "password",
-      "client_credentials",
-      "refresh_token"
-    ],
+    grant_types_supported: [...GrantType.literals],
     token_endpoint_auth_methods_supported: ["client_secret_basic"],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic"],

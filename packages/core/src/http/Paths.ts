@@ -1,0 +1,48 @@
+/**
+ * Every path Latchkey serves, declared once: the core routes by them and names them in the
+ * metadata and OpenAPI documents, the bindings mount them, and the reference server's listeners
+ * and metrics read them. Paths of the OAuth endpoints, the pages and the reference server's own
+ * resources are relative to the issuer (its URL's path is their prefix); the probes and the admin
+ * listener's are absolute.
+ */
+
+/** The folder of the OAuth endpoints and pages: the session cookie's path is under the issuer's. */
+const folder = "/oauth2/oauth2"
+
+/** The OAuth endpoints and the sign-in form, relative to the issuer (also `Metadata.paths`). */
+export const oauth = {
+  token: `${folder}/token`,
+  authorize: `${folder}/authorize`,
+  login: `${folder}/login`,
+  introspect: `${folder}/introspect`,
+  revoke: `${folder}/revoke`,
+  /** RFC 8414 §3: the metadata document. */
+  metadata: "/.well-known/oauth-authorization-server"
+} as const
+
+/** The consents page, relative to the issuer: beside the authorize endpoint, so inside the session cookie's path. */
+export const consents = `${folder}/consents` as const
+
+/** The JSON endpoints `Http.route` answers. */
+export const json: ReadonlyArray<string> = [oauth.token, oauth.introspect, oauth.revoke, oauth.metadata]
+
+/** The pages `Interaction.handle` answers. */
+export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents]
+
+/** The reference server's example protected resource, relative to the issuer. */
+export const me = "/api/me"
+
+/** The reference server's OpenAPI document (`OpenApi.document`), relative to the issuer. */
+export const openapi = "/openapi.json"
+
+/** Liveness probe, at the root of the origin whatever the issuer's path. */
+export const healthz = "/healthz"
+
+/** Readiness probe (a query on the store), at the root of the origin whatever the issuer's path. */
+export const readyz = "/readyz"
+
+/** The path every admin API endpoint is under, on the admin listener only. */
+export const admin = "/admin/v1"
+
+/** The Prometheus metrics, on the admin listener only. */
+export const metrics = "/metrics"
