@@ -21,7 +21,7 @@ import * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
 
 /** The path of the Prometheus metrics on the admin listener. */
-export const metricsPath = "/metrics"
+const metricsPath = "/metrics"
 
 /** What the admin listener needs. */
 export interface Options {
