@@ -24,11 +24,21 @@ module.exports = {
     },
     {
       name: "core-only-effect",
-      comment: "The core's one runtime dependency is effect; no other npm package.",
+      comment:
+        "The core's one runtime dependency is effect: no other npm package, nor a name that resolves to nothing.",
       severity: "error",
       from: { path: core },
       to: {
-        dependencyTypes: ["npm", "npm-dev", "npm-peer", "npm-optional", "npm-bundled", "npm-no-pkg", "npm-unknown"],
+        dependencyTypes: [
+          "npm",
+          "npm-dev",
+          "npm-peer",
+          "npm-optional",
+          "npm-bundled",
+          "npm-no-pkg",
+          "npm-unknown",
+          "unknown"
+        ],
         pathNot: "node_modules/effect/"
       }
     },
@@ -49,7 +59,8 @@ module.exports = {
     },
     {
       name: "bindings-no-storage",
-      comment: "An HTTP binding (express, node, fetch) takes its stores as a Layer; it imports no storage adapter.",
+      comment:
+        "An HTTP binding (express, node, fetch) takes its stores as a Layer; it imports no storage adapter.",
       severity: "error",
       from: { path: "^packages/(express|node|fetch)/" },
       to: { path: adapter }
@@ -100,7 +111,8 @@ module.exports = {
     },
     {
       name: "core-security-below-front",
-      comment: "security/ (accounts, sessions, throttling, audit) imports no front-end folder: not http/, interaction/ or admin/.",
+      comment:
+        "security/ (accounts, sessions, throttling, audit) imports no front-end folder: not http/, interaction/ or admin/.",
       severity: "error",
       from: { path: `${core}security/` },
       to: { path: `${core}(http|interaction|admin)/` }
