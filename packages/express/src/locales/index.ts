@@ -6,7 +6,8 @@ import type { Catalogue } from "./Catalogue.js"
 import { en } from "./en.js"
 import { zhCN } from "./zh-CN.js"
 
-export type { Catalogue } from "./Catalogue.js"
+export type { Catalogue, Rich, Strong } from "./Catalogue.js"
+export { strong } from "./Catalogue.js"
 
 /** Every catalogue, by the language tag it is chosen for; the first is the default. */
 export const catalogues: Readonly<Record<string, Catalogue>> = {
