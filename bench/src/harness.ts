@@ -29,7 +29,7 @@ import {
 } from "./proc.js"
 
 /** The servers under test. */
-export const configurations = [
+const configurations = [
   "bare-http",
   "express-bare",
   "oidc-provider",
@@ -80,7 +80,7 @@ const step = (
 })
 
 /** The steps of each scenario, in the order a round runs them. */
-export const scenarioSteps = (scenario: string): Array<Step> => {
+const scenarioSteps = (scenario: string): Array<Step> => {
   switch (scenario) {
     case "client_credentials":
       return (
@@ -186,7 +186,7 @@ export interface RunRecord {
 }
 
 /** Everything a run needs that is prepared once. */
-export interface Context {
+interface Context {
   readonly knobs: Knobs
   readonly tool: Load.Tool
   /** Whether processes are pinned with taskset. */
@@ -326,7 +326,7 @@ const logTail = (file: string): string => {
  * Wait (bounded) for a cluster's primary to log `all <workers> workers ready` in `logFile`;
  * null when it did, else why not.
  */
-export const waitWorkersReady = async (
+const waitWorkersReady = async (
   logFile: string,
   workers: number,
   timeoutS: number,
@@ -380,7 +380,7 @@ const serverCpu = (ctx: Context, s: Step): string | null =>
   !ctx.pinned ? null : s.config === "latchkey-workers" ? ctx.knobs.workersCpu : ctx.knobs.serverCpu
 
 /** Run one step: a fresh server, warm-up, measured run (or a soak), stop. */
-export const runStep = async (
+const runStep = async (
   ctx: Context,
   s: Step,
   round: number,

@@ -3,7 +3,7 @@
  */
 
 /** Scenarios run when SCENARIOS is unset (big-store only with BIG=1 or when named). */
-export const defaultScenarios = [
+const defaultScenarios = [
   "client_credentials",
   "authorization_code",
   "refresh_token",
@@ -12,9 +12,9 @@ export const defaultScenarios = [
 ] as const
 
 /** Every scenario name. */
-export const allScenarios = [...defaultScenarios, "big-store"] as const
+const allScenarios = [...defaultScenarios, "big-store"] as const
 
-export type LoadGen = "auto" | "wrk" | "autocannon"
+type LoadGen = "auto" | "wrk" | "autocannon"
 
 export interface Knobs {
   /** Rounds of every (scenario, configuration); the table shows the median. */

@@ -29,7 +29,7 @@ export const latchkeyEnv = (extra: Readonly<Record<string, string>> = {}): NodeJ
 }
 
 /** A command line and where it runs. */
-export interface Command {
+interface Command {
   readonly argv: ReadonlyArray<string>
   readonly cwd: string
 }
@@ -45,9 +45,9 @@ export interface Commands {
 }
 
 /** The reference server as users run it: compiled JS under plain node. */
-export const defaultServer: Command = { argv: [process.execPath, "apps/server/dist/main.js"], cwd: repoRoot }
+const defaultServer: Command = { argv: [process.execPath, "apps/server/dist/main.js"], cwd: repoRoot }
 /** The CLI as users run it. */
-export const defaultCli: Command = { argv: [process.execPath, "apps/server/dist/cli.js"], cwd: repoRoot }
+const defaultCli: Command = { argv: [process.execPath, "apps/server/dist/cli.js"], cwd: repoRoot }
 /** The fallback while dist does not run under plain node: the sources through tsx. */
 const sourceNodeArgs = ["--conditions=@latchkey/source", "--import", "tsx"]
 const tsxServer: Command = {
@@ -65,7 +65,7 @@ const fromEnv = (value: string | undefined): Command | undefined =>
     : { argv: value.trim().split(/\s+/), cwd: process.env.LATCHKEY_CWD ?? repoRoot }
 
 /** Run a command to completion (bounded). */
-export const runCommand = async (
+const runCommand = async (
   command: Command,
   args: ReadonlyArray<string>,
   env: NodeJS.ProcessEnv,

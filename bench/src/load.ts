@@ -96,9 +96,6 @@ export interface LoadSummary {
   readonly samples: ReadonlyArray<string>
 }
 
-/** Valid answers a second. */
-export const validRate = (s: LoadSummary): number => s.valid / (s.durationUs / 1e6)
-
 /** Socket-level failures (connect, read, write, timeout). */
 export const socketErrors = (s: LoadSummary): number =>
   s.errors.connect + s.errors.read + s.errors.write + s.errors.timeout

@@ -183,7 +183,7 @@ export const listeningPid = (child: ChildProcess, port: number): number => {
 }
 
 /** VmRSS of a process in MiB, or null when it is gone. */
-export const rssMiB = (pid: number): number | null => {
+const rssMiB = (pid: number): number | null => {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
     return m === null ? null : Number(m[1]) / 1024
@@ -205,7 +205,7 @@ const ticksPerSecond = (): number => {
 }
 
 /** User + system CPU seconds a process has used, or null when it is gone. */
-export const cpuSeconds = (pid: number): number | null => {
+const cpuSeconds = (pid: number): number | null => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")

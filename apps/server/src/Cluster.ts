@@ -13,7 +13,7 @@ import type { MetricObjectWithValues, MetricValue, Registry } from "prom-client"
 import type { Log } from "./Log.js"
 
 /** The message a worker sends the primary once it serves requests (its "listening" line). */
-export const readyMessage = { latchkey: "ready" } as const
+const readyMessage = { latchkey: "ready" } as const
 
 /** Whether an IPC message is `readyMessage`. */
 const isReady = (m: unknown): boolean =>

@@ -15,7 +15,7 @@ export interface Variables {
 }
 
 /** The one-line explanation of a listen failure, or undefined for a failure the configuration cannot fix. */
-export const explain = (
+const explain = (
   error: NodeJS.ErrnoException,
   port: number,
   host: string,

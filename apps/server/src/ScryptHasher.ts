@@ -16,7 +16,7 @@ export interface Params {
 }
 
 /** Default cost: N=2^15, r=8, p=3, one of OWASP's equivalent minimums, with 32 MiB per hash. */
-export const defaultParams: Params = { N: 2 ** 15, r: 8, p: 3 }
+const defaultParams: Params = { N: 2 ** 15, r: 8, p: 3 }
 
 const keyLength = 32
 const saltLength = 16

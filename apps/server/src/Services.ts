@@ -38,7 +38,7 @@ export type Services =
   | AuditStore.AuditStore
 
 /** The store of `env`: PostgreSQL when `DATABASE_URL` is set, SQLite otherwise; either provides its health for `/readyz`. */
-export const storageLayer = (
+const storageLayer = (
   env: ServerEnv
 ): Layer.Layer<
   Stores.Stores | AuditStore.AuditStore | StorageHealth.StorageHealth,
@@ -62,7 +62,7 @@ export interface Overrides {
 }
 
 /** Name of the generated server key in the settings table. */
-export const serverKeySetting = "server_key"
+const serverKeySetting = "server_key"
 
 /**
  * All services over the store of `env` (`storageLayer`). The server key is LATCHKEY_SECRET

@@ -52,7 +52,7 @@ export const scopeDescriptions = JSON.stringify({
 })
 
 /** The password of the flows' users. */
-export const browserPassword = "browser password"
+const browserPassword = "browser password"
 const password = browserPassword
 
 /** The flows' application, redirecting to `callbackBase`, and their users, created with the CLI. */

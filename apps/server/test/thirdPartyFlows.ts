@@ -10,7 +10,7 @@ import { ClientCredentials, ResourceOwnerPassword } from "simple-oauth2"
 import { createApp, createUser, signInAndAllow } from "./helpers.js"
 
 /** The registered redirect URI (nothing listens there: the flows read the redirect). */
-export const redirectUri = "http://127.0.0.1:9/callback"
+const redirectUri = "http://127.0.0.1:9/callback"
 
 /** The user of the flows. */
 export const thirdPartyUser = { username: "e2e-user", password: "e2e password 123" }

@@ -231,11 +231,6 @@ export const migrate = (
     })
   )
 
-/** Bounds of one sweep (`Sweep.Options` of the core). */
-export type SweepOptions = Sweep.Options
-/** How many rows one sweep deleted (`Sweep.Result` of the core). */
-export type SweepResult = Sweep.Result
-
 /**
  * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
  * expiry has passed, at most `limit` of each: the core's `Sweep.expired`. Several instances may sweep

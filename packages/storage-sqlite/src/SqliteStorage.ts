@@ -166,11 +166,6 @@ export const backup = (
   destination: string
 ): Effect.Effect<BackupResult, StorageError.StorageError> => SqliteBackup.run(source, destination)
 
-/** Bounds of one sweep (`Sweep.Options` of the core). */
-export type SweepOptions = Sweep.Options
-/** How many rows one sweep deleted (`Sweep.Result` of the core). */
-export type SweepResult = Sweep.Result
-
 /**
  * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
  * expiry has passed, at most `limit` of each: the core's `Sweep.expired`.

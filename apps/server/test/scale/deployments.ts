@@ -17,7 +17,7 @@ export interface Store {
 }
 
 /** One SQLite file in a new temporary directory (the file does not exist yet). */
-export const sqliteStore = (): Store => {
+const sqliteStore = (): Store => {
   const tmp = tempDir()
   return { env: { LATCHKEY_DB: join(tmp.dir, "shared.sqlite") }, cleanup: tmp.cleanup }
 }

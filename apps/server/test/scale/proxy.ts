@@ -7,7 +7,7 @@ import { Agent, createServer, request } from "node:http"
 import type { AddressInfo } from "node:net"
 
 /** A request the proxy passed on, and the index of the backend it went to. */
-export interface Forwarded {
+interface Forwarded {
   readonly method: string
   readonly path: string
   readonly backend: number

@@ -40,7 +40,7 @@ export interface Deployment {
 }
 
 /** The environment the scenarios start the instances with: a throttle budget small enough to reach. */
-export const scenarioEnv: Record<string, string> = { LATCHKEY_THROTTLE_FREE_FAILURES: "3" }
+const scenarioEnv: Record<string, string> = { LATCHKEY_THROTTLE_FREE_FAILURES: "3" }
 
 const cb = "https://app.example/cb"
 const password = "scale-out password"

@@ -21,7 +21,7 @@ export const authorizeUrl = (s: Stack, params: Record<string, string> = {}, clie
   })}`
 
 /** The `code` of a redirect to the client; fails when there is none. */
-export const codeOf = (location: string): string => {
+const codeOf = (location: string): string => {
   const code = new URL(location).searchParams.get("code")
   if (code === null) throw new Error(`no code in ${location}`)
   return code
@@ -228,9 +228,6 @@ export const retryAfter = (r: { readonly res: Response }): number => {
   assert.match(value ?? "", /^[1-9][0-9]*$/, "429 without a valid Retry-After")
   return Number(value)
 }
-
-/** Wait `ms` milliseconds. */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Start a stack and sign alice in before a file's tests, close it after; `use` receives both. */
 export const useSignedInStack = (use: (s: Stack, alice: SignedIn) => void, options?: StackOptions): void => {

@@ -24,7 +24,3 @@ export const AuthorizationCode = Schema.Struct({
 })
 /** A stored authorization code. */
 export type AuthorizationCode = typeof AuthorizationCode.Type
-
-/** Whether the code is still redeemable at `now` (epoch seconds). */
-export const isRedeemable = (code: AuthorizationCode, now: number): boolean =>
-  code.usedAt === null && code.expiresAt > now

@@ -6,7 +6,9 @@ import type { Catalogue } from "./Catalogue.js"
 import { en } from "./en.js"
 import { zhCN } from "./zh-CN.js"
 
+/** A catalogue and the parts of its texts, for writing one: published as `Locales`. @public */
 export type { Catalogue, Rich, Strong } from "./Catalogue.js"
+/** An emphasised part of a catalogue text, for writing one: published as `Locales`. @public */
 export { strong } from "./Catalogue.js"
 
 /** Every catalogue, by the language tag it is chosen for; the first is the default. */
