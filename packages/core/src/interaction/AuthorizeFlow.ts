@@ -6,6 +6,7 @@ import { Effect, Option } from "effect"
 import * as Http from "../http/Http.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
+import * as AuthorizeQuery from "../oauth/requests/AuthorizeQuery.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
 import {
@@ -81,28 +82,15 @@ const consentPage = (
 /** Longest authorize query accepted, in characters of the raw query string. */
 export const maxAuthorizeQuery = 8 * 1024
 
-/** The parameters of an authorize request that a pending request keeps. */
-const authorizeParameters: ReadonlySet<string> = new Set([
-  "response_type",
-  "client_id",
-  "redirect_uri",
-  "scope",
-  "state",
-  "client_type",
-  "code_challenge",
-  "code_challenge_method",
-  "ui_locales"
-])
-
 /**
  * The query a pending request stores and sends the browser back to: the authorize
- * parameters as the client wrote them, anything else dropped, so no extra
+ * parameters (`AuthorizeQuery`) as the client wrote them, anything else dropped, so no extra
  * parameter is kept by the server or echoed in a redirect.
  */
 export const storedQuery = (query: string): string =>
   query
     .split("&")
-    .filter((part) => authorizeParameters.has(Form.partName(part) ?? ""))
+    .filter((part) => AuthorizeQuery.names.has(Form.partName(part) ?? ""))
     .join("&")
 
 /** The authorize request again, as a same-origin path: where a page of its flow starts over. */

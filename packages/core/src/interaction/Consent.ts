@@ -1,10 +1,11 @@
 /**
  * The consent form: Allow redirects with the code or token, Deny with `access_denied`.
  */
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as Authorize from "../oauth/Authorize.js"
 import { requestAgain } from "./AuthorizeFlow.js"
+import { consentFormOf } from "./Forms.js"
 import {
   answer,
   continueForm,
@@ -20,10 +21,15 @@ import { type PageRequest, View } from "./View.js"
 /** POST of the consent form. */
 export const consentPost = (req: PageRequest) =>
   Effect.gen(function* () {
-    const { params, session, rawQuery } = yield* continueForm(req, frameOf(""), "flow", () => "consent")
+    const { form, session, rawQuery } = yield* continueForm(
+      req,
+      frameOf(""),
+      "flow",
+      consentFormOf,
+      () => "consent"
+    )
     const setCookie = yield* saveSession(req, session)
-    const decision = params.decision
-    if (decision !== "allow" && decision !== "deny") {
+    if (Either.isLeft(form)) {
       const frame = frameOf(rawQuery, Option.some(requestAgain(req, rawQuery)))
       return answer(
         errorPage(frame, 400, "invalid_request", "choose Allow or Deny", { reason: "no_decision" }),
@@ -36,7 +42,7 @@ export const consentPost = (req: PageRequest) =>
     if (Option.isNone(user)) return answer(forbidden(frameOf(rawQuery)), setCookie)
     const { issuer } = yield* Config
     const location =
-      decision === "deny"
+      form.right.decision === "deny"
         ? Authorize.reject(ar, issuer, "access_denied", "the user denied the request")
         : yield* Authorize.approve(ar, user.value.userId as string)
     return answer(View.Redirect({ status: 303, location }), setCookie)

@@ -14,6 +14,7 @@ import * as Session from "../security/Session.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import { type ConsentsForm, consentsFormOf } from "./Forms.js"
 import {
   anonymousOf,
   answer,
@@ -147,42 +148,64 @@ const withdraw = (req: PageRequest, userId: string, appKey: string) =>
     })
   )
 
-/** POST of a consents page form: sign in, withdraw a consent, or sign out. */
+type ConsentsFrame = ReturnType<typeof consentsFrame>
+
+/** The consents page's sign-in form: back to the page signed in, or its sign-in form again. */
+const consentsSignIn = (
+  req: PageRequest,
+  frame: ConsentsFrame,
+  session: Session.Session,
+  form: Extract<ConsentsForm, { readonly action: "signin" }>
+) =>
+  Effect.gen(function* () {
+    const outcome = yield* passwordSignIn(req, session, form)
+    if (outcome._tag === "Refused") {
+      return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
+    }
+    if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
+    if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
+    return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
+  })
+
+/** Back to the consents page, after a form of it. */
+const backToPage = (location: string, setCookie: string | null) =>
+  answer(View.Redirect({ status: 303, location }), setCookie)
+
+/** The Withdraw button of one application: its consent withdrawn, and back to the page that says so. */
+const consentsWithdraw = (req: PageRequest, frame: ConsentsFrame, session: Session.Session, appKey: string) =>
+  Effect.gen(function* () {
+    const user = yield* currentUser(Option.some(session))
+    // Signed out (or disabled) since the page was shown: the page asks to sign in
+    if (Option.isNone(user)) return backToPage(frame.href, null)
+    // docs/security.md T13: no list on the page has such an App Key; the form is refused before any store
+    if (!isPlainText(appKey)) {
+      return answer(errorPage(frame, 400, "invalid_request", "unknown application", { reason: "bad_form" }))
+    }
+    const setCookie = yield* saveSession(req, user.value)
+    if (!(yield* withdraw(req, user.value.userId as string, appKey))) return backToPage(frame.href, setCookie)
+    const mark = yield* withdrawnMark(user.value, appKey)
+    const sep = frame.href.includes("?") ? "&" : "?"
+    return backToPage(`${frame.href}${sep}withdrawn=${encodeURIComponent(mark)}`, setCookie)
+  })
+
+/** POST of a consents page form (`ConsentsForm`): sign in, withdraw a consent, or sign out. */
 export const consentsPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const frame = consentsFrame(req)
-    const { params, session } = yield* continueForm(req, frame, "consents", (p) =>
-      p.action === "signin" ? "login" : "consent"
+    const { form, session } = yield* continueForm(req, frame, "consents", consentsFormOf, (f) =>
+      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
     )
-    const back = (setCookie: string | null, location = frame.href) =>
-      answer(View.Redirect({ status: 303, location }), setCookie)
-    if (params.action === "signin") {
-      const outcome = yield* passwordSignIn(req, session, params)
-      if (outcome._tag === "Refused") {
-        return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
+    if (Either.isLeft(form)) {
+      return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
+    }
+    switch (form.right.action) {
+      case "signin":
+        return yield* consentsSignIn(req, frame, session, form.right)
+      case "withdraw":
+        return yield* consentsWithdraw(req, frame, session, form.right.app_key ?? "")
+      case "signout": {
+        const anonymous = yield* Session.regenerate(Option.some(session), null)
+        return backToPage(frame.href, yield* saveSession(req, anonymous))
       }
-      if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
-      if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
-      return { ...back(outcome.setCookie), deviceCookie: outcome.deviceCookie }
     }
-    if (params.action === "withdraw") {
-      const user = yield* currentUser(Option.some(session))
-      // Signed out (or disabled) since the page was shown: the page asks to sign in
-      if (Option.isNone(user)) return back(null)
-      const appKey = params.app_key ?? ""
-      // docs/security.md T13: no list on the page has such an App Key; the form is refused before any store
-      if (!isPlainText(appKey)) {
-        return answer(errorPage(frame, 400, "invalid_request", "unknown application", { reason: "bad_form" }))
-      }
-      const setCookie = yield* saveSession(req, user.value)
-      if (!(yield* withdraw(req, user.value.userId as string, appKey))) return back(setCookie)
-      const mark = yield* withdrawnMark(user.value, appKey)
-      const sep = frame.href.includes("?") ? "&" : "?"
-      return back(setCookie, `${frame.href}${sep}withdrawn=${encodeURIComponent(mark)}`)
-    }
-    if (params.action === "signout") {
-      const anonymous = yield* Session.regenerate(Option.some(session), null)
-      return back(yield* saveSession(req, anonymous))
-    }
-    return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
   })

@@ -10,10 +10,12 @@ import type { TemporarilyUnavailable } from "../model/OAuthError.js"
 import { isDisabled } from "../model/User.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
+import type { Params } from "../oauth/requests/Form.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
 import type { Step } from "../storage/SessionStore.js"
 import { UserStore } from "../storage/UserStore.js"
+import { ticketOf } from "./Forms.js"
 import * as Locale from "./Locale.js"
 import { type Page, type PageRequest, type PageResponse, type Problem, View, type WayBack } from "./View.js"
 
@@ -217,15 +219,16 @@ const crossSite = (req: PageRequest) =>
   })
 
 /**
- * Read a page form and take the pending request it continues: anything wrong ends the
- * request. The authorize flow's forms continue an authorize request; the consents page's
+ * Read a page form (decoded by `formOf`, once its ticket is read) and take the pending
+ * request it continues: anything wrong with the ticket ends the request. The authorize flow's forms continue an authorize request; the consents page's
  * continue the page itself (an empty query), and neither is accepted for the other.
  */
-export const continueForm = (
+export const continueForm = <F>(
   req: PageRequest,
   frame: Frame,
   page: "flow" | "consents",
-  step: (params: Record<string, string>) => Step
+  formOf: (params: Params) => F,
+  step: (form: F) => Step
 ) =>
   Effect.gen(function* () {
     const params = yield* Either.match(Http.readForm(req), {
@@ -234,9 +237,13 @@ export const continueForm = (
     })
     const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     if (Option.isNone(session) || (yield* crossSite(req))) return yield* early(forbidden(frame))
-    const pending = yield* Session.takePending(session.value, params.txn, params.csrf_token, step(params))
+    const ticket = ticketOf(params)
+    if (Option.isNone(ticket)) return yield* early(forbidden(frame))
+    const form = formOf(params)
+    const { txn, csrf_token } = ticket.value
+    const pending = yield* Session.takePending(session.value, txn, csrf_token, step(form))
     if (Option.isNone(pending) || (pending.value.rawQuery === "") !== (page === "consents")) {
       return yield* early(forbidden(frame))
     }
-    return { params, session: session.value, rawQuery: pending.value.rawQuery }
+    return { form, session: session.value, rawQuery: pending.value.rawQuery }
   })

@@ -11,6 +11,7 @@ import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
+import { signInFormOf } from "./Forms.js"
 import {
   answer,
   continueForm,
@@ -40,10 +41,14 @@ const refusedSignIn = (problem: SignInProblem, username: string): SignInOutcome 
  * `Accounts.authenticate`); on success the session gets a new id, and the browser becomes
  * a trusted device of the user unless it already is one.
  */
-export const passwordSignIn = (req: PageRequest, session: Session.Session, params: Record<string, string>) =>
+export const passwordSignIn = (
+  req: PageRequest,
+  session: Session.Session,
+  form: { readonly username?: string; readonly password?: string }
+) =>
   Effect.gen(function* () {
-    const username = params.username ?? ""
-    const password = params.password ?? ""
+    const username = form.username ?? ""
+    const password = form.password ?? ""
     if (username === "" || password === "") return refusedSignIn("missing_fields", username)
     const cookies = Http.header(req, "cookie") ?? undefined
     const signedIn = yield* Effect.either(
@@ -85,16 +90,16 @@ export const passwordSignIn = (req: PageRequest, session: Session.Session, param
 /** POST of the sign-in form, or of "Not you?" on the consent page. */
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
-    const { params, session, rawQuery } = yield* continueForm(req, frameOf(""), "flow", (p) =>
-      p.switch_account !== undefined ? "consent" : "login"
+    const { form, session, rawQuery } = yield* continueForm(req, frameOf(""), "flow", signInFormOf, (f) =>
+      f.switch_account !== undefined ? "consent" : "login"
     )
     const ar = yield* validated(rawQuery, 303)
     const again = requestAgain(req, rawQuery)
-    if (params.switch_account !== undefined) {
+    if (form.switch_account !== undefined) {
       const anonymous = yield* Session.regenerate(Option.some(session), null)
       return answer(View.Redirect({ status: 303, location: again.href }), yield* saveSession(req, anonymous))
     }
-    const outcome = yield* passwordSignIn(req, session, params)
+    const outcome = yield* passwordSignIn(req, session, form)
     switch (outcome._tag) {
       case "Refused":
         return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(outcome.error))
