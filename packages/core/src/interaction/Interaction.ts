@@ -44,6 +44,7 @@ import type { Page, PageRequest, PageResponse, WayBack } from "./View.js"
 
 // The public names of the browser flow, from the files that declare them
 export { maxAuthorizeQuery, storedQuery } from "./AuthorizeFlow.js"
+export { ConsentForm, ConsentsForm, SignInForm } from "./Forms.js"
 export { consentsPath, pageOf, uiLocalesOf } from "./Page.js"
 export type {
   Authorised,
