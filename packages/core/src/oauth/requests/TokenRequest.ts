@@ -58,9 +58,11 @@ export const requests = {
   [refreshTokenGrant]: RefreshTokenRequest
 } as const
 
+type GrantType = keyof typeof requests
+
 /** The `grant_type` parameter: one of the grant types of `requests`. */
 export const GrantTypeParam = Schema.Struct({
-  grant_type: Schema.Literal(authorizationCodeGrant, passwordGrant, clientCredentialsGrant, refreshTokenGrant)
+  grant_type: Schema.Literal(...(Object.keys(requests) as [GrantType, ...Array<GrantType>]))
 })
 
 /** An authorization_code request. */
