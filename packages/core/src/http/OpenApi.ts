@@ -13,7 +13,8 @@ import { ConsentForm, ConsentsForm, SignInForm } from "../interaction/Forms.js"
 import { consentsPath, maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
 import type * as Authorize from "../oauth/Authorize.js"
-import { TokenForm } from "../oauth/Introspection.js"
+import { TokenResponse } from "../oauth/grants/Issue.js"
+import { IntrospectionResponse, TokenForm } from "../oauth/Introspection.js"
 import * as Metadata from "../oauth/Metadata.js"
 import { AuthorizeQuery } from "../oauth/requests/AuthorizeQuery.js"
 import * as TokenRequest from "../oauth/requests/TokenRequest.js"
@@ -28,31 +29,6 @@ export const serverPaths = {
   healthz: "/healthz",
   readyz: "/readyz"
 } as const
-
-/** The token response (RFC 6749 §5.1); the tests check its type equals `Grants.TokenResponse`. */
-export const TokenResponse = Schema.Struct({
-  access_token: Schema.String,
-  token_type: Schema.Literal("Bearer"),
-  expires_in: Schema.Int,
-  scope: Schema.String,
-  refresh_token: Schema.optionalWith(Schema.String, { exact: true }),
-  open_id: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "TokenResponse" })
-
-/** The introspection response (RFC 7662 §2.2); the tests check its type equals `Introspection.IntrospectionResponse`. */
-export const IntrospectionResponse = Schema.Union(
-  Schema.Struct({ active: Schema.Literal(false) }),
-  Schema.Struct({
-    active: Schema.Literal(true),
-    scope: Schema.String,
-    client_id: Schema.String,
-    token_type: Schema.String,
-    exp: Schema.Int,
-    iat: Schema.Int,
-    sub: Schema.optionalWith(Schema.String, { exact: true }),
-    subject_type: Schema.optionalWith(Schema.Literal("user", "application"), { exact: true })
-  })
-).annotations({ identifier: "IntrospectionResponse" })
 
 /** `/api/me`'s body. */
 const Me = Schema.Struct({

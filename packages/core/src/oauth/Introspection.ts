@@ -13,20 +13,31 @@ import { TokenStore } from "../storage/TokenStore.js"
 import type { Params } from "./requests/Form.js"
 import { caps, decode, Text } from "./requests/Params.js"
 
-/** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
-export type IntrospectionResponse =
-  | { readonly active: false }
-  | {
-      readonly active: true
-      readonly scope: string
-      readonly client_id: string
-      readonly token_type: string
-      readonly exp: number
-      readonly iat: number
-      readonly sub?: string
-      /** How `sub` was established: `user` (a platform user signed in or gave a password), `application` (asserted by the application). */
-      readonly subject_type?: SubjectType
-    }
+/**
+ * RFC 7662 §2.2 response, as the OpenAPI document shows it: exactly `{active: false}` for
+ * anything not active and owned. `subject_type` says how `sub` was established: `user` (a
+ * platform user signed in or gave a password), `application` (asserted by the application).
+ */
+export const IntrospectionResponse = Schema.Union(
+  Schema.Struct({ active: Schema.Literal(false) }),
+  Schema.Struct({
+    active: Schema.Literal(true),
+    scope: Schema.String,
+    client_id: Schema.String,
+    token_type: Schema.String,
+    exp: Schema.Int,
+    iat: Schema.Int,
+    sub: Schema.optionalWith(Schema.String, { exact: true }),
+    subject_type: Schema.optionalWith(
+      Schema.Literal("user", "application") satisfies Schema.Schema<SubjectType>,
+      {
+        exact: true
+      }
+    )
+  })
+).annotations({ identifier: "IntrospectionResponse" })
+/** An introspection response. */
+export type IntrospectionResponse = typeof IntrospectionResponse.Type
 
 /**
  * The form of introspection and revocation (RFC 7662 §2.1, RFC 7009 §2.1): the token, never in

@@ -15,7 +15,7 @@ import * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 
 export * as AuthorizationCodeGrant from "./AuthorizationCodeGrant.js"
 export * as ClientCredentialsGrant from "./ClientCredentialsGrant.js"
-export type { Grant, Minted, TokenResponse } from "./Issue.js"
+export { type Grant, type Minted, TokenResponse } from "./Issue.js"
 export * as PasswordGrant from "./PasswordGrant.js"
 export * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 
