@@ -62,12 +62,12 @@ export type Refusal = InvalidRequest | Refusals[keyof Refusals]
 export type RefusalOf<K> = InvalidRequest | (K extends keyof Refusals ? Refusals[K] : never)
 
 /** The description of a malformed parameter, where the rule says more than "malformed". */
-const malformed: Readonly<Record<string, string>> = {
-  state: "state is too long",
-  client_type: "client_type must be PC or Mobile",
-  code_challenge: "code_challenge is malformed",
-  code_challenge_method: "code_challenge_method must be S256"
-}
+const malformed: ReadonlyMap<string, string> = new Map([
+  ["state", "state is too long"],
+  ["client_type", "client_type must be PC or Mobile"],
+  ["code_challenge", "code_challenge is malformed"],
+  ["code_challenge_method", "code_challenge_method must be S256"]
+])
 
 /**
  * The RFC 6749 error of a refused parameter, for every request: an unknown `grant_type` is
@@ -88,7 +88,7 @@ export const refusal = (f: ParamFailure): Refusal => {
     case "scope":
       return new InvalidScope({ description: f.message ?? "scope is malformed" })
     default:
-      return new InvalidRequest({ description: malformed[f.name] ?? `parameter ${f.name} is malformed` })
+      return new InvalidRequest({ description: malformed.get(f.name) ?? `parameter ${f.name} is malformed` })
   }
 }
 
@@ -100,7 +100,7 @@ const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
  * The parameter a decode error is about, found by a loop over the issue tree (Schema's
  * formatters would print the value received).
  */
-export const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
+const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
   let name: PropertyKey | undefined
   let current = issue
   for (;;) {
