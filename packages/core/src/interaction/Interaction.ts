@@ -4,7 +4,8 @@
  * user sees and withdraws what they have allowed, as one route from a plain
  * request value to a view for the binding to render. Every status, redirect and
  * error choice of the browser flow is made in this folder (`Page`, `AuthorizeFlow`,
- * `SignIn`, `Consent`, `ConsentsPage`, the views of `View`), routed here:
+ * `SignIn`, `Consent`, `ConsentsPage`; the forms' Schemas in `Forms`, the views in `View`),
+ * routed here:
  *
  * validate the request → no signed-in user: sign-in page → consent already
  * given: redirect with the code or token → else consent page → Allow: redirect

@@ -10,7 +10,6 @@ import type { TemporarilyUnavailable } from "../model/OAuthError.js"
 import { isDisabled } from "../model/User.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
-import type { Params } from "../oauth/requests/Form.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
 import type { Step } from "../storage/SessionStore.js"
@@ -227,7 +226,7 @@ export const continueForm = <F>(
   req: PageRequest,
   frame: Frame,
   page: "flow" | "consents",
-  formOf: (params: Params) => F,
+  formOf: (params: Form.Params) => F,
   step: (form: F) => Step
 ) =>
   Effect.gen(function* () {
