@@ -2,7 +2,7 @@
  * Scopes: parsed from comma- or space-separated input, held as a sorted set,
  * written comma-joined (the format of Latchkey's token responses).
  */
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import { InvalidScope } from "./OAuthError.js"
 
 /** Most items a scope parameter may carry. */
@@ -55,6 +55,21 @@ export const parse = (input: string): Either.Either<ScopeSet, InvalidScope> => {
   }
   return Either.right(make(items as Array<ScopeToken>))
 }
+
+/**
+ * A scope parameter of a request, decoded by `parse`: a refusal carries `parse`'s own
+ * description as its message.
+ */
+export const Param = Schema.transformOrFail(
+  Schema.String.annotations({ description: "scope tokens separated by commas or spaces" }),
+  Schema.typeSchema(ScopeSet),
+  {
+    strict: true,
+    decode: (input, _, ast) =>
+      Either.mapLeft(parse(input), (e) => new ParseResult.Type(ast, input, e.description)),
+    encode: (scope) => ParseResult.succeed(format(scope))
+  }
+)
 
 /** Write a scope set comma-joined, in its stable sorted order. */
 export const format = (scope: ScopeSet): string => scope.join(",")

@@ -19,8 +19,8 @@ import { CodeStore } from "../storage/CodeStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { mint } from "./grants/Issue.js"
+import { parts } from "./requests/AuthorizeQuery.js"
 import * as Form from "./requests/Form.js"
-import { caps, isPlainText } from "./requests/Params.js"
 
 /** Page layouts selected by `client_type`. */
 export type ClientType = "PC" | "Mobile"
@@ -104,90 +104,104 @@ export const errorLocation = (
     ["iss", issuer]
   ])
 
-/** Validate an authorize request's query string. */
+/** The error page of a request whose client or redirect URI cannot be trusted. */
+const errorPage = (reason: ErrorPageReason, description: string) =>
+  Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason }))
+
+/**
+ * The application and redirect URI of a request, when both can be trusted; else its error
+ * page. A client_id or redirect_uri its Schema refuses names no application and no
+ * registered URI, so it is answered as unknown or unregistered.
+ */
+const trustedClient = Effect.fnUntraced(function* (params: Form.Params) {
+  const unknown = () => errorPage("unknown_client", "client_id is missing or unknown")
+  // docs/security.md T13: a client_id that is not plain text names no application, in any store
+  const client = parts.clientId(params)
+  if (Either.isLeft(client)) return yield* unknown()
+  const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(client.right.client_id))
+  if (Option.isNone(found)) return yield* unknown()
+  const uri = parts.redirectUri(params)
+  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
+  if (Either.isLeft(uri) || !matchesRedirectUri(found.value, uri.right.redirect_uri)) {
+    return yield* errorPage(
+      "bad_redirect_uri",
+      "redirect_uri is missing or not registered for this application"
+    )
+  }
+  return { app: found.value, redirectUri: uri.right.redirect_uri }
+})
+
+/** Send an error to the trusted redirect URI. */
+type Fail = (error: RedirectErrorCode, description: string) => Effect.Effect<never, ErrorRedirect>
+
+/** A decoded part of the query, or its refusal (`Params.refusal`) sent to the redirect URI. */
+const orFail = <A, E extends { readonly error: RedirectErrorCode; readonly description: string }>(
+  decoded: Either.Either<A, E>,
+  fail: Fail
+): Effect.Effect<A, ErrorRedirect> =>
+  Either.match(decoded, { onLeft: (e) => fail(e.error, e.description), onRight: Effect.succeed })
+
+/** The PKCE challenge of a code request (RFC 7636 §4.3); a missing method means plain. */
+const challengeOf = Effect.fnUntraced(function* (
+  params: Form.Params,
+  app: Application,
+  allowPlainPkce: boolean,
+  fail: Fail
+) {
+  if (params.code_challenge === undefined) {
+    if (params.code_challenge_method !== undefined)
+      return yield* fail("invalid_request", "code_challenge_method without code_challenge")
+    if (app.requirePkce)
+      return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
+    return { codeChallenge: null, codeChallengeMethod: null }
+  }
+  const { code_challenge_method: method = "plain" } = yield* orFail(parts.challengeMethod(params), fail)
+  if (method === "plain" && !allowPlainPkce)
+    return yield* fail("invalid_request", "code_challenge_method must be S256")
+  const { code_challenge: challenge } = yield* orFail(parts.challenge(params), fail)
+  return { codeChallenge: challenge ?? null, codeChallengeMethod: method }
+})
+
+/** Validate an authorize request's query string, decoded part by part with `AuthorizeQuery`. */
 export const validate = Effect.fn("Authorize.validate")(function* (query: string) {
-  const page = (reason: ErrorPageReason, description: string) =>
-    Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason }))
   const params = yield* Either.match(Form.parse(query), {
-    onLeft: (e) => page("bad_request", e.description),
+    onLeft: (e) => errorPage("bad_request", e.description),
     onRight: Effect.succeed
   })
-  const clientId = params.client_id
-  // docs/security.md T13: a client_id that is not plain text names no application, in any store
-  if (clientId === undefined || clientId.length > caps.client_id || !isPlainText(clientId))
-    return yield* page("unknown_client", "client_id is missing or unknown")
-  const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(clientId))
-  if (Option.isNone(found)) return yield* page("unknown_client", "client_id is missing or unknown")
-  const app = found.value
-  const redirectUri = params.redirect_uri
-  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
-  if (redirectUri === undefined || !matchesRedirectUri(app, redirectUri)) {
-    return yield* page("bad_redirect_uri", "redirect_uri is missing or not registered for this application")
-  }
+  const { app, redirectUri } = yield* trustedClient(params)
   const { issuer, allowPlainPkce } = yield* Config
-  const rawState = params.state ?? null
-  const responseType = params.response_type
-  const fragment = responseType === "token"
-  const fail = (error: RedirectErrorCode, description: string) =>
+  // As sent: an error redirect carries the state back even when it is refused
+  const state = params.state ?? null
+  const fail: Fail = (error, description) =>
     Effect.fail(
       new ErrorRedirect({
-        location: errorLocation({ redirectUri, state: rawState, fragment }, issuer, error, description),
+        location: errorLocation(
+          { redirectUri, state, fragment: params.response_type === "token" },
+          issuer,
+          error,
+          description
+        ),
         error,
         description
       })
     )
-  if (rawState !== null && rawState.length > caps.state)
-    return yield* fail("invalid_request", "state is too long")
-  if (responseType === undefined) return yield* fail("invalid_request", "response_type is required")
-  if (responseType !== "code" && responseType !== "token") {
-    return yield* fail("unsupported_response_type", "response_type must be code or token")
-  }
+  const { response_type: responseType } = yield* orFail(parts.response(params), fail)
   if (!allows(app, responseType === "code" ? "authorization_code" : "implicit")) {
     return yield* fail("unauthorized_client", `this application may not use response_type=${responseType}`)
   }
-  const clientTypeParam = params.client_type ?? "PC"
-  if (clientTypeParam !== "PC" && clientTypeParam !== "Mobile") {
-    return yield* fail("invalid_request", "client_type must be PC or Mobile")
-  }
-  const requested = Scope.parse(params.scope ?? "")
-  if (Either.isLeft(requested)) return yield* fail("invalid_scope", requested.left.description)
-  const scope = requested.right.length === 0 ? app.scopes : requested.right
+  const { client_type: clientType = "PC", scope: requested = Scope.empty } = yield* orFail(
+    parts.options(params),
+    fail
+  )
+  const scope = requested.length === 0 ? app.scopes : requested
   if (!Scope.isSubset(scope, app.scopes)) {
     return yield* fail("invalid_scope", "scope includes a scope this application is not registered for")
   }
-  let codeChallenge: string | null = null
-  let codeChallengeMethod: Pkce.Method | null = null
-  if (responseType === "code") {
-    const challenge = params.code_challenge
-    const method = params.code_challenge_method
-    if (challenge === undefined) {
-      if (method !== undefined)
-        return yield* fail("invalid_request", "code_challenge_method without code_challenge")
-      if (app.requirePkce)
-        return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
-    } else {
-      // RFC 7636 §4.3: a missing method means plain
-      const m = method ?? "plain"
-      if (m !== "S256" && m !== "plain")
-        return yield* fail("invalid_request", "code_challenge_method must be S256")
-      if (m === "plain" && !allowPlainPkce)
-        return yield* fail("invalid_request", "code_challenge_method must be S256")
-      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(challenge))
-        return yield* fail("invalid_request", "code_challenge is malformed")
-      codeChallenge = challenge
-      codeChallengeMethod = m
-    }
-  }
-  return {
-    app,
-    redirectUri,
-    responseType,
-    scope,
-    state: rawState,
-    clientType: clientTypeParam,
-    codeChallenge,
-    codeChallengeMethod
-  } satisfies AuthorizationRequest
+  const pkce =
+    responseType === "code"
+      ? yield* challengeOf(params, app, allowPlainPkce, fail)
+      : { codeChallenge: null, codeChallengeMethod: null }
+  return { app, redirectUri, responseType, scope, state, clientType, ...pkce } satisfies AuthorizationRequest
 })
 
 /** Whether the user has already allowed every requested scope to the application. */

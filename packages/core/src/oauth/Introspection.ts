@@ -2,7 +2,7 @@
  * Token introspection (RFC 7662) and revocation (RFC 7009) for the
  * authenticated application's own tokens.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { Application } from "../model/Application.js"
 import * as Scope from "../model/Scope.js"
 import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
@@ -11,30 +11,57 @@ import { sha256 } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import type { Params } from "./requests/Form.js"
-import { caps, required, Text } from "./requests/Params.js"
+import { caps, decode, Text } from "./requests/Params.js"
 
-/** RFC 7662 §2.2 response: exactly `{active: false}` for anything not active and owned. */
-export type IntrospectionResponse =
-  | { readonly active: false }
-  | {
-      readonly active: true
-      readonly scope: string
-      readonly client_id: string
-      readonly token_type: string
-      readonly exp: number
-      readonly iat: number
-      readonly sub?: string
-      /** How `sub` was established: `user` (a platform user signed in or gave a password), `application` (asserted by the application). */
-      readonly subject_type?: SubjectType
-    }
+/**
+ * RFC 7662 §2.2 response, as the OpenAPI document shows it: exactly `{active: false}` for
+ * anything not active and owned. `subject_type` says how `sub` was established: `user` (a
+ * platform user signed in or gave a password), `application` (asserted by the application).
+ */
+export const IntrospectionResponse = Schema.Union(
+  Schema.Struct({ active: Schema.Literal(false) }),
+  Schema.Struct({
+    active: Schema.Literal(true),
+    scope: Schema.String,
+    client_id: Schema.String,
+    token_type: Schema.String,
+    exp: Schema.Int,
+    iat: Schema.Int,
+    sub: Schema.optionalWith(Schema.String, { exact: true }),
+    subject_type: Schema.optionalWith(
+      Schema.Literal("user", "application") satisfies Schema.Schema<SubjectType>,
+      {
+        exact: true
+      }
+    )
+  })
+).annotations({ identifier: "IntrospectionResponse" })
+/** An introspection response. */
+export type IntrospectionResponse = typeof IntrospectionResponse.Type
+
+/**
+ * The form of introspection and revocation (RFC 7662 §2.1, RFC 7009 §2.1): the token, never in
+ * the query string, and a hint of its kind; a hint of another kind is ignored (RFC 7662 §2.1).
+ */
+export const TokenForm = Schema.Struct({
+  token: Text(caps.token),
+  token_type_hint: Schema.optionalWith(
+    Schema.String.annotations({
+      description: "access_token or refresh_token: the kind looked up first; any other value is ignored"
+    }),
+    { exact: true }
+  )
+}).annotations({ identifier: "TokenForm" })
+
+const tokenForm = decode(TokenForm)
 
 /** Find the application's token by value, trying the hinted kind first. */
 const lookup = Effect.fnUntraced(function* (params: Params, app: Application) {
-  const value = yield* required(params, "token", Text(caps.token))
+  const form = yield* tokenForm(params)
   const tokens = yield* TokenStore
-  const hash = yield* sha256(value)
+  const hash = yield* sha256(form.token)
   const order: ReadonlyArray<Kind> =
-    params.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
+    form.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
   for (const kind of order) {
     const found = yield* tokens.find(kind, hash)
     // Another application's token is as good as unknown (docs/security.md, checklist V2)

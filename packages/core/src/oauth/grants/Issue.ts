@@ -2,7 +2,7 @@
  * Minting token sets: fresh random values, stored as digests, answered as the
  * token response of RFC 6749 §5.1.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { Application } from "../../model/Application.js"
 import { allows } from "../../model/Application.js"
 import { Config } from "../../model/Config.js"
@@ -13,15 +13,17 @@ import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
 import { issueSeconds } from "../../services/internal/time.js"
 
-/** The JSON body of a successful token response (RFC 6749 §5.1). */
-export interface TokenResponse {
-  readonly access_token: string
-  readonly token_type: "Bearer"
-  readonly expires_in: number
-  readonly scope: string
-  readonly refresh_token?: string
-  readonly open_id?: string
-}
+/** The JSON body of a successful token response (RFC 6749 §5.1), as the OpenAPI document shows it. */
+export const TokenResponse = Schema.Struct({
+  access_token: Schema.String,
+  token_type: Schema.Literal("Bearer"),
+  expires_in: Schema.Int,
+  scope: Schema.String,
+  refresh_token: Schema.optionalWith(Schema.String, { exact: true }),
+  open_id: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "TokenResponse" })
+/** A token response. */
+export type TokenResponse = typeof TokenResponse.Type
 
 /** What a new token set is for. */
 export interface Grant {

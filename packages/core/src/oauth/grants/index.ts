@@ -2,9 +2,9 @@
  * The token endpoint's dispatch: one table from grant_type to the decoder of its
  * parameters and the grant module that handles them.
  */
-import { Effect, type Either } from "effect"
+import { Effect, Either } from "effect"
 import { type Application, allows } from "../../model/Application.js"
-import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from "../../model/OAuthError.js"
+import { type InvalidRequest, UnauthorizedClient, type UnsupportedGrantType } from "../../model/OAuthError.js"
 import type { Params } from "../requests/Form.js"
 import * as TokenRequest from "../requests/TokenRequest.js"
 import * as AuthorizationCodeGrant from "./AuthorizationCodeGrant.js"
@@ -15,7 +15,7 @@ import * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 
 export * as AuthorizationCodeGrant from "./AuthorizationCodeGrant.js"
 export * as ClientCredentialsGrant from "./ClientCredentialsGrant.js"
-export type { TokenResponse } from "./Issue.js"
+export { TokenResponse } from "./Issue.js"
 export * as PasswordGrant from "./PasswordGrant.js"
 export * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 
@@ -38,12 +38,10 @@ const grants = {
 
 type Granted = ReturnType<(typeof grants)[keyof typeof grants]>
 
-const isSupported = (name: string): name is keyof typeof grants => Object.hasOwn(grants, name)
-
 /**
  * Run the grant a token request names, for an authenticated application: a missing
- * grant_type is `invalid_request`, an unknown one `unsupported_grant_type`, one the
- * application is not registered for `unauthorized_client`.
+ * grant_type is `invalid_request`, an unknown one `unsupported_grant_type` (both chosen by
+ * `Params.refusal`), one the application is not registered for `unauthorized_client`.
  */
 export const handle = (
   params: Params,
@@ -53,18 +51,13 @@ export const handle = (
   TokenResponse,
   Effect.Effect.Error<Granted> | InvalidRequest | UnsupportedGrantType | UnauthorizedClient,
   Effect.Effect.Context<Granted>
-> => {
-  const name = params.grant_type
-  if (name === undefined) {
-    return Effect.fail(new InvalidRequest({ description: "parameter grant_type is required" }))
-  }
-  if (!isSupported(name)) {
-    return Effect.fail(new UnsupportedGrantType({ description: "grant_type is not supported" }))
-  }
-  if (!allows(app, name)) {
-    return Effect.fail(
-      new UnauthorizedClient({ description: `this application may not use the ${name} grant` })
-    )
-  }
-  return grants[name](params, app, address)
-}
+> =>
+  Either.match(TokenRequest.grantType(params), {
+    onLeft: Effect.fail,
+    onRight: ({ grant_type: name }) =>
+      allows(app, name)
+        ? grants[name](params, app, address)
+        : Effect.fail(
+            new UnauthorizedClient({ description: `this application may not use the ${name} grant` })
+          )
+  })

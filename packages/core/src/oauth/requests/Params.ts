@@ -1,9 +1,9 @@
 /**
- * Reading single parameters through their Schemas, with the RFC 6749 error a
- * malformed one deserves.
+ * Reading the parameters of a request through the request's Schema, and the one place
+ * that chooses the RFC 6749 error a refused parameter deserves (`refusal`).
  */
-import { Either, Option, Schema } from "effect"
-import { InvalidRequest } from "../../model/OAuthError.js"
+import { Data, Either, type ParseResult, Schema } from "effect"
+import { InvalidRequest, InvalidScope, UnsupportedGrantType } from "../../model/OAuthError.js"
 import type { Params } from "./Form.js"
 
 /**
@@ -28,29 +28,112 @@ export const caps = {
   client_id: 256
 } as const
 
-/** The optional parameter `name`, decoded by `schema`; a value it refuses is `invalid_request`. */
-export const optional = <A>(
-  params: Params,
-  name: string,
-  schema: Schema.Schema<A, string>
-): Either.Either<Option.Option<A>, InvalidRequest> => {
-  const raw = params[name]
-  if (raw === undefined) return Either.right(Option.none())
-  return Schema.decodeEither(schema)(raw).pipe(
-    Either.map(Option.some),
-    Either.mapLeft(() => new InvalidRequest({ description: `parameter ${name} is malformed` }))
-  )
+/**
+ * RFC 6749 §4.1.2.1 `unsupported_response_type`: only ever sent to a validated redirect URI,
+ * never answered as JSON.
+ */
+export class UnsupportedResponseType extends Data.TaggedError("UnsupportedResponseType")<{
+  readonly description: string
+}> {
+  readonly error = "unsupported_response_type"
 }
 
-/** The required parameter `name`; absent (or empty) is `invalid_request`. */
-export const required = <A>(
-  params: Params,
-  name: string,
-  schema: Schema.Schema<A, string>
-): Either.Either<A, InvalidRequest> =>
-  Either.flatMap(optional(params, name, schema), (o) =>
-    Option.match(o, {
-      onNone: () => Either.left(new InvalidRequest({ description: `parameter ${name} is required` })),
-      onSome: Either.right
-    })
-  )
+/** The first parameter a request's Schema refused, in the order the Schema declares them. */
+export interface ParamFailure {
+  /** The parameter's name, as the request spells it. */
+  readonly name: string
+  /** Absent (or empty, which counts as absent) while required; else present and refused. */
+  readonly missing: boolean
+  /** Why, in the refusing Schema's own words, when it gives them (a scope's); never the value received. */
+  readonly message: string | undefined
+}
+
+/** The parameters whose refusal is not `invalid_request`, with the error it is. */
+interface Refusals {
+  readonly grant_type: UnsupportedGrantType
+  readonly response_type: UnsupportedResponseType
+  readonly scope: InvalidScope
+}
+
+/** Every error a refused parameter can be. */
+export type Refusal = InvalidRequest | Refusals[keyof Refusals]
+
+/** The errors a request whose Schema reads the parameters `K` can be refused with. */
+export type RefusalOf<K> = InvalidRequest | (K extends keyof Refusals ? Refusals[K] : never)
+
+/** The description of a malformed parameter, where the rule says more than "malformed". */
+const malformed: ReadonlyMap<string, string> = new Map([
+  ["state", "state is too long"],
+  ["client_type", "client_type must be PC or Mobile"],
+  ["code_challenge", "code_challenge is malformed"],
+  ["code_challenge_method", "code_challenge_method must be S256"]
+])
+
+/**
+ * The RFC 6749 error of a refused parameter, for every request: an unknown `grant_type` is
+ * `unsupported_grant_type`, an unknown `response_type` `unsupported_response_type`, a bad
+ * `scope` `invalid_scope` (with the scope rule's own description); anything else missing or
+ * malformed is `invalid_request`.
+ */
+export const refusal = (f: ParamFailure): Refusal => {
+  if (f.missing) {
+    const description = f.name === "response_type" ? "response_type is required" : undefined
+    return new InvalidRequest({ description: description ?? `parameter ${f.name} is required` })
+  }
+  switch (f.name) {
+    case "grant_type":
+      return new UnsupportedGrantType({ description: "grant_type is not supported" })
+    case "response_type":
+      return new UnsupportedResponseType({ description: "response_type must be code or token" })
+    case "scope":
+      return new InvalidScope({ description: f.message ?? "scope is malformed" })
+    default:
+      return new InvalidRequest({ description: malformed.get(f.name) ?? `parameter ${f.name} is malformed` })
+  }
+}
+
+// The first of Schema's "one or more" (`SingleOrNonEmpty`): a path or the issues of a Composite
+const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
+  Array.isArray(value) ? (value[0] as A) : (value as A)
+
+/**
+ * The parameter a decode error is about, found by a loop over the issue tree (Schema's
+ * formatters would print the value received).
+ */
+const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
+  let name: PropertyKey | undefined
+  let current = issue
+  for (;;) {
+    switch (current._tag) {
+      case "Pointer":
+        name ??= head(current.path)
+        current = current.issue
+        break
+      case "Composite":
+        current = head(current.issues)
+        break
+      case "Refinement":
+      case "Transformation":
+        current = current.issue
+        break
+      default:
+        return {
+          name: String(name ?? ""),
+          missing: current._tag === "Missing",
+          message: current._tag === "Type" ? current.message : undefined
+        }
+    }
+  }
+}
+
+/**
+ * A decoder of requests whose parameters `schema` declares (its encoded side is the form or
+ * query, one string per name): the first refused parameter, in declaration order, is the
+ * error `refusal` chooses. Parameters the Schema does not name are ignored.
+ */
+export const decode = <A, I extends { readonly [K in keyof I]?: string }>(schema: Schema.Schema<A, I>) => {
+  const run = Schema.decodeUnknownEither(schema, { errors: "first", onExcessProperty: "ignore" })
+  return (params: Params): Either.Either<A, RefusalOf<keyof I>> =>
+    // A failure names a parameter of I, so its refusal is one of RefusalOf<keyof I>
+    Either.mapLeft(run(params), (e) => refusal(failureOf(e.issue)) as RefusalOf<keyof I>)
+}

@@ -1,0 +1,211 @@
+/**
+ * The consents page: a signed-in user's authorised applications, each with a Withdraw
+ * button, and Sign out; for nobody signed in, a sign-in form that comes back to it.
+ */
+import { Effect, Either, Option } from "effect"
+import * as Admin from "../admin/Admin.js"
+import * as Http from "../http/Http.js"
+import { Config } from "../model/Config.js"
+import * as Authorize from "../oauth/Authorize.js"
+import * as Form from "../oauth/requests/Form.js"
+import { isPlainText } from "../oauth/requests/Params.js"
+import * as Audit from "../security/Audit.js"
+import * as Session from "../security/Session.js"
+import { hmac, timingSafeEqual } from "../services/Digest.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
+import { ConsentStore } from "../storage/ConsentStore.js"
+import { type ConsentsForm, consentsFormOf } from "./Forms.js"
+import {
+  anonymousOf,
+  answer,
+  consentsHref,
+  continueForm,
+  currentUser,
+  errorPage,
+  rateLimited,
+  saveSession,
+  uiLocalesOf,
+  unavailable
+} from "./Page.js"
+import { passwordSignIn } from "./SignIn.js"
+import { type Authorised, type PageRequest, type SignInError, View, type WayBack } from "./View.js"
+
+/** The layout, languages and own address of a consents page request. */
+export const consentsFrame = (req: PageRequest) => {
+  const layout = Authorize.layout(req.query)
+  const uiLocales = uiLocalesOf(req.query)
+  const href = consentsHref(req, layout, uiLocales)
+  const back: WayBack = { to: "consents", href }
+  return { layout, uiLocales, back: Option.some(back), href }
+}
+
+const withdrawnKey = (serverKey: string) => `${serverKey}\u0000latchkey-consent-withdrawn`
+
+/** The mark, tied to this session, that its browser has just withdrawn the consent to `appKey`. */
+const withdrawnMark = (session: Session.Session, appKey: string) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    Effect.map(hmac(withdrawnKey(serverKey), `${session.id}\u0000${appKey}`), (sig) => `${appKey}.${sig}`)
+  )
+
+/**
+ * The App Key the `withdrawn` parameter of a consents page query names, if this session made
+ * the mark: a link from elsewhere cannot make the page claim a withdrawal.
+ */
+const readWithdrawnMark = (session: Session.Session, query: string) =>
+  Effect.gen(function* () {
+    const mark = Either.getOrNull(Form.parse(query))?.withdrawn
+    const dot = mark?.lastIndexOf(".") ?? -1
+    if (mark === undefined || dot <= 0 || mark.length > 512) return Option.none<string>()
+    const appKey = mark.slice(0, dot)
+    return timingSafeEqual(mark, yield* withdrawnMark(session, appKey))
+      ? Option.some(appKey)
+      : Option.none<string>()
+  })
+
+const consentsSignInPage = (
+  req: PageRequest,
+  session: Session.Session,
+  status: 200 | 400,
+  error: Option.Option<SignInError> = Option.none()
+) =>
+  Effect.gen(function* () {
+    const frame = consentsFrame(req)
+    // An empty query: this ticket continues the consents page, never an authorize request
+    const ticket = yield* Session.addPending(session, "", "login")
+    const setCookie = yield* saveSession(req, session)
+    return answer(
+      View.ConsentsSignIn({
+        status,
+        layout: frame.layout,
+        uiLocales: frame.uiLocales,
+        action: frame.href,
+        ticket,
+        error,
+        formTargets: ["'self'"]
+      }),
+      setCookie
+    )
+  })
+
+const consentsListPage = (req: PageRequest, session: Session.Session) =>
+  Effect.gen(function* () {
+    const frame = consentsFrame(req)
+    const userId = session.userId as string
+    const apps = yield* ApplicationStore
+    const given = yield* Effect.flatMap(ConsentStore, (c) => c.list(userId))
+    const consents: Array<Authorised> = []
+    for (const consent of given) {
+      const app = yield* apps.find(consent.appKey)
+      // A consent outlives no application: one whose application is gone is not listed
+      if (Option.isSome(app)) {
+        consents.push({
+          appKey: consent.appKey,
+          appName: app.value.name,
+          scope: consent.scope,
+          grantedAt: consent.updatedAt
+        })
+      }
+    }
+    const marked = yield* readWithdrawnMark(session, req.query)
+    const withdrawn =
+      Option.isSome(marked) && !consents.some((c) => c.appKey === marked.value)
+        ? Option.map(yield* apps.find(marked.value), (app) => app.name)
+        : Option.none<string>()
+    const ticket = yield* Session.addPending(session, "", "consent")
+    const setCookie = yield* saveSession(req, session)
+    return answer(
+      View.Consents({
+        layout: frame.layout,
+        uiLocales: frame.uiLocales,
+        username: session.username ?? "",
+        consents,
+        withdrawn,
+        action: frame.href,
+        ticket,
+        formTargets: ["'self'"]
+      }),
+      setCookie
+    )
+  })
+
+/** GET or HEAD of the consents page. */
+export const consentsGet = (req: PageRequest) =>
+  Effect.gen(function* () {
+    if (req.method === "HEAD") return answer(View.Head({ formTargets: ["'self'"] }))
+    const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
+    const user = yield* currentUser(session)
+    if (Option.isNone(user)) return yield* consentsSignInPage(req, yield* anonymousOf(session), 200)
+    return yield* consentsListPage(req, user.value)
+  })
+
+/** Withdraw the user's consent to an application, revoking its tokens; the audit event commits with it. */
+const withdraw = (req: PageRequest, userId: string, appKey: string) =>
+  Admin.withdrawConsentOf(userId, appKey).pipe(
+    Effect.provideService(Audit.RequestInfo, {
+      requestId: req.requestId ?? null,
+      address: req.remoteAddress ?? null,
+      actor: "user"
+    })
+  )
+
+type ConsentsFrame = ReturnType<typeof consentsFrame>
+
+/** The consents page's sign-in form: back to the page signed in, or its sign-in form again. */
+const consentsSignIn = (
+  req: PageRequest,
+  frame: ConsentsFrame,
+  session: Session.Session,
+  form: Extract<ConsentsForm, { readonly action: "signin" }>
+) =>
+  Effect.gen(function* () {
+    const outcome = yield* passwordSignIn(req, session, form)
+    if (outcome._tag === "Refused") {
+      return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
+    }
+    if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
+    if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
+    return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
+  })
+
+/** Back to the consents page, after a form of it. */
+const backToPage = (location: string, setCookie: string | null) =>
+  answer(View.Redirect({ status: 303, location }), setCookie)
+
+/** The Withdraw button of one application: its consent withdrawn, and back to the page that says so. */
+const consentsWithdraw = (req: PageRequest, frame: ConsentsFrame, session: Session.Session, appKey: string) =>
+  Effect.gen(function* () {
+    const user = yield* currentUser(Option.some(session))
+    // Signed out (or disabled) since the page was shown: the page asks to sign in
+    if (Option.isNone(user)) return backToPage(frame.href, null)
+    // docs/security.md T13: no list on the page has such an App Key; the form is refused before any store
+    if (!isPlainText(appKey)) {
+      return answer(errorPage(frame, 400, "invalid_request", "unknown application", { reason: "bad_form" }))
+    }
+    const setCookie = yield* saveSession(req, user.value)
+    if (!(yield* withdraw(req, user.value.userId as string, appKey))) return backToPage(frame.href, setCookie)
+    const mark = yield* withdrawnMark(user.value, appKey)
+    const sep = frame.href.includes("?") ? "&" : "?"
+    return backToPage(`${frame.href}${sep}withdrawn=${encodeURIComponent(mark)}`, setCookie)
+  })
+
+/** POST of a consents page form (`ConsentsForm`): sign in, withdraw a consent, or sign out. */
+export const consentsPost = (req: PageRequest) =>
+  Effect.gen(function* () {
+    const frame = consentsFrame(req)
+    const { form, session } = yield* continueForm(req, frame, "consents", consentsFormOf, (f) =>
+      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
+    )
+    if (Either.isLeft(form)) {
+      return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
+    }
+    switch (form.right.action) {
+      case "signin":
+        return yield* consentsSignIn(req, frame, session, form.right)
+      case "withdraw":
+        return yield* consentsWithdraw(req, frame, session, form.right.app_key ?? "")
+      case "signout": {
+        const anonymous = yield* Session.regenerate(Option.some(session), null)
+        return backToPage(frame.href, yield* saveSession(req, anonymous))
+      }
+    }
+  })

@@ -1,0 +1,246 @@
+/**
+ * What every page of the browser flow shares: the frame and error pages, the early end of a
+ * request, the session cookie, and reading a page form that continues a pending request.
+ */
+import { Data, Effect, Either, Option } from "effect"
+import type { Refusal } from "../http/Http.js"
+import * as Http from "../http/Http.js"
+import * as Paths from "../http/Paths.js"
+import { Config } from "../model/Config.js"
+import type { TemporarilyUnavailable } from "../model/OAuthError.js"
+import { isDisabled } from "../model/User.js"
+import * as Authorize from "../oauth/Authorize.js"
+import * as Metadata from "../oauth/Metadata.js"
+import * as Form from "../oauth/requests/Form.js"
+import * as Session from "../security/Session.js"
+import type { Step } from "../storage/SessionStore.js"
+import { UserStore } from "../storage/UserStore.js"
+import { ticketOf } from "./Forms.js"
+import * as Locale from "./Locale.js"
+import { type Page, type PageRequest, type PageResponse, type Problem, View, type WayBack } from "./View.js"
+
+/** Path of the consents page, relative to the mount path: `Paths.consents`. */
+export const consentsPath = Paths.consents
+
+/** Which page a path names, relative to the mount path; none for other paths. */
+export const pageOf = (path: string): Option.Option<Page> =>
+  path === Metadata.paths.authorize
+    ? Option.some("authorize")
+    : path === Metadata.paths.login
+      ? Option.some("login")
+      : path === consentsPath
+        ? Option.some("consents")
+        : Option.none()
+
+/** The `ui_locales` of a query string, first choice first; none when the query cannot be read. */
+export const uiLocalesOf = (query: string): ReadonlyArray<string> =>
+  Either.match(Form.parse(query), {
+    onLeft: () => [],
+    onRight: (params) => Locale.parseUiLocales(params.ui_locales)
+  })
+
+/** The error page view. */
+export type ErrorPage = Extract<View, { _tag: "ErrorPage" }>
+
+/** What every page of an answer shares: the layout, the reader's languages and a way back. */
+export interface Frame {
+  readonly layout: Authorize.ClientType
+  readonly uiLocales: ReadonlyArray<string>
+  readonly back: Option.Option<WayBack>
+}
+
+/** The frame of a page answering a request with this query. */
+export const frameOf = (query: string, back: Option.Option<WayBack> = Option.none()): Frame => ({
+  layout: Authorize.layout(query),
+  uiLocales: uiLocalesOf(query),
+  back
+})
+
+/** An error page in this frame. */
+export const errorPage = (
+  frame: Frame,
+  status: number,
+  error: string,
+  description: string,
+  problem: Problem,
+  headers: Readonly<Record<string, string>> = {}
+): ErrorPage =>
+  View.ErrorPage({
+    status,
+    layout: frame.layout,
+    uiLocales: frame.uiLocales,
+    error,
+    description,
+    problem,
+    back: frame.back,
+    headers
+  })
+
+/** The page of a request refused before any rule ran (`Http.Refusal`): 405, or a malformed form. */
+export const refused = (frame: Frame, r: Refusal): ErrorPage =>
+  errorPage(
+    frame,
+    r.status,
+    "invalid_request",
+    r.description,
+    {
+      reason: r.status === 405 ? "method_not_allowed" : "bad_form"
+    },
+    r.headers
+  )
+
+/** The page of a store that cannot answer: 503 with Retry-After. */
+export const unavailable = (frame: Frame, e: TemporarilyUnavailable = Http.unavailable): ErrorPage =>
+  errorPage(
+    frame,
+    e.status,
+    e.error,
+    e.description,
+    { reason: "unavailable" },
+    { "retry-after": String(Math.max(1, Math.ceil(e.retryAfter))) }
+  )
+
+/** The page of an unexpected failure: 500, its cause never shown. */
+export const serverError = (frame: Frame): ErrorPage =>
+  errorPage(frame, Http.serverError.status, Http.serverError.error, Http.serverError.description, {
+    reason: "server_error"
+  })
+
+/** The page of a form whose ticket, CSRF token, session or origin is not valid: 403. */
+export const forbidden = (frame: Frame): ErrorPage =>
+  errorPage(
+    frame,
+    403,
+    "access_denied",
+    "this form has expired or was not sent from this site; go back to the application and start signing in again",
+    { reason: "form_expired" }
+  )
+
+/** The page of too many failed sign-ins: 429 with Retry-After. */
+export const rateLimited = (frame: Frame, retryAfter: number): ErrorPage => {
+  const seconds = Math.max(1, Math.ceil(retryAfter))
+  return errorPage(
+    frame,
+    429,
+    "temporarily_unavailable",
+    `too many failed sign-in attempts; try again in ${seconds} seconds`,
+    { reason: "rate_limited", seconds },
+    { "retry-after": String(seconds) }
+  )
+}
+
+/** A page response: the view and the session cookie to set, if any. */
+export const answer = (view: View, setCookie: string | null = null): PageResponse => ({ view, setCookie })
+
+/** A view that ends the request early, carried on the failure channel. */
+export class Early extends Data.TaggedError("Early")<{ readonly response: PageResponse }> {}
+/** End the request early with this view. */
+export const early = (view: View, setCookie: string | null = null) =>
+  Effect.fail(new Early({ response: answer(view, setCookie) }))
+
+/** Validate an authorize query; an invalid one ends the request with its page or redirect. */
+export const validated = (query: string, status: 302 | 303) =>
+  Authorize.validate(query).pipe(
+    Effect.catchTags({
+      ErrorPage: (e) =>
+        early(errorPage(frameOf(query), e.status, e.error, e.description, { reason: e.reason })),
+      ErrorRedirect: (e) => early(View.Redirect({ status, location: e.location, error: e.error }))
+    })
+  )
+
+/** Where the form of a page may send the browser: this site and the client's redirect URI. */
+export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> => [
+  "'self'",
+  new URL(ar.redirectUri).origin
+]
+
+/** The session cookie's path: it goes only to the endpoint paths, the authorize endpoint's folder. */
+export const cookiePath = (req: PageRequest) =>
+  req.basePath + Metadata.paths.authorize.slice(0, Metadata.paths.authorize.lastIndexOf("/"))
+
+/** Save the session and return its `Set-Cookie` value. */
+export const saveSession = (req: PageRequest, session: Session.Session) =>
+  Effect.flatMap(Config, ({ issuer }) =>
+    Session.save(session, { path: cookiePath(req), secure: issuer.startsWith("https:") })
+  )
+
+/**
+ * The session's user, if the account still exists and is enabled; a vanished or disabled
+ * user leaves the session anonymous.
+ */
+export const currentUser = (session: Option.Option<Session.Session>) =>
+  Effect.gen(function* () {
+    if (Option.isNone(session) || session.value.userId === null) return Option.none<Session.Session>()
+    const userId = session.value.userId
+    const found = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
+    return Option.isSome(found) && !isDisabled(found.value) ? session : Option.none<Session.Session>()
+  })
+
+/** The session to continue anonymously: a session whose user vanished keeps its id until sign-in. */
+export const anonymousOf = (session: Option.Option<Session.Session>) =>
+  Option.isSome(session)
+    ? Effect.succeed<Session.Session>({
+        ...session.value,
+        userId: null,
+        username: null,
+        authenticatedAt: null
+      })
+    : Session.fresh
+
+/** The `ui_locales` and `client_type` of a query, as the consents page keeps them in its own links. */
+const viewQuery = (layout: Authorize.ClientType, uiLocales: ReadonlyArray<string>): string =>
+  [
+    ...(layout === "Mobile" ? ["client_type=Mobile"] : []),
+    ...(uiLocales.length > 0 ? [`ui_locales=${encodeURIComponent(uiLocales.join(" "))}`] : [])
+  ].join("&")
+
+/** The consents page's address for this layout and these languages. */
+export const consentsHref = (
+  req: PageRequest,
+  layout: Authorize.ClientType,
+  uiLocales: ReadonlyArray<string>
+) => {
+  const q = viewQuery(layout, uiLocales)
+  return `${req.basePath}${consentsPath}${q === "" ? "" : `?${q}`}`
+}
+
+/** Whether a form post comes from another site (Fetch Metadata, then `Origin`); the CSRF token is checked besides. */
+const crossSite = (req: PageRequest) =>
+  Effect.map(Config, ({ issuer }) => {
+    const site = Http.header(req, "sec-fetch-site")
+    if (site === null || (site !== undefined && site !== "same-origin" && site !== "none")) return true
+    const origin = Http.header(req, "origin")
+    // Referrer-Policy: no-referrer makes browsers send `Origin: null` on same-origin posts
+    if (origin === undefined || origin === "null") return false
+    return origin !== new URL(issuer).origin && origin !== req.ownOrigin
+  })
+
+/**
+ * Read a page form (decoded by `formOf`, once its ticket is read) and take the pending
+ * request it continues: anything wrong with the ticket ends the request. The authorize flow's forms continue an authorize request; the consents page's
+ * continue the page itself (an empty query), and neither is accepted for the other.
+ */
+export const continueForm = <F>(
+  req: PageRequest,
+  frame: Frame,
+  page: "flow" | "consents",
+  formOf: (params: Form.Params) => F,
+  step: (form: F) => Step
+) =>
+  Effect.gen(function* () {
+    const params = yield* Either.match(Http.readForm(req), {
+      onLeft: (r) => early(refused(frame, r)),
+      onRight: Effect.succeed
+    })
+    const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
+    if (Option.isNone(session) || (yield* crossSite(req))) return yield* early(forbidden(frame))
+    const ticket = ticketOf(params)
+    if (Option.isNone(ticket)) return yield* early(forbidden(frame))
+    const form = formOf(params)
+    const { txn, csrf_token } = ticket.value
+    const pending = yield* Session.takePending(session.value, txn, csrf_token, step(form))
+    if (Option.isNone(pending) || (pending.value.rawQuery === "") !== (page === "consents")) {
+      return yield* early(forbidden(frame))
+    }
+    return { form, session: session.value, rawQuery: pending.value.rawQuery }
+  })
