@@ -36,7 +36,7 @@ export interface AppOptions {
 const requestIds = new WeakMap<IncomingMessage, string>()
 
 /** The id given to a request by the listener. */
-export const requestId = (req: IncomingMessage): string | undefined => requestIds.get(req)
+const requestId = (req: IncomingMessage): string | undefined => requestIds.get(req)
 
 const json = (res: Response, status: number, body: unknown) => {
   res.status(status)

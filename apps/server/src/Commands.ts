@@ -21,7 +21,7 @@ export { parseGrace } from "./commands/apps.js"
 /** How `audit tail` shows recorded values, and its `--since`. */
 export { auditJsonText, parseSince, visible } from "./commands/audit.js"
 /** The CLI's streams and exit codes. */
-export { exitCodes, type Io } from "./commands/common.js"
+export type { Io } from "./commands/common.js"
 
 /** The usage text (`cli help`). */
 export const usage = `Usage: pnpm --silent cli <command> [options]

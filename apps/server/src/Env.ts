@@ -9,7 +9,7 @@ import { EnvError } from "./settings/Parsers.js"
 import { defaultHost, inMemory, reader, settings } from "./settings/Settings.js"
 
 export { EnvError } from "./settings/Parsers.js"
-export { type LogLevel, logLevels, minAdminTokenLength } from "./settings/Settings.js"
+export { logLevels } from "./settings/Settings.js"
 
 /**
  * The directory relative paths are resolved from: where `pnpm` was invoked
@@ -31,7 +31,6 @@ export const describeStore = (env: ServerEnv): string => {
 /** Everything the server and the CLI read from the environment (each variable: settings/Settings.ts). */
 export type ServerEnv = Readonly<ReturnType<typeof read>>
 /** The admin listener (`LATCHKEY_ADMIN_*`): the admin API and `/metrics`, never on the public port. */
-export type AdminEnv = NonNullable<ServerEnv["admin"]>
 /** Trace export over OTLP/HTTP with JSON bodies (`OTEL_*`). */
 export type OtelEnv = NonNullable<ServerEnv["otel"]>
 
@@ -135,7 +134,7 @@ export const knownVariables: ReadonlyArray<string> = Object.keys(settings).filte
 const toolVariables = new Set(["LATCHKEY_CMD", "LATCHKEY_CLI_CMD", "LATCHKEY_CWD", "LATCHKEY_RUNTIME"])
 
 /** Levenshtein distance between two strings. */
-export const editDistance = (a: string, b: string): number => {
+const editDistance = (a: string, b: string): number => {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const current = [i]

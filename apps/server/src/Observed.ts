@@ -77,7 +77,7 @@ export const timedStorage = <ROut, E, RIn>(
   )
 
 /** The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write committed. */
-export const countingAuditLog = (
+const countingAuditLog = (
   log: Context.Tag.Service<Audit.AuditLog>,
   metrics: Metrics
 ): Context.Tag.Service<Audit.AuditLog> => {

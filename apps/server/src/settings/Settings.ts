@@ -23,10 +23,10 @@ import {
 /** The pino levels `LOG_LEVEL` takes. */
 export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
 /** One of `logLevels`. */
-export type LogLevel = (typeof logLevels)[number]
+type LogLevel = (typeof logLevels)[number]
 
 /** Shortest admin token accepted. */
-export const minAdminTokenLength = 32
+const minAdminTokenLength = 32
 
 /** The address both listeners take by default. */
 export const defaultHost = "127.0.0.1"

@@ -43,9 +43,7 @@ import {
  * on how many events a query returns (`maxAuditLimit`, checked by `auditLimit`) and `parseSince`.
  */
 export {
-  type AuditFilter,
   auditLimit,
-  defaultAuditLimit,
   maxAuditLimit,
   parseSince,
   queryAudit

@@ -7,7 +7,7 @@
  * most `Http.maxJsonDepth` levels, decoded with the Schemas of `AdminJson`, unknown fields refused.
  * Errors: 400 naming the field, 404, 405 with `Allow`, 409, 413, 415, 503 with `Retry-After`; a
  * defect is 500 and logged. The endpoints are the table of `AdminEndpoints`, which the OpenAPI
- * document (`OpenApi.adminDocument`, served at `openapiPath`) describes too.
+ * document (`OpenApi.adminDocument`, served at `Paths.admin` + `/openapi.json`) describes too.
  */
 import { Effect, type Schema } from "effect"
 import * as Http from "../http/Http.js"
@@ -25,12 +25,6 @@ import { badField, type Refused, readBody, readQuery } from "./internal/request.
 
 /** The path every admin endpoint is under. */
 export const basePath: string = AdminJson.basePath
-
-/** Where the route answers the OpenAPI document of the admin API (with the same bearer token). */
-export const openapiPath = `${basePath}/openapi.json`
-
-/** Most audit events one `GET /admin/v1/audit` returns: `Admin.maxAuditLimit`. */
-export const maxAuditLimit: number = Admin.maxAuditLimit
 
 /** Every service the admin API needs. */
 export type Requirements = Http.Requirements | Audit.AuditLog | AuditStore

@@ -25,6 +25,7 @@ import { Effect, Option } from "effect"
 import type { Requirements } from "../http/Http.js"
 import * as Http from "../http/Http.js"
 import * as Audit from "../security/Audit.js"
+import type { StorageError } from "../storage/StorageError.js"
 import { authorizeGet, maxAuthorizeQuery, requestAgain, storedQuery } from "./AuthorizeFlow.js"
 import { consentPost } from "./Consent.js"
 import { consentsFrame, consentsGet, consentsPost } from "./ConsentsPage.js"
@@ -44,15 +45,12 @@ import type { Page, PageRequest, PageResponse, WayBack } from "./View.js"
 
 // The public names of the browser flow, from the files that declare them
 export { maxAuthorizeQuery, storedQuery } from "./AuthorizeFlow.js"
-export { ConsentForm, ConsentsForm, SignInForm } from "./Forms.js"
 export { consentsPath, pageOf, uiLocalesOf } from "./Page.js"
 export type {
-  Authorised,
   Page,
   PageRequest,
   PageResponse,
   Problem,
-  SignInError,
   SignInProblem,
   WayBack
 } from "./View.js"
