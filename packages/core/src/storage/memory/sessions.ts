@@ -1,9 +1,11 @@
 /**
- * The memory store's sessions, apart from `storage/Memory.ts` so that its user store can end
- * a user's sessions in the same synchronous step as the change that ends them.
+ * The memory store of sessions and pending requests; the user store ends a user's sessions
+ * through it in the same synchronous step as the change that ends them. What it evicts is
+ * decided by the core's `Eviction` rules.
  */
 import { Effect, Option } from "effect"
 import type { User } from "../../model/User.js"
+import * as Eviction from "../Eviction.js"
 import {
   type PendingRecord,
   type SessionLimits,
@@ -11,6 +13,16 @@ import {
   type SessionStore,
   stillAsChecked
 } from "../SessionStore.js"
+
+/** The first `n` values of `values`. */
+function* first<A>(values: Iterable<A>, n: number): Generator<A> {
+  if (n <= 0) return
+  let taken = 0
+  for (const value of values) {
+    yield value
+    if (++taken >= n) return
+  }
+}
 
 /** The session store, and the deletion of one user's sessions that the user store runs. */
 export interface MemorySessions {
@@ -57,26 +69,36 @@ export const sessionStore = (
     ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
     return true
   }
-  // Stored, then sessions beyond maxSessions evicted: anonymous ones first
+  // Stored, then sessions beyond maxSessions evicted (Eviction.sessionsToEvict)
   const save = (session: SessionRecord) => {
     put(session)
-    while (anonymous.size + signedIn.size > limits.maxSessions) {
-      const pool = anonymous.size > 0 ? anonymous : signedIn
-      const oldest = pool.keys().next().value
-      if (oldest === undefined) break
-      remove(oldest)
-    }
+    const excess = Eviction.sessionExcess(anonymous.size + signedIn.size, limits)
+    if (excess === 0) return
+    const oldest = (m: Map<string, SessionRecord>) => [...first(m.keys(), excess + 1)]
+    const others = { anonymous: oldest(anonymous), signedIn: oldest(signedIn) }
+    for (const idHash of Eviction.sessionsToEvict(excess, session, others)) remove(idHash)
   }
-  // The oldest pending request, of a session nobody signed in to when there is one
-  const oldestPending = (): readonly [string, string] | undefined => {
-    let fallback: readonly [string, string] | undefined
+  // The oldest pending requests of an eviction pass, at most `limit`
+  const oldestPending = (pass: Eviction.PendingPass, limit: number) => {
+    const found: Array<Eviction.PendingCandidate> = []
     for (const [sessionHash, of] of pending) {
-      const txn = of.keys().next().value
-      if (txn === undefined) continue
-      if (!signedIn.has(sessionHash)) return [sessionHash, txn]
-      fallback ??= [sessionHash, txn]
+      if (pass === "anonymous" && signedIn.has(sessionHash)) continue
+      for (const [txn, p] of of) {
+        if (found.length >= limit) return found
+        found.push({ sessionHash, txn, chars: p.rawQuery.length })
+      }
     }
-    return fallback
+    return found
+  }
+  // Past maxPending the session's oldest go, past maxPendingBytes the store's (Eviction)
+  const evictPending = (of: Map<string, PendingRecord>, sessionHash: string) => {
+    for (const txn of Eviction.pendingToTrim([...of.keys()], limits)) dropPending(sessionHash, txn)
+    let state = Eviction.startPendingEviction(pendingBytes, limits)
+    while (state !== null) {
+      const step = Eviction.stepPendingEviction(state, oldestPending(state.pass, Eviction.candidateBatch))
+      for (const p of step.evict) dropPending(p.sessionHash, p.txn)
+      state = step.next
+    }
   }
   const store: SessionStore["Type"] = {
     find: (idHash, now) =>
@@ -104,16 +126,7 @@ export const sessionStore = (
         of.set(p.txn, { ...p })
         pending.set(p.sessionHash, of)
         pendingBytes += p.rawQuery.length
-        while (of.size > limits.maxPending) {
-          const oldest = of.keys().next().value
-          if (oldest === undefined) break
-          dropPending(p.sessionHash, oldest)
-        }
-        while (pendingBytes > limits.maxPendingBytes) {
-          const oldest = oldestPending()
-          if (oldest === undefined) break
-          dropPending(oldest[0], oldest[1])
-        }
+        evictPending(of, p.sessionHash)
       }),
     findPending: (sessionHash, txn, now) =>
       Effect.sync(() => {
