@@ -176,6 +176,11 @@ export const num = (value: unknown): unknown => {
 /** A JSON column: parsed, unless the driver parsed it already. */
 export const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
 
+const decodeScope = Schema.decodeUnknownSync(ScopeSet)
+
+/** A scope column as read (JSON text or parsed), decoded. */
+export const scopeOf = (value: unknown): ScopeSet => decodeScope(json(value))
+
 const field = (kind: ColumnKind, value: unknown): unknown =>
   kind === "json" ? json(value) : kind === "int" ? num(value) : kind === "bool" ? bool(value) : value
 const bool = (value: unknown): unknown => (typeof value === "number" ? value !== 0 : value)
@@ -188,4 +193,18 @@ export const fromRow = <A>(t: Table<A>, row: Readonly<Record<string, unknown>>):
   const record: Record<string, unknown> = { ...row }
   for (const c of t.columns) if (c.field in row) record[c.field] = field(c.kind, row[c.field])
   return t.decode(record)
+}
+
+/**
+ * An INSERT of `rows` rows of `t`, their parameters in the order of `values`, row after row;
+ * `param` writes the placeholder of the parameter numbered `n` (from 0) for `column`.
+ */
+export const insertSql = (
+  t: Table<unknown>,
+  param: (n: number, column: Column) => string,
+  rows = 1
+): string => {
+  const row = (r: number) => t.columns.map((c, i) => param(r * t.columns.length + i, c)).join(", ")
+  const all = Array.from({ length: rows }, (_, r) => `(${row(r)})`).join(", ")
+  return `INSERT INTO ${t.name} (${columnList(t)}) VALUES ${all}`
 }
