@@ -43,6 +43,38 @@ export const sweepAudit = (retentionDays: number) =>
     )
   })
 
+/**
+ * Every `sweepInterval`: the expired rows (`sweepExpired`), then the audit events past
+ * `retentionDays` (`sweepAudit`), each logged when it deleted anything and warned about when it
+ * failed; a failure never stops the schedule.
+ */
+export const sweeps = (retentionDays: number) => {
+  const expired = sweepExpired.pipe(
+    Effect.tap(({ codes, tokens, throttle, sessions }) =>
+      codes + tokens + throttle + sessions > 0
+        ? Effect.logInfo("swept expired rows").pipe(
+            Effect.annotateLogs({ codes, tokens, throttle, sessions })
+          )
+        : Effect.void
+    ),
+    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
+  )
+  // Apart from the expired rows: a refused audit purge does not keep them from being swept.
+  const audit = sweepAudit(retentionDays).pipe(
+    Effect.tap((n) =>
+      n > 0
+        ? Effect.logInfo("purged audit events past the retention").pipe(
+            Effect.annotateLogs({ audit: n, retentionDays })
+          )
+        : Effect.void
+    ),
+    Effect.catchAll((e) =>
+      Effect.logWarning("audit purge failed").pipe(Effect.annotateLogs({ reason: e.message }))
+    )
+  )
+  return Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
+}
+
 /** A running server. */
 export interface Running {
   readonly server: Server
@@ -121,32 +153,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     metrics
   })
 
-  const expired = sweepExpired.pipe(
-    Effect.tap(({ codes, tokens, throttle, sessions }) =>
-      codes + tokens + throttle + sessions > 0
-        ? Effect.logInfo("swept expired rows").pipe(
-            Effect.annotateLogs({ codes, tokens, throttle, sessions })
-          )
-        : Effect.void
-    ),
-    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
-  )
-  // Apart from the expired rows: a refused audit purge does not keep them from being swept.
-  const audit = sweepAudit(env.auditRetentionDays).pipe(
-    Effect.tap((n) =>
-      n > 0
-        ? Effect.logInfo("purged audit events past the retention").pipe(
-            Effect.annotateLogs({ audit: n, retentionDays: env.auditRetentionDays })
-          )
-        : Effect.void
-    ),
-    Effect.catchAll((e) =>
-      Effect.logWarning("audit purge failed").pipe(Effect.annotateLogs({ reason: e.message }))
-    )
-  )
-  const sweeper = runtime.runFork(
-    Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
-  )
+  const sweeper = runtime.runFork(sweeps(env.auditRetentionDays))
 
   let stopping: Promise<void> | undefined
   const stop = () => {

@@ -32,138 +32,149 @@ export interface MemorySessions {
 }
 
 /**
- * Sessions in this process's memory. Each map is in save order, and a save moves
- * its entry to the end, so the first entries are the least recently used. The
- * characters of all pending queries are counted, so the store's size is bounded
- * by its limits whatever anonymous requests carry. `userOf` reads the user store's users.
+ * What the session store holds. Each session map is in save order, and a save moves its entry
+ * to the end, so the first entries are the least recently used; each session's pending requests
+ * are in the order they were added. The characters of all pending queries are counted.
+ */
+interface Held {
+  readonly anonymous: Map<string, SessionRecord>
+  readonly signedIn: Map<string, SessionRecord>
+  readonly pending: Map<string, Map<string, PendingRecord>>
+  pendingBytes: number
+}
+
+const dropPending = (h: Held, sessionHash: string, txn: string): boolean => {
+  const of = h.pending.get(sessionHash)
+  const p = of?.get(txn)
+  if (of === undefined || p === undefined) return false
+  of.delete(txn)
+  h.pendingBytes -= p.rawQuery.length
+  if (of.size === 0) h.pending.delete(sessionHash)
+  return true
+}
+
+const remove = (h: Held, idHash: string): void => {
+  h.anonymous.delete(idHash)
+  h.signedIn.delete(idHash)
+  for (const txn of [...(h.pending.get(idHash)?.keys() ?? [])]) dropPending(h, idHash, txn)
+}
+
+// Stored (again) at the end of its map: the most recently used
+const put = (h: Held, session: SessionRecord): true => {
+  h.anonymous.delete(session.idHash)
+  h.signedIn.delete(session.idHash)
+  ;(session.userId === null ? h.anonymous : h.signedIn).set(session.idHash, { ...session })
+  return true
+}
+
+// Stored, then sessions beyond maxSessions evicted (Eviction.sessionsToEvict)
+const save = (h: Held, limits: SessionLimits, session: SessionRecord): void => {
+  put(h, session)
+  const excess = Eviction.sessionExcess(h.anonymous.size + h.signedIn.size, limits)
+  if (excess === 0) return
+  const oldest = (m: Map<string, SessionRecord>) => [...first(m.keys(), excess + 1)]
+  const others = { anonymous: oldest(h.anonymous), signedIn: oldest(h.signedIn) }
+  for (const idHash of Eviction.sessionsToEvict(excess, session, others)) remove(h, idHash)
+}
+
+// The oldest pending requests of an eviction pass, at most `limit`
+const oldestPending = (h: Held, pass: Eviction.PendingPass, limit: number) => {
+  const found: Array<Eviction.PendingCandidate> = []
+  for (const [sessionHash, of] of h.pending) {
+    if (pass === "anonymous" && h.signedIn.has(sessionHash)) continue
+    for (const [txn, p] of of) {
+      if (found.length >= limit) return found
+      found.push({ sessionHash, txn, chars: p.rawQuery.length })
+    }
+  }
+  return found
+}
+
+// Added at the end of its session; past maxPending the session's oldest go, past
+// maxPendingBytes the store's (Eviction)
+const addPending = (h: Held, limits: SessionLimits, p: PendingRecord): void => {
+  dropPending(h, p.sessionHash, p.txn)
+  const of = h.pending.get(p.sessionHash) ?? new Map<string, PendingRecord>()
+  of.set(p.txn, { ...p })
+  h.pending.set(p.sessionHash, of)
+  h.pendingBytes += p.rawQuery.length
+  for (const txn of Eviction.pendingToTrim([...of.keys()], limits)) dropPending(h, p.sessionHash, txn)
+  let state = Eviction.startPendingEviction(h.pendingBytes, limits)
+  while (state !== null) {
+    const step = Eviction.stepPendingEviction(state, oldestPending(h, state.pass, Eviction.candidateBatch))
+    for (const r of step.evict) dropPending(h, r.sessionHash, r.txn)
+    state = step.next
+  }
+}
+
+// At most `limit` expired sessions and at most `limit` expired requests, in map order
+const purgeExpired = (h: Held, now: number, limit: number): number => {
+  let n = 0
+  for (const m of [h.anonymous, h.signedIn]) {
+    for (const [id, s] of m) {
+      if (n >= limit) break
+      if (s.expiresAt <= now) {
+        remove(h, id)
+        n++
+      }
+    }
+  }
+  let p = 0
+  for (const [sessionHash, of] of [...h.pending]) {
+    for (const [txn, r] of [...of]) {
+      if (p >= limit) break
+      if (r.expiresAt <= now) {
+        dropPending(h, sessionHash, txn)
+        p++
+      }
+    }
+  }
+  return n + p
+}
+
+/**
+ * Sessions in this process's memory, bounded by `limits` whatever anonymous requests carry.
+ * `userOf` reads the user store's users.
  */
 export const sessionStore = (
   limits: SessionLimits,
   userOf: (userId: string) => User | undefined
 ): MemorySessions => {
-  const anonymous = new Map<string, SessionRecord>()
-  const signedIn = new Map<string, SessionRecord>()
-  const pending = new Map<string, Map<string, PendingRecord>>()
-  let pendingBytes = 0
-  const dropPending = (sessionHash: string, txn: string): boolean => {
-    const of = pending.get(sessionHash)
-    const p = of?.get(txn)
-    if (of === undefined || p === undefined) return false
-    of.delete(txn)
-    pendingBytes -= p.rawQuery.length
-    if (of.size === 0) pending.delete(sessionHash)
-    return true
-  }
-  const dropAllPending = (sessionHash: string) => {
-    for (const txn of [...(pending.get(sessionHash)?.keys() ?? [])]) dropPending(sessionHash, txn)
-  }
-  const remove = (idHash: string) => {
-    anonymous.delete(idHash)
-    signedIn.delete(idHash)
-    dropAllPending(idHash)
-  }
-  // Stored (again) at the end of its map: the most recently used
-  const put = (session: SessionRecord): true => {
-    anonymous.delete(session.idHash)
-    signedIn.delete(session.idHash)
-    ;(session.userId === null ? anonymous : signedIn).set(session.idHash, { ...session })
-    return true
-  }
-  // Stored, then sessions beyond maxSessions evicted (Eviction.sessionsToEvict)
-  const save = (session: SessionRecord) => {
-    put(session)
-    const excess = Eviction.sessionExcess(anonymous.size + signedIn.size, limits)
-    if (excess === 0) return
-    const oldest = (m: Map<string, SessionRecord>) => [...first(m.keys(), excess + 1)]
-    const others = { anonymous: oldest(anonymous), signedIn: oldest(signedIn) }
-    for (const idHash of Eviction.sessionsToEvict(excess, session, others)) remove(idHash)
-  }
-  // The oldest pending requests of an eviction pass, at most `limit`
-  const oldestPending = (pass: Eviction.PendingPass, limit: number) => {
-    const found: Array<Eviction.PendingCandidate> = []
-    for (const [sessionHash, of] of pending) {
-      if (pass === "anonymous" && signedIn.has(sessionHash)) continue
-      for (const [txn, p] of of) {
-        if (found.length >= limit) return found
-        found.push({ sessionHash, txn, chars: p.rawQuery.length })
-      }
-    }
-    return found
-  }
-  // Past maxPending the session's oldest go, past maxPendingBytes the store's (Eviction)
-  const evictPending = (of: Map<string, PendingRecord>, sessionHash: string) => {
-    for (const txn of Eviction.pendingToTrim([...of.keys()], limits)) dropPending(sessionHash, txn)
-    let state = Eviction.startPendingEviction(pendingBytes, limits)
-    while (state !== null) {
-      const step = Eviction.stepPendingEviction(state, oldestPending(state.pass, Eviction.candidateBatch))
-      for (const p of step.evict) dropPending(p.sessionHash, p.txn)
-      state = step.next
-    }
-  }
+  const h: Held = { anonymous: new Map(), signedIn: new Map(), pending: new Map(), pendingBytes: 0 }
   const store: SessionStore["Type"] = {
     find: (idHash, now) =>
       Effect.sync(() => {
-        const s = signedIn.get(idHash) ?? anonymous.get(idHash)
+        const s = h.signedIn.get(idHash) ?? h.anonymous.get(idHash)
         return s !== undefined && s.expiresAt > now ? Option.some({ ...s }) : Option.none()
       }),
     renew: (session) =>
       Effect.sync(() =>
-        anonymous.has(session.idHash) || signedIn.has(session.idHash) ? put(session) : false
+        h.anonymous.has(session.idHash) || h.signedIn.has(session.idHash) ? put(h, session) : false
       ),
-    save: (session) => Effect.sync(() => save(session)),
+    save: (session) => Effect.sync(() => save(h, limits, session)),
     // D16: the user is read in the same synchronous step that stores the session
     signIn: (session, checked) =>
       Effect.sync(() => {
         if (!stillAsChecked(checked, userOf(checked.userId))) return false
-        save(session)
+        save(h, limits, session)
         return true
       }),
-    remove: (idHash) => Effect.sync(() => remove(idHash)),
-    addPending: (p) =>
-      Effect.sync(() => {
-        dropPending(p.sessionHash, p.txn)
-        const of = pending.get(p.sessionHash) ?? new Map<string, PendingRecord>()
-        of.set(p.txn, { ...p })
-        pending.set(p.sessionHash, of)
-        pendingBytes += p.rawQuery.length
-        evictPending(of, p.sessionHash)
-      }),
+    remove: (idHash) => Effect.sync(() => remove(h, idHash)),
+    addPending: (p) => Effect.sync(() => addPending(h, limits, p)),
     findPending: (sessionHash, txn, now) =>
       Effect.sync(() => {
-        const p = pending.get(sessionHash)?.get(txn)
+        const p = h.pending.get(sessionHash)?.get(txn)
         return p !== undefined && p.expiresAt > now ? Option.some({ ...p }) : Option.none()
       }),
-    takePending: (sessionHash, txn) => Effect.sync(() => dropPending(sessionHash, txn)),
-    purgeExpired: (now, limit) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const m of [anonymous, signedIn]) {
-          for (const [id, s] of m) {
-            if (n >= limit) break
-            if (s.expiresAt <= now) {
-              remove(id)
-              n++
-            }
-          }
-        }
-        let p = 0
-        for (const [sessionHash, of] of [...pending]) {
-          for (const [txn, r] of [...of]) {
-            if (p >= limit) break
-            if (r.expiresAt <= now) {
-              dropPending(sessionHash, txn)
-              p++
-            }
-          }
-        }
-        return n + p
-      }),
-    stats: () => Effect.sync(() => ({ sessions: anonymous.size + signedIn.size, pendingBytes }))
+    takePending: (sessionHash, txn) => Effect.sync(() => dropPending(h, sessionHash, txn)),
+    purgeExpired: (now, limit) => Effect.sync(() => purgeExpired(h, now, limit)),
+    stats: () =>
+      Effect.sync(() => ({ sessions: h.anonymous.size + h.signedIn.size, pendingBytes: h.pendingBytes }))
   }
   return {
     store,
     endSessionsOf: (userId) => {
-      for (const [idHash, s] of [...signedIn]) if (s.userId === userId) remove(idHash)
+      for (const [idHash, s] of [...h.signedIn]) if (s.userId === userId) remove(h, idHash)
     }
   }
 }
