@@ -76,3 +76,13 @@ export const throttleEntry = (row: Row): Throttle.Entry => ({
   lastFailure: count(row.lastFailure),
   lockedUntil: count(row.lockedUntil)
 })
+
+/**
+ * The statement deleting at most $2 rows of `table` (by `key`, the columns of its primary key)
+ * expired at $1, skipping rows another transaction holds: several instances may sweep at once.
+ */
+export const purgeSql = (table: string, key: ReadonlyArray<string>): string => {
+  const columns = key.join(", ")
+  return `DELETE FROM ${table} WHERE ${key.length > 1 ? `(${columns})` : columns} IN (SELECT ${columns}
+    FROM ${table} WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`
+}

@@ -4,19 +4,8 @@
  * request's take) is decided by one conditional statement, so it holds across every instance on
  * the database at any isolation level.
  */
-import {
-  ApplicationStore,
-  CodeStore,
-  ConsentStore,
-  OpenIdStore,
-  SessionStore,
-  SettingStore,
-  type Stores,
-  Throttle,
-  TokenStore,
-  UserStore
-} from "@latchkey/core"
-import { Context } from "effect"
+import { type SessionStore, Stores } from "@latchkey/core"
+import type { Context } from "effect"
 import type { Database } from "./database.js"
 import { applicationStore } from "./stores/applications.js"
 import { codeStore } from "./stores/codes.js"
@@ -32,14 +21,15 @@ import { userStore } from "./stores/users.js"
 /** Build the stores over `db`; the session store keeps `limits`. */
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const over: Over = { db, limits }
-  return Context.make(ApplicationStore.ApplicationStore, applicationStore(over)).pipe(
-    Context.add(UserStore.UserStore, userStore(over)),
-    Context.add(CodeStore.CodeStore, codeStore(over)),
-    Context.add(TokenStore.TokenStore, tokenStore(over)),
-    Context.add(ConsentStore.ConsentStore, consentStore(over)),
-    Context.add(OpenIdStore.OpenIdStore, openIdStore(over)),
-    Context.add(SettingStore.SettingStore, settingStore(over)),
-    Context.add(SessionStore.SessionStore, sessionStore(over)),
-    Context.add(Throttle.ThrottleStore, throttleStore(over))
-  )
+  return Stores.make({
+    applications: applicationStore(over),
+    users: userStore(over),
+    codes: codeStore(over),
+    tokens: tokenStore(over),
+    consents: consentStore(over),
+    openIds: openIdStore(over),
+    settings: settingStore(over),
+    sessions: sessionStore(over),
+    throttle: throttleStore(over)
+  })
 }

@@ -34,3 +34,7 @@ export const all = <A>(t: Tables.Table<A>, rows: ReadonlyArray<unknown>): Array<
 // SQLite reads a negative LIMIT as "no limit"; a purge is always bounded.
 /** The LIMIT of a purge of at most `limit` rows. */
 export const bound = (limit: number): number => (limit > 0 ? Math.ceil(limit) : 0)
+
+/** The statement deleting at most `?` (the second parameter) rows of `table` expired at `?` (the first). */
+export const purgeSql = (table: string): string =>
+  `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)`

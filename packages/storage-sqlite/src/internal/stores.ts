@@ -2,20 +2,9 @@
  * The store services over one open database, one file a store under `stores/`. Statements are
  * prepared once; every read-modify-write runs in a BEGIN IMMEDIATE transaction.
  */
-import {
-  ApplicationStore,
-  CodeStore,
-  ConsentStore,
-  OpenIdStore,
-  SessionStore,
-  SettingStore,
-  type Stores,
-  Throttle,
-  TokenStore,
-  UserStore
-} from "@latchkey/core"
+import { type SessionStore, Stores } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
-import { Context } from "effect"
+import type { Context } from "effect"
 import { applicationStore } from "./stores/applications.js"
 import { codeStore } from "./stores/codes.js"
 import { consentStore } from "./stores/consents.js"
@@ -38,14 +27,15 @@ export const make = (
   limits: SessionStore.SessionLimits
 ): Context.Context<Stores.Stores> => {
   const over: Over = { db, write: writer.write, shared: sharedWrites(db) }
-  return Context.make(ApplicationStore.ApplicationStore, applicationStore(over)).pipe(
-    Context.add(UserStore.UserStore, userStore(over)),
-    Context.add(CodeStore.CodeStore, codeStore(over)),
-    Context.add(TokenStore.TokenStore, tokenStore(over)),
-    Context.add(ConsentStore.ConsentStore, consentStore(over)),
-    Context.add(OpenIdStore.OpenIdStore, openIdStore(over)),
-    Context.add(SettingStore.SettingStore, settingStore(over)),
-    Context.add(SessionStore.SessionStore, sessionStore(over, limits)),
-    Context.add(Throttle.ThrottleStore, throttleStore(over))
-  )
+  return Stores.make({
+    applications: applicationStore(over),
+    users: userStore(over),
+    codes: codeStore(over),
+    tokens: tokenStore(over),
+    consents: consentStore(over),
+    openIds: openIdStore(over),
+    settings: settingStore(over),
+    sessions: sessionStore(over, limits),
+    throttle: throttleStore(over)
+  })
 }

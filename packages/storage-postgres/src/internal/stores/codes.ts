@@ -2,7 +2,7 @@
 import { CodeStore, type ConsentStore, Tables, type Token, type UserStore } from "@latchkey/core"
 import { Effect } from "effect"
 import { attemptSync, type Tx } from "../database.js"
-import { bound, changed, first, insertSql, params, selectFrom } from "../rows.js"
+import { bound, changed, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
 import { consentRefusal, insertTokens, lockUsers } from "../tokenWrites.js"
 import type { Over } from "./shared.js"
 
@@ -52,12 +52,5 @@ export const codeStore = ({ db }: Over): CodeStore.CodeStore["Type"] => ({
       | ConsentStore.ConsentWithdrawn
     >((tx) => redeem(tx, codeHash, now, tokens)),
   purgeExpired: (now, limit) =>
-    Effect.map(
-      db.write(
-        `DELETE FROM authorization_codes WHERE code_hash IN (SELECT code_hash FROM authorization_codes
-          WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [now, bound(limit)]
-      ),
-      changed
-    )
+    Effect.map(db.write(purgeSql("authorization_codes", ["code_hash"]), [now, bound(limit)]), changed)
 })

@@ -6,7 +6,7 @@
 import { Eviction, SessionStore, Tables } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import { attemptSync, type Tx } from "../database.js"
-import { bound, changed, count, first, insertSql, params, selectFrom } from "../rows.js"
+import { bound, changed, count, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
 import { dropPendingOf, idHashes, type Over, sessionLock } from "./shared.js"
 
 const updateSql =
@@ -110,17 +110,15 @@ const addPending = (tx: Tx, p: SessionStore.PendingRecord, limits: SessionStore.
 
 const purge = (tx: Tx, now: number, limit: number) =>
   Effect.gen(function* () {
-    const sessions = yield* tx.query(
-      `DELETE FROM sessions WHERE id_hash IN (SELECT id_hash FROM sessions WHERE expires_at <= $1
-        LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id_hash`,
-      [now, bound(limit)]
-    )
+    const sessions = yield* tx.query(`${purgeSql("sessions", ["id_hash"])} RETURNING id_hash`, [
+      now,
+      bound(limit)
+    ])
     const n = yield* dropPendingOf(tx, idHashes(sessions))
-    const pending = yield* tx.query(
-      `DELETE FROM pending_authorizations WHERE (session_hash, txn) IN (SELECT session_hash, txn
-        FROM pending_authorizations WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [now, bound(limit)]
-    )
+    const pending = yield* tx.query(purgeSql("pending_authorizations", ["session_hash", "txn"]), [
+      now,
+      bound(limit)
+    ])
     return n + changed(pending)
   })
 

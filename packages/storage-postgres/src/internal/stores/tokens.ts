@@ -9,7 +9,7 @@ import {
 } from "@latchkey/core"
 import { Effect } from "effect"
 import type { Database, Tx } from "../database.js"
-import { bound, changed, first, selectFrom } from "../rows.js"
+import { bound, changed, first, purgeSql, selectFrom } from "../rows.js"
 import { consentRefusal, insertTokens, lockUsers } from "../tokenWrites.js"
 import type { Over } from "./shared.js"
 
@@ -115,12 +115,5 @@ export const tokenStore = ({ db }: Over): TokenStore.TokenStore["Type"] => ({
       (r) => changed(r) > 0
     ),
   purgeExpired: (now, limit) =>
-    Effect.map(
-      db.write(
-        `DELETE FROM tokens WHERE (kind, token_hash) IN (SELECT kind, token_hash FROM tokens
-          WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-        [now, bound(limit)]
-      ),
-      changed
-    )
+    Effect.map(db.write(purgeSql("tokens", ["kind", "token_hash"]), [now, bound(limit)]), changed)
 })

@@ -1,7 +1,7 @@
 /** The SQLite store of authorization codes. */
 import { CodeStore, type ConsentStore, Tables, type Token, type UserStore } from "@latchkey/core"
 import { attempt } from "../database.js"
-import { bound, insertSql, optional, params, selectFrom } from "../rows.js"
+import { bound, insertSql, optional, params, purgeSql, selectFrom } from "../rows.js"
 import { refuse } from "../writer.js"
 import type { Over } from "./shared.js"
 
@@ -14,8 +14,7 @@ const prepare = ({ db }: Over) => ({
   state: db.prepare(
     "SELECT used_at AS usedAt, family_id AS familyId FROM authorization_codes WHERE code_hash = ?"
   ),
-  purge: db.prepare(`DELETE FROM authorization_codes WHERE rowid IN
-    (SELECT rowid FROM authorization_codes WHERE expires_at <= ? LIMIT ?)`)
+  purge: db.prepare(purgeSql("authorization_codes"))
 })
 
 /** Codes in the `authorization_codes` table; a redemption saves its tokens in its transaction. */

@@ -6,7 +6,7 @@
 import { Eviction, SessionStore, Tables } from "@latchkey/core"
 import { Option } from "effect"
 import { attempt } from "../database.js"
-import { bound, insertSql, optional, params, selectFrom } from "../rows.js"
+import { bound, insertSql, optional, params, purgeSql, selectFrom } from "../rows.js"
 import type { Over } from "./shared.js"
 
 // The oldest sessions are those whose sliding lifetime ends first; the rowid breaks ties.
@@ -27,10 +27,7 @@ const prepare = ({ db }: Over) => ({
   oldestAnonymous: db.prepare(oldestSessions(false)).pluck(),
   oldestSignedIn: db.prepare(oldestSessions(true)).pluck(),
   remove: db.prepare("DELETE FROM sessions WHERE id_hash = ?"),
-  purge: db
-    .prepare(`DELETE FROM sessions WHERE rowid IN
-      (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?) RETURNING id_hash`)
-    .pluck(),
+  purge: db.prepare(`${purgeSql("sessions")} RETURNING id_hash`).pluck(),
   // A txn added again moves to the end of its session (a new seq), as in the memory store.
   addPending:
     db.prepare(`INSERT INTO pending_authorizations (session_hash, txn, seq, raw_query, csrf_hash, step,

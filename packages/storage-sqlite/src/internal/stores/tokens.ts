@@ -1,7 +1,7 @@
 /** The SQLite store of access and refresh tokens. */
 import { type ConsentStore, Tables, type Token, TokenStore, type UserStore } from "@latchkey/core"
 import { attempt } from "../database.js"
-import { bound, optional, selectFrom } from "../rows.js"
+import { bound, optional, purgeSql, selectFrom } from "../rows.js"
 import { refuse } from "../writer.js"
 import type { Over } from "./shared.js"
 
@@ -21,8 +21,7 @@ const prepare = ({ db }: Over) => ({
   revoke: db.prepare(
     "UPDATE tokens SET revoked_at = ? WHERE kind = ? AND token_hash = ? AND revoked_at IS NULL"
   ),
-  purge: db.prepare(`DELETE FROM tokens WHERE rowid IN
-    (SELECT rowid FROM tokens WHERE expires_at <= ? LIMIT ?)`)
+  purge: db.prepare(purgeSql("tokens"))
 })
 
 /** Tokens in the `tokens` table, by kind and hash. */
