@@ -6,15 +6,15 @@
 import { type Context, Effect, Layer } from "effect"
 import { memoryStore as memoryThrottleStore } from "../security/Throttle.js"
 import type { AuditStore } from "./AuditStore.js"
-import { applicationStore } from "./memory/applications.js"
+import { applicationStore as applications } from "./memory/applications.js"
 import { makeAudit } from "./memory/audit.js"
-import { codeStore } from "./memory/codes.js"
-import { consentStore } from "./memory/consents.js"
-import { openIdStore } from "./memory/openIds.js"
-import { settingStore } from "./memory/settings.js"
+import { codeStore as codes } from "./memory/codes.js"
+import { consentStore as consents } from "./memory/consents.js"
+import { openIdStore as openIds } from "./memory/openIds.js"
+import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
-import { tokenStore } from "./memory/tokens.js"
-import { userStore } from "./memory/users.js"
+import { tokenStore as tokens } from "./memory/tokens.js"
+import { userStore as users } from "./memory/users.js"
 import { defaultLimits, type SessionLimits } from "./SessionStore.js"
 import * as Stores from "./Stores.js"
 
@@ -23,17 +23,12 @@ export { makeAudit }
 /** Build a fresh, empty set of in-memory stores. */
 export const make = (limits: SessionLimits = defaultLimits): Context.Context<Stores.Stores> => {
   const state = empty(limits)
-  return Stores.make({
-    applications: applicationStore(state),
-    users: userStore(state),
-    codes: codeStore(state),
-    tokens: tokenStore(state),
-    consents: consentStore(state),
-    openIds: openIdStore(state),
-    settings: settingStore(state),
-    sessions: state.sessions.store,
-    throttle: memoryThrottleStore()
-  })
+  const sessions = (held: typeof state) => held.sessions.store
+  const throttle = () => memoryThrottleStore()
+  return Stores.build(
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle },
+    state
+  )
 }
 
 /** A layer of a fresh in-memory audit store. */

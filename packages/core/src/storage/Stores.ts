@@ -49,3 +49,20 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(SessionStore, of.sessions),
     Context.add(ThrottleStore, of.throttle)
   )
+
+/** One builder of each store service, each building its store over the same `Over`. */
+export type Builders<Over> = { readonly [K in keyof Implementations]: (over: Over) => Implementations[K] }
+
+/** The context providing every store service, each built over `over` by its builder of `builders`. */
+export const build = <Over>(builders: Builders<Over>, over: Over): Context.Context<Stores> =>
+  make({
+    applications: builders.applications(over),
+    users: builders.users(over),
+    codes: builders.codes(over),
+    tokens: builders.tokens(over),
+    consents: builders.consents(over),
+    openIds: builders.openIds(over),
+    settings: builders.settings(over),
+    sessions: builders.sessions(over),
+    throttle: builders.throttle(over)
+  })

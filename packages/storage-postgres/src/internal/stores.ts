@@ -7,29 +7,22 @@
 import { type SessionStore, Stores } from "@latchkey/core"
 import type { Context } from "effect"
 import type { Database } from "./database.js"
-import { applicationStore } from "./stores/applications.js"
-import { codeStore } from "./stores/codes.js"
-import { consentStore } from "./stores/consents.js"
-import { openIdStore } from "./stores/openIds.js"
-import { sessionStore } from "./stores/sessions.js"
-import { settingStore } from "./stores/settings.js"
+import { applicationStore as applications } from "./stores/applications.js"
+import { codeStore as codes } from "./stores/codes.js"
+import { consentStore as consents } from "./stores/consents.js"
+import { openIdStore as openIds } from "./stores/openIds.js"
+import { sessionStore as sessions } from "./stores/sessions.js"
+import { settingStore as settings } from "./stores/settings.js"
 import type { Over } from "./stores/shared.js"
-import { throttleStore } from "./stores/throttle.js"
-import { tokenStore } from "./stores/tokens.js"
-import { userStore } from "./stores/users.js"
+import { throttleStore as throttle } from "./stores/throttle.js"
+import { tokenStore as tokens } from "./stores/tokens.js"
+import { userStore as users } from "./stores/users.js"
 
 /** Build the stores over `db`; the session store keeps `limits`. */
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const over: Over = { db, limits }
-  return Stores.make({
-    applications: applicationStore(over),
-    users: userStore(over),
-    codes: codeStore(over),
-    tokens: tokenStore(over),
-    consents: consentStore(over),
-    openIds: openIdStore(over),
-    settings: settingStore(over),
-    sessions: sessionStore(over),
-    throttle: throttleStore(over)
-  })
+  return Stores.build(
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle },
+    over
+  )
 }

@@ -1,8 +1,8 @@
 /** The PostgreSQL store of registered applications. */
 import { ApplicationStore, Tables } from "@latchkey/core"
 import { Effect } from "effect"
-import { all, changed, first, insertSql, params, selectFrom } from "../rows.js"
-import type { Over } from "./shared.js"
+import { all, changed, first, selectFrom } from "../rows.js"
+import { insertNew, type Over } from "./shared.js"
 
 /** The SET assignments of `ApplicationStore.update` (parameters from $2) and their values. */
 const applicationChanges = (
@@ -31,13 +31,12 @@ const findSql = selectFrom(Tables.applications, "WHERE app_key = $1")
 /** Applications in the `applications` table; removing one revokes its tokens in the same transaction. */
 export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStore["Type"] => ({
   insert: (app) =>
-    Effect.flatMap(
-      db.write(
-        `${insertSql(Tables.applications)} ON CONFLICT (app_key) DO NOTHING`,
-        params(Tables.applications, app)
-      ),
-      (r) =>
-        changed(r) === 1 ? Effect.void : Effect.fail(new ApplicationStore.AppKeyTaken({ appKey: app.appKey }))
+    insertNew(
+      db,
+      Tables.applications,
+      "app_key",
+      app,
+      () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
     ),
   find: (appKey) => Effect.flatMap(db.lookup(findSql, [appKey]), (r) => first(Tables.applications, r.rows)),
   list: () =>

@@ -3,9 +3,10 @@
  * user's sessions with the requests pending in them (users, sessions). Token writes are in
  * `tokenWrites.ts`.
  */
-import type { SessionStore } from "@latchkey/core"
+import type { SessionStore, StorageError, Tables } from "@latchkey/core"
 import { Effect } from "effect"
 import type { Database, Tx } from "../database.js"
+import { changed, insertSql, params } from "../rows.js"
 
 /** The pool and the session store's bounds. */
 export interface Over {
@@ -38,3 +39,18 @@ export const endSessionsOf = (tx: Tx, userId: string) =>
 
 /** Revoke the active tokens of one user (in a transaction that disables or removes the user). */
 export const revokeUserSql = "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL"
+
+/**
+ * Insert `record` into `t` unless a row holds its unique key `conflict` already: then nothing is
+ * written and it fails with `taken()`.
+ */
+export const insertNew = <A, E>(
+  db: Database,
+  t: Tables.Table<A>,
+  conflict: string,
+  record: A,
+  taken: () => E
+): Effect.Effect<void, E | StorageError.StorageError> =>
+  Effect.flatMap(db.write(`${insertSql(t)} ON CONFLICT (${conflict}) DO NOTHING`, params(t, record)), (r) =>
+    changed(r) === 1 ? Effect.void : Effect.fail(taken())
+  )

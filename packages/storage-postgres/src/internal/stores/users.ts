@@ -1,18 +1,14 @@
 /** The PostgreSQL store of platform users. */
 import { Tables, UserStore } from "@latchkey/core"
 import { Effect } from "effect"
-import { all, changed, first, insertSql, params, selectFrom } from "../rows.js"
+import { all, changed, first, selectFrom } from "../rows.js"
 import { retireCodesOfUser } from "../tokenWrites.js"
-import { endSessionsOf, type Over, revokeUserSql } from "./shared.js"
+import { endSessionsOf, insertNew, type Over, revokeUserSql } from "./shared.js"
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
 export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
   insert: (u) =>
-    Effect.flatMap(
-      db.write(`${insertSql(Tables.users)} ON CONFLICT (username) DO NOTHING`, params(Tables.users, u)),
-      (r) =>
-        changed(r) === 1 ? Effect.void : Effect.fail(new UserStore.UsernameTaken({ username: u.username }))
-    ),
+    insertNew(db, Tables.users, "username", u, () => new UserStore.UsernameTaken({ username: u.username })),
   findByUsername: (username) =>
     Effect.flatMap(db.lookup(selectFrom(Tables.users, "WHERE username = $1"), [username]), (r) =>
       first(Tables.users, r.rows)

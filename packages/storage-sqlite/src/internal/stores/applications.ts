@@ -1,10 +1,10 @@
 /** The SQLite store of registered applications. */
 import { type Application, ApplicationStore, Tables } from "@latchkey/core"
-import { Effect, Option } from "effect"
+import { Option } from "effect"
 import { attempt } from "../database.js"
-import { insertSql, params, selectFrom } from "../rows.js"
+import { insertSql, selectFrom } from "../rows.js"
 import { refuse } from "../writer.js"
-import type { Over } from "./shared.js"
+import { insertNew, type Over } from "./shared.js"
 
 type Row = Readonly<Record<string, unknown>>
 
@@ -82,10 +82,12 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
   })
   return {
     insert: (app) =>
-      Effect.flatMap(
-        write(() => q.insert.run(params(Tables.applications, app)).changes),
-        (changes) =>
-          changes === 1 ? Effect.void : Effect.fail(new ApplicationStore.AppKeyTaken({ appKey: app.appKey }))
+      insertNew(
+        over,
+        q.insert,
+        Tables.applications,
+        app,
+        () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
       ),
     find: (appKey) => attempt(() => found(q.find.get(appKey))),
     list: () => attempt(() => q.list.all().map((row) => Tables.fromRow(Tables.applications, row as Row))),

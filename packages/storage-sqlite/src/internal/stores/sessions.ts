@@ -62,11 +62,8 @@ const prepare = ({ db }: Over) => ({
 })
 
 /** Sessions and pending requests in their tables, bounded by `limits`. */
-export const sessionStore = (
-  over: Over,
-  limits: SessionStore.SessionLimits
-): SessionStore.SessionStore["Type"] => {
-  const { db, write, shared } = over
+export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
+  const { db, write, shared, limits } = over
   const q = prepare(over)
   const renew = (s: SessionStore.SessionRecord): boolean => q.update.run(s).changes > 0
   const tx = {

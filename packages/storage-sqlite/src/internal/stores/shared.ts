@@ -3,17 +3,44 @@
  * write's checks and insert (codes and tokens), and the revocations and session ends of a user
  * (users, consents). Each runs inside the writer's transaction.
  */
-import { ConsentStore, type Scope, Tables, type Token, UserStore } from "@latchkey/core"
+import {
+  ConsentStore,
+  type Scope,
+  type SessionStore,
+  type StorageError,
+  Tables,
+  type Token,
+  UserStore
+} from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
-import { insertSql, optional, selectFrom, tokenParams } from "../rows.js"
+import { Effect } from "effect"
+import { insertSql, optional, params, selectFrom, tokenParams } from "../rows.js"
 import { refuse, type Writer } from "../writer.js"
 
-/** The database, its writer, and the shared writes every store may use. */
+/** The database, its writer, the shared writes every store may use, and the session bounds. */
 export interface Over {
   readonly db: BetterSqlite3.Database
   readonly write: Writer["write"]
   readonly shared: Shared
+  /** The bounds the session store keeps. */
+  readonly limits: SessionStore.SessionLimits
 }
+
+/**
+ * Insert `record` into `t` with `statement` (an insert of `t` ending ON CONFLICT DO NOTHING); when
+ * a row held its unique key already, nothing is written and it fails with `taken()`.
+ */
+export const insertNew = <A, E>(
+  over: Over,
+  statement: BetterSqlite3.Statement,
+  t: Tables.Table<A>,
+  record: A,
+  taken: () => E
+): Effect.Effect<void, E | StorageError.StorageError> =>
+  Effect.flatMap(
+    over.write(() => statement.run(params(t, record)).changes),
+    (changes) => (changes === 1 ? Effect.void : Effect.fail(taken()))
+  )
 
 /** The writes several stores share. */
 export type Shared = ReturnType<typeof sharedWrites>

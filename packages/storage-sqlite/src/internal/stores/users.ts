@@ -1,9 +1,8 @@
 /** The SQLite store of platform users. */
 import { Tables, UserStore } from "@latchkey/core"
-import { Effect } from "effect"
 import { attempt } from "../database.js"
-import { all, insertSql, optional, params, selectFrom } from "../rows.js"
-import type { Over } from "./shared.js"
+import { all, insertSql, optional, selectFrom } from "../rows.js"
+import { insertNew, type Over } from "./shared.js"
 
 const prepare = ({ db }: Over) => ({
   insert: db.prepare(`${insertSql(Tables.users)} ON CONFLICT (username) DO NOTHING`),
@@ -49,10 +48,12 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
   }
   return {
     insert: (user) =>
-      Effect.flatMap(
-        write(() => q.insert.run(params(Tables.users, user)).changes),
-        (changes) =>
-          changes === 1 ? Effect.void : Effect.fail(new UserStore.UsernameTaken({ username: user.username }))
+      insertNew(
+        over,
+        q.insert,
+        Tables.users,
+        user,
+        () => new UserStore.UsernameTaken({ username: user.username })
       ),
     findByUsername: (username) => attempt(() => optional(Tables.users, q.findByName.get(username))),
     findById: (userId) => attempt(() => shared.findUser(userId)),
