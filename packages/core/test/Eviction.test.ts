@@ -54,6 +54,19 @@ describe("Eviction.sessionsToEvict", () => {
   })
 })
 
+describe("Eviction.signedInNeeded", () => {
+  it("reads no signed-in session while the anonymous ones cover the excess", () => {
+    assert.strictEqual(Eviction.signedInNeeded(2, { idHash: "new", userId: "u" }, ["a1", "a2"]), 0)
+    assert.strictEqual(Eviction.signedInNeeded(3, { idHash: "new", userId: null }, ["a1", "a2"]), 0)
+  })
+
+  it("reads those the anonymous ones and an anonymous saved session leave", () => {
+    assert.strictEqual(Eviction.signedInNeeded(4, { idHash: "new", userId: "u" }, ["a1"]), 3)
+    assert.strictEqual(Eviction.signedInNeeded(4, { idHash: "new", userId: null }, ["a1"]), 2)
+    assert.strictEqual(Eviction.signedInNeeded(2, { idHash: "a1", userId: null }, ["a1"]), 1)
+  })
+})
+
 describe("Eviction.pendingToTrim", () => {
   it("drops all but the newest maxPending requests of a session", () => {
     assert.deepStrictEqual(Eviction.pendingToTrim(["t1", "t2", "t3", "t4"], limits), ["t1", "t2"])

@@ -39,6 +39,20 @@ export const sessionsToEvict = (
 }
 
 /**
+ * How many signed-in sessions a store must read for `sessionsToEvict`, once it read `anonymous`
+ * (the oldest anonymous sessions, at most `excess`): those that the anonymous ones and `saved`
+ * itself, if it is anonymous, do not cover. None need reading (or locking) when they do.
+ */
+export const signedInNeeded = (
+  excess: number,
+  saved: { readonly idHash: string; readonly userId: string | null },
+  anonymous: ReadonlyArray<string>
+): number => {
+  const others = anonymous.filter((idHash) => idHash !== saved.idHash).length
+  return Math.max(0, excess - others - (saved.userId === null ? 1 : 0))
+}
+
+/**
  * The requests of one session to drop past `maxPending`, of `txns` (its requests, oldest first):
  * all but the newest `maxPending`.
  */

@@ -72,9 +72,11 @@ const save = (h: Held, limits: SessionLimits, session: SessionRecord): void => {
   put(h, session)
   const excess = Eviction.sessionExcess(h.anonymous.size + h.signedIn.size, limits)
   if (excess === 0) return
-  const oldest = (m: Map<string, SessionRecord>) => [...first(m.keys(), excess + 1)]
-  const others = { anonymous: oldest(h.anonymous), signedIn: oldest(h.signedIn) }
-  for (const idHash of Eviction.sessionsToEvict(excess, session, others)) remove(h, idHash)
+  // One more than needed: the session saved is among them when it is one of the oldest
+  const anonymous = [...first(h.anonymous.keys(), excess + 1)]
+  const needed = Eviction.signedInNeeded(excess, session, anonymous)
+  const signedIn = needed > 0 ? [...first(h.signedIn.keys(), needed + 1)] : []
+  for (const idHash of Eviction.sessionsToEvict(excess, session, { anonymous, signedIn })) remove(h, idHash)
 }
 
 // The oldest pending requests of an eviction pass, at most `limit`

@@ -62,9 +62,11 @@ const insertSession = (tx: Tx, s: SessionStore.SessionRecord, limits: SessionSto
     const counted = yield* tx.query("SELECT count(*) AS n FROM sessions")
     const excess = Eviction.sessionExcess(yield* attemptSync(() => count(counted.rows[0]?.n)), limits)
     if (excess === 0) return
-    const oldest = (signedIn: boolean) =>
-      Effect.map(tx.query(oldestSql(signedIn), [s.idHash, excess]), idHashes)
-    const others = { anonymous: yield* oldest(false), signedIn: yield* oldest(true) }
+    const oldest = (signedIn: boolean, n: number) =>
+      Effect.map(tx.query(oldestSql(signedIn), [s.idHash, n]), idHashes)
+    const anonymous = yield* oldest(false, excess)
+    const needed = Eviction.signedInNeeded(excess, s, anonymous)
+    const others = { anonymous, signedIn: needed > 0 ? yield* oldest(true, needed) : [] }
     const evicted = Eviction.sessionsToEvict(excess, s, others)
     yield* tx.query("DELETE FROM sessions WHERE id_hash = ANY($1::text[])", [evicted])
     yield* dropPendingOf(tx, evicted)

@@ -73,9 +73,10 @@ export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
       q.insert.run(params(Tables.sessions, s))
       const excess = Eviction.sessionExcess(q.count.get() as number, limits)
       if (excess === 0) return
-      const oldest = (kind: typeof q.oldestAnonymous) => kind.all(s.idHash, excess) as Array<string>
-      const others = { anonymous: oldest(q.oldestAnonymous), signedIn: oldest(q.oldestSignedIn) }
-      const evicted = Eviction.sessionsToEvict(excess, s, others)
+      const anonymous = q.oldestAnonymous.all(s.idHash, excess) as Array<string>
+      const needed = Eviction.signedInNeeded(excess, s, anonymous)
+      const signedIn = needed > 0 ? (q.oldestSignedIn.all(s.idHash, needed) as Array<string>) : []
+      const evicted = Eviction.sessionsToEvict(excess, s, { anonymous, signedIn })
       for (const idHash of evicted) q.remove.run(idHash)
       shared.dropPendingOf(evicted)
     }),
