@@ -6,7 +6,7 @@
  * the trace export (`Tracing`).
  */
 import type { RequestListener, Server } from "node:http"
-import { AuditStore, CodeStore, SessionStore, Throttle, Time, TokenStore } from "@latchkey/core"
+import { AuditStore, Sweep, Throttle, Time } from "@latchkey/core"
 import { Duration, Effect, Fiber, Schedule } from "effect"
 import * as AdminServer from "./AdminServer.js"
 import * as App from "./App.js"
@@ -22,25 +22,13 @@ export const sweepInterval = Duration.minutes(5)
 export const sweepLimit = 1000
 
 /**
- * Delete expired codes and tokens, and throttle counters neither locked nor failed within the
- * policy's window, at most `sweepLimit` of each; tombstones stay until their expiry.
+ * Delete expired codes, tokens, sign-in sessions and pending authorizations, and throttle counters
+ * neither locked nor failed within the policy's window, at most `sweepLimit` of each: the core's
+ * `Sweep.expired`; tombstones stay until their expiry.
  */
-export const sweepOnce = Effect.gen(function* () {
-  const now = yield* Time.nowSeconds
-  const codes = yield* Effect.flatMap(CodeStore.CodeStore, (s) => s.purgeExpired(now, sweepLimit))
-  const tokens = yield* Effect.flatMap(TokenStore.TokenStore, (s) => s.purgeExpired(now, sweepLimit))
-  const { window } = yield* Throttle.ThrottlePolicy
-  const throttle = yield* Effect.flatMap(Throttle.ThrottleStore, (s) =>
-    s.purgeExpired(now, window, sweepLimit)
-  )
-  return { codes, tokens, throttle }
-})
-
-/** Delete expired sign-in sessions and pending authorizations, at most `sweepLimit` of each. */
-export const sweepSessions = Effect.gen(function* () {
-  const now = yield* Time.nowSeconds
-  return yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.purgeExpired(now, sweepLimit))
-})
+export const sweepExpired = Effect.flatMap(Throttle.ThrottlePolicy, ({ window }) =>
+  Sweep.expired({ limit: sweepLimit, throttleWindow: window })
+)
 
 /**
  * Delete audit events recorded more than `retentionDays` days ago (`at < now - retentionDays * 86400`
@@ -54,6 +42,38 @@ export const sweepAudit = (retentionDays: number) =>
       s.purgeBefore(now - retentionDays * 86_400, sweepLimit)
     )
   })
+
+/**
+ * Every `sweepInterval`: the expired rows (`sweepExpired`), then the audit events past
+ * `retentionDays` (`sweepAudit`), each logged when it deleted anything and warned about when it
+ * failed; a failure never stops the schedule.
+ */
+export const sweeps = (retentionDays: number) => {
+  const expired = sweepExpired.pipe(
+    Effect.tap(({ codes, tokens, throttle, sessions }) =>
+      codes + tokens + throttle + sessions > 0
+        ? Effect.logInfo("swept expired rows").pipe(
+            Effect.annotateLogs({ codes, tokens, throttle, sessions })
+          )
+        : Effect.void
+    ),
+    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
+  )
+  // Apart from the expired rows: a refused audit purge does not keep them from being swept.
+  const audit = sweepAudit(retentionDays).pipe(
+    Effect.tap((n) =>
+      n > 0
+        ? Effect.logInfo("purged audit events past the retention").pipe(
+            Effect.annotateLogs({ audit: n, retentionDays })
+          )
+        : Effect.void
+    ),
+    Effect.catchAll((e) =>
+      Effect.logWarning("audit purge failed").pipe(Effect.annotateLogs({ reason: e.message }))
+    )
+  )
+  return Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
+}
 
 /** A running server. */
 export interface Running {
@@ -133,30 +153,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     metrics
   })
 
-  const expired = Effect.zipWith(sweepOnce, sweepSessions, (rows, sessions) => ({ ...rows, sessions })).pipe(
-    Effect.tap((n) =>
-      n.codes + n.tokens + n.throttle + n.sessions > 0
-        ? Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs(n))
-        : Effect.void
-    ),
-    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
-  )
-  // Apart from the expired rows: a refused audit purge does not keep them from being swept.
-  const audit = sweepAudit(env.auditRetentionDays).pipe(
-    Effect.tap((n) =>
-      n > 0
-        ? Effect.logInfo("purged audit events past the retention").pipe(
-            Effect.annotateLogs({ audit: n, retentionDays: env.auditRetentionDays })
-          )
-        : Effect.void
-    ),
-    Effect.catchAll((e) =>
-      Effect.logWarning("audit purge failed").pipe(Effect.annotateLogs({ reason: e.message }))
-    )
-  )
-  const sweeper = runtime.runFork(
-    Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
-  )
+  const sweeper = runtime.runFork(sweeps(env.auditRetentionDays))
 
   let stopping: Promise<void> | undefined
   const stop = () => {

@@ -23,7 +23,7 @@ import * as App from "../src/App.js"
 import * as Env from "../src/Env.js"
 import * as Log from "../src/Log.js"
 import * as ScryptHasher from "../src/ScryptHasher.js"
-import { sweepAudit, sweepLimit, sweepOnce, sweepSessions } from "../src/Server.js"
+import { sweepAudit, sweepExpired, sweepLimit } from "../src/Server.js"
 import * as Services from "../src/Services.js"
 
 const runtimeWith = (healthy: boolean) =>
@@ -89,8 +89,8 @@ describe("App", () => {
   })
 })
 
-describe("sweepOnce", () => {
-  it("deletes expired codes and tokens only", async () => {
+describe("sweepExpired", () => {
+  it("deletes expired tokens only", async () => {
     const runtime = runtimeWith(true)
     try {
       const now = Math.floor(Date.now() / 1000)
@@ -113,15 +113,14 @@ describe("sweepOnce", () => {
           s.insert([token("old", now - 1), token("new", now + 3600)])
         )
       )
-      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 1, throttle: 0 })
-      assert.deepStrictEqual(await runtime.runPromise(sweepOnce), { codes: 0, tokens: 0, throttle: 0 })
+      const swept = { codes: 0, tokens: 1, sessions: 0, throttle: 0 }
+      assert.deepStrictEqual(await runtime.runPromise(sweepExpired), swept)
+      assert.deepStrictEqual(await runtime.runPromise(sweepExpired), { ...swept, tokens: 0 })
     } finally {
       await runtime.dispose()
     }
   })
-})
 
-describe("sweepSessions", () => {
   it("deletes expired sign-in sessions only", async () => {
     const runtime = runtimeWith(true)
     try {
@@ -138,8 +137,8 @@ describe("sweepSessions", () => {
           Effect.zipRight(s.save(session("old", now - 1)), s.save(session("new", now + 3600)))
         )
       )
-      assert.strictEqual(await runtime.runPromise(sweepSessions), 1)
-      assert.strictEqual(await runtime.runPromise(sweepSessions), 0)
+      assert.strictEqual((await runtime.runPromise(sweepExpired)).sessions, 1)
+      assert.strictEqual((await runtime.runPromise(sweepExpired)).sessions, 0)
       const left = await runtime.runPromise(
         Effect.flatMap(SessionStore.SessionStore, (s) => s.find("new", now))
       )

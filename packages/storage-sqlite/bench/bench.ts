@@ -6,7 +6,15 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { CodeStore, type StorageError, type Stores, type Token, TokenStore } from "@latchkey/core"
+import {
+  CodeStore,
+  ConsentStore,
+  type StorageError,
+  type Stores,
+  Tables,
+  type Token,
+  TokenStore
+} from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import * as Fixtures from "@latchkey/storage-testkit/Fixtures"
 import BetterSqlite3 from "better-sqlite3"
@@ -26,20 +34,8 @@ const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-"))
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 
-const tokenRow = (t: Token.Token) => [
-  t.kind,
-  t.tokenHash,
-  t.appKey,
-  t.userId,
-  t.openId,
-  JSON.stringify(t.scope),
-  t.familyId,
-  t.parentHash,
-  t.issuedAt,
-  t.expiresAt,
-  t.revokedAt,
-  t.rotatedAt
-]
+/** A token's column values, in the order of the adapter's token insert (the core's `Tables`). */
+const tokenRow = (t: Token.Token) => Tables.values(Tables.tokens, t)
 
 /** A raw connection on a freshly migrated file, with the adapter's pragmas. */
 const openRaw = (synchronous: "FULL" | "NORMAL") =>
@@ -51,8 +47,7 @@ const openRaw = (synchronous: "FULL" | "NORMAL") =>
     db.pragma("journal_mode = WAL")
     db.pragma(`synchronous = ${synchronous}`)
     db.pragma("foreign_keys = ON")
-    const insertToken = db.prepare(`INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope,
-      family_id, parent_hash, issued_at, expires_at, revoked_at, rotated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const insertToken = db.prepare(Tables.insertSql(Tables.tokens, () => "?"))
     const insertCode = db.prepare(`INSERT INTO authorization_codes (code_hash, app_key, redirect_uri, user_id,
       open_id, scope, code_challenge, code_challenge_method, family_id, issued_at, expires_at, used_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -105,22 +100,7 @@ const workloads: Record<string, Workload> = {
       Effect.gen(function* () {
         const codes = Array.from({ length: ops }, () => Fixtures.code())
         raw.db.transaction(() => {
-          for (const c of codes) {
-            raw.insertCode.run(
-              c.codeHash,
-              c.appKey,
-              c.redirectUri,
-              c.userId,
-              c.openId,
-              JSON.stringify(c.scope),
-              c.codeChallenge,
-              c.codeChallengeMethod,
-              c.familyId,
-              c.issuedAt,
-              c.expiresAt,
-              c.usedAt
-            )
-          }
+          for (const c of codes) raw.insertCode.run(Tables.values(Tables.codes, c))
         })()
         const issued = codes.map((c) => Fixtures.pair({ familyId: c.familyId }))
         return yield* timed(
@@ -135,6 +115,11 @@ const workloads: Record<string, Workload> = {
         const store = yield* CodeStore.CodeStore
         const codes = Array.from({ length: ops }, () => Fixtures.code())
         yield* Effect.forEach(codes, store.insert, { discard: true })
+        // A code redeems only under a standing consent (the raw statements do not check it).
+        const consents = yield* ConsentStore.ConsentStore
+        yield* Effect.forEach(codes, (c) => consents.grant(c.userId, c.appKey, c.scope, now), {
+          discard: true
+        })
         const issued = codes.map((c) => Fixtures.pair({ familyId: c.familyId }))
         return yield* timed(
           ops,

@@ -1,15 +1,16 @@
 /**
  * The set of stores a storage adapter provides.
  */
-import type { ApplicationStore } from "./ApplicationStore.js"
-import type { CodeStore } from "./CodeStore.js"
-import type { ConsentStore } from "./ConsentStore.js"
-import type { OpenIdStore } from "./OpenIdStore.js"
-import type { SessionStore } from "./SessionStore.js"
-import type { SettingStore } from "./SettingStore.js"
-import type { ThrottleStore } from "./ThrottleStore.js"
-import type { TokenStore } from "./TokenStore.js"
-import type { UserStore } from "./UserStore.js"
+import { Context } from "effect"
+import { ApplicationStore } from "./ApplicationStore.js"
+import { CodeStore } from "./CodeStore.js"
+import { ConsentStore } from "./ConsentStore.js"
+import { OpenIdStore } from "./OpenIdStore.js"
+import { SessionStore } from "./SessionStore.js"
+import { SettingStore } from "./SettingStore.js"
+import { ThrottleStore } from "./ThrottleStore.js"
+import { TokenStore } from "./TokenStore.js"
+import { UserStore } from "./UserStore.js"
 
 /** Every store service; a storage adapter's layer provides all of them. */
 export type Stores =
@@ -22,3 +23,46 @@ export type Stores =
   | SettingStore
   | SessionStore
   | ThrottleStore
+
+/** One implementation of every store service, as an adapter builds them. */
+export interface Implementations {
+  readonly applications: ApplicationStore["Type"]
+  readonly users: UserStore["Type"]
+  readonly codes: CodeStore["Type"]
+  readonly tokens: TokenStore["Type"]
+  readonly consents: ConsentStore["Type"]
+  readonly openIds: OpenIdStore["Type"]
+  readonly settings: SettingStore["Type"]
+  readonly sessions: SessionStore["Type"]
+  readonly throttle: ThrottleStore["Type"]
+}
+
+/** The context providing every store service with the implementations `of`. */
+export const make = (of: Implementations): Context.Context<Stores> =>
+  Context.make(ApplicationStore, of.applications).pipe(
+    Context.add(UserStore, of.users),
+    Context.add(CodeStore, of.codes),
+    Context.add(TokenStore, of.tokens),
+    Context.add(ConsentStore, of.consents),
+    Context.add(OpenIdStore, of.openIds),
+    Context.add(SettingStore, of.settings),
+    Context.add(SessionStore, of.sessions),
+    Context.add(ThrottleStore, of.throttle)
+  )
+
+/** One builder of each store service, each building its store over the same `Over`. */
+export type Builders<Over> = { readonly [K in keyof Implementations]: (over: Over) => Implementations[K] }
+
+/** The context providing every store service, each built over `over` by its builder of `builders`. */
+export const build = <Over>(builders: Builders<Over>, over: Over): Context.Context<Stores> =>
+  make({
+    applications: builders.applications(over),
+    users: builders.users(over),
+    codes: builders.codes(over),
+    tokens: builders.tokens(over),
+    consents: builders.consents(over),
+    openIds: builders.openIds(over),
+    settings: builders.settings(over),
+    sessions: builders.sessions(over),
+    throttle: builders.throttle(over)
+  })

@@ -2,34 +2,14 @@
  * Token writes: inserting a token set, locking the users it names (D13, docs/security.md) and
  * reading the consent it is issued under (D15) in the transaction of the write.
  */
-import { ConsentStore, type StorageError, type Token, UserStore } from "@latchkey/core"
+import { ConsentStore, type StorageError, Tables, type Token, UserStore } from "@latchkey/core"
 import { Effect } from "effect"
 import { attemptSync, type Tx } from "./database.js"
-import { decodeScope, json } from "./rows.js"
+import { insertSql, tokenParams } from "./rows.js"
 
-const tokenValues = 12
 /** The statement inserting `n` tokens, with `tokenParams` of each in order. */
-export const insertTokensSql = (n: number): string =>
-  `INSERT INTO tokens (kind, token_hash, app_key, user_id, open_id, scope, family_id, parent_hash,
-    issued_at, expires_at, revoked_at, rotated_at) VALUES ${Array.from({ length: n }, (_, i) => {
-      const p = (k: number) => `$${i * tokenValues + k}`
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}::jsonb, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)})`
-    }).join(", ")}`
-/** A token's parameters for `insertTokensSql`. */
-export const tokenParams = (t: Token.Token): ReadonlyArray<unknown> => [
-  t.kind,
-  t.tokenHash,
-  t.appKey,
-  t.userId,
-  t.openId,
-  JSON.stringify(t.scope),
-  t.familyId,
-  t.parentHash,
-  t.issuedAt,
-  t.expiresAt,
-  t.revokedAt,
-  t.rotatedAt
-]
+export const insertTokensSql = (n: number): string => insertSql(Tables.tokens, n)
+export { tokenParams }
 
 /** Insert `tokens` with one statement of `run` (nothing when there are none). */
 export const insertTokens = (
@@ -86,7 +66,7 @@ export const consentRefusal = (
     (r) =>
       attemptSync(() => {
         const row = r.rows[0]
-        return ConsentStore.refusal(under, row === undefined ? undefined : decodeScope(json(row.scope)))
+        return ConsentStore.refusal(under, row === undefined ? undefined : Tables.scopeOf(row.scope))
       })
   )
 

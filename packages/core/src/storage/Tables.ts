@@ -1,0 +1,210 @@
+/**
+ * The tables the SQL storage adapters keep, as plain data: for each table the column holding each
+ * field of its record, in the order the adapters insert them. The SQLite and PostgreSQL adapters
+ * store the same columns, so a record's column values and a row's record are derived here once:
+ * `values` for an INSERT, `selectList` for a SELECT and `fromRow` for what it reads.
+ */
+import { Schema } from "effect"
+import { Application } from "../model/Application.js"
+import { AuthorizationCode } from "../model/AuthorizationCode.js"
+import { ScopeSet } from "../model/Scope.js"
+import { Token } from "../model/Token.js"
+import { User } from "../model/User.js"
+import type { Consent } from "./ConsentStore.js"
+import { PendingRecord, SessionRecord } from "./SessionStore.js"
+import { StorageError } from "./StorageError.js"
+
+/**
+ * How a column holds its field: as is (`text`), a whole number (`int`: epoch seconds, TTLs), a
+ * JSON text (`json`: lists and scope sets) or a truth value (`bool`: 0 or 1 where the database has
+ * no boolean).
+ */
+export type ColumnKind = "text" | "int" | "json" | "bool"
+
+/** One column: its SQL name, the record field it holds, and how. */
+export interface Column {
+  readonly name: string
+  readonly field: string
+  readonly kind: ColumnKind
+}
+
+/** A table: its name, its columns in insert order, and the decoding of its record. */
+export interface Table<A> {
+  readonly name: string
+  readonly columns: ReadonlyArray<Column>
+  readonly decode: (record: unknown) => A
+}
+
+const table = <A, I>(
+  name: string,
+  schema: Schema.Schema<A, I>,
+  columns: ReadonlyArray<readonly [name: string, field: string, kind: ColumnKind]>
+): Table<A> => ({
+  name,
+  columns: columns.map(([column, field, kind]) => ({ name: column, field, kind })),
+  decode: Schema.decodeUnknownSync(schema)
+})
+
+/** Registered applications. */
+export const applications: Table<Application> = table("applications", Application, [
+  ["app_key", "appKey", "text"],
+  ["name", "name", "text"],
+  ["secret_digest", "secretDigest", "text"],
+  ["redirect_uris", "redirectUris", "json"],
+  ["scopes", "scopes", "json"],
+  ["grant_types", "grantTypes", "json"],
+  ["require_pkce", "requirePkce", "bool"],
+  ["access_token_ttl", "accessTokenTtl", "int"],
+  ["refresh_token_ttl", "refreshTokenTtl", "int"],
+  ["created_at", "createdAt", "int"],
+  ["previous_secret_digest", "previousSecretDigest", "text"],
+  ["previous_secret_expires_at", "previousSecretExpiresAt", "int"],
+  ["previous_secret_used_at", "previousSecretUsedAt", "int"]
+])
+
+/** Platform users. */
+export const users: Table<User> = table("users", User, [
+  ["user_id", "userId", "text"],
+  ["username", "username", "text"],
+  ["password_hash", "passwordHash", "text"],
+  ["created_at", "createdAt", "int"],
+  ["disabled_at", "disabledAt", "int"]
+])
+
+/** Authorization codes, by the digest of the code. */
+export const codes: Table<AuthorizationCode> = table("authorization_codes", AuthorizationCode, [
+  ["code_hash", "codeHash", "text"],
+  ["app_key", "appKey", "text"],
+  ["redirect_uri", "redirectUri", "text"],
+  ["user_id", "userId", "text"],
+  ["open_id", "openId", "text"],
+  ["scope", "scope", "json"],
+  ["code_challenge", "codeChallenge", "text"],
+  ["code_challenge_method", "codeChallengeMethod", "text"],
+  ["family_id", "familyId", "text"],
+  ["issued_at", "issuedAt", "int"],
+  ["expires_at", "expiresAt", "int"],
+  ["used_at", "usedAt", "int"]
+])
+
+/** Access and refresh tokens, by kind and the digest of the token. */
+export const tokens: Table<Token> = table("tokens", Token, [
+  ["kind", "kind", "text"],
+  ["token_hash", "tokenHash", "text"],
+  ["app_key", "appKey", "text"],
+  ["user_id", "userId", "text"],
+  ["open_id", "openId", "text"],
+  ["scope", "scope", "json"],
+  ["family_id", "familyId", "text"],
+  ["parent_hash", "parentHash", "text"],
+  ["issued_at", "issuedAt", "int"],
+  ["expires_at", "expiresAt", "int"],
+  ["revoked_at", "revokedAt", "int"],
+  ["rotated_at", "rotatedAt", "int"]
+])
+
+/** Sign-in sessions. */
+export const sessions: Table<SessionRecord> = table("sessions", SessionRecord, [
+  ["id_hash", "idHash", "text"],
+  ["user_id", "userId", "text"],
+  ["username", "username", "text"],
+  ["authenticated_at", "authenticatedAt", "int"],
+  ["expires_at", "expiresAt", "int"]
+])
+
+/** Authorization requests pending in a session. */
+export const pending: Table<PendingRecord> = table("pending_authorizations", PendingRecord, [
+  ["session_hash", "sessionHash", "text"],
+  ["txn", "txn", "text"],
+  ["raw_query", "rawQuery", "text"],
+  ["csrf_hash", "csrfHash", "text"],
+  ["step", "step", "text"],
+  ["created_at", "createdAt", "int"],
+  ["expires_at", "expiresAt", "int"]
+])
+
+/** A user's consents, as listed (the user's id is the key they are read by). */
+export const consents: Table<Consent> = table(
+  "consents",
+  Schema.Struct({ appKey: Schema.String, scope: ScopeSet, updatedAt: Schema.Number }),
+  [
+    ["app_key", "appKey", "text"],
+    ["scope", "scope", "json"],
+    ["updated_at", "updatedAt", "int"]
+  ]
+)
+
+/** The column names of `t` in insert order, comma-separated: `kind, token_hash, ...`. */
+export const columnList = (t: Table<unknown>): string => t.columns.map((c) => c.name).join(", ")
+
+/** The columns of `t` named by their fields, for a SELECT: `token_hash AS "tokenHash", kind, ...`. */
+export const selectList = (t: Table<unknown>): string =>
+  t.columns.map((c) => (c.name === c.field ? c.name : `${c.name} AS "${c.field}"`)).join(", ")
+
+/**
+ * The column values of `record` in the order of `columnList`: JSON columns as their text, a field
+ * left out as null, truth values as they are (`asIntegers` turns them into 1 and 0).
+ */
+export const values = <A>(t: Table<A>, record: A): ReadonlyArray<unknown> =>
+  t.columns.map((c) => {
+    const value = (record as Record<string, unknown>)[c.field] ?? null
+    return c.kind === "json" && value !== null ? JSON.stringify(value) : value
+  })
+
+/** `values` for a database without a boolean type: true as 1, false as 0. */
+export const asIntegers = (values: ReadonlyArray<unknown>): ReadonlyArray<unknown> =>
+  values.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v))
+
+const integer = /^-?[0-9]+$/
+
+/**
+ * A whole-number column as a JavaScript number. A driver may read a bigint column as a string
+ * or a bigint (it may not fit a double): epoch seconds and counts fit exactly; anything beyond
+ * 2^53 is refused with StorageError rather than rounded. Any other value is left as it is.
+ */
+export const num = (value: unknown): unknown => {
+  if (typeof value === "bigint" || (typeof value === "string" && integer.test(value))) {
+    const n = Number(value)
+    if (!Number.isSafeInteger(n)) {
+      throw new StorageError({ message: "a stored number is beyond the range of a JavaScript number" })
+    }
+    return n
+  }
+  return value
+}
+
+/** A JSON column: parsed, unless the driver parsed it already. */
+export const json = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
+
+const decodeScope = Schema.decodeUnknownSync(ScopeSet)
+
+/** A scope column as read (JSON text or parsed), decoded. */
+export const scopeOf = (value: unknown): ScopeSet => decodeScope(json(value))
+
+const field = (kind: ColumnKind, value: unknown): unknown =>
+  kind === "json" ? json(value) : kind === "int" ? num(value) : kind === "bool" ? bool(value) : value
+const bool = (value: unknown): unknown => (typeof value === "number" ? value !== 0 : value)
+
+/**
+ * The record of a row read with `selectList` (keyed by field), decoded with the table's Schema;
+ * throws (a ParseError, a SyntaxError or StorageError) on a row it refuses.
+ */
+export const fromRow = <A>(t: Table<A>, row: Readonly<Record<string, unknown>>): A => {
+  const record: Record<string, unknown> = { ...row }
+  for (const c of t.columns) if (c.field in row) record[c.field] = field(c.kind, row[c.field])
+  return t.decode(record)
+}
+
+/**
+ * An INSERT of `rows` rows of `t`, their parameters in the order of `values`, row after row;
+ * `param` writes the placeholder of the parameter numbered `n` (from 0) for `column`.
+ */
+export const insertSql = (
+  t: Table<unknown>,
+  param: (n: number, column: Column) => string,
+  rows = 1
+): string => {
+  const row = (r: number) => t.columns.map((c, i) => param(r * t.columns.length + i, c)).join(", ")
+  const all = Array.from({ length: rows }, (_, r) => `(${row(r)})`).join(", ")
+  return `INSERT INTO ${t.name} (${columnList(t)}) VALUES ${all}`
+}

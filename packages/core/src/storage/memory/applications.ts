@@ -1,0 +1,82 @@
+/** The memory store of registered applications. */
+import { Effect, Option } from "effect"
+import type { Application } from "../../model/Application.js"
+import {
+  AppKeyTaken,
+  type ApplicationChanges,
+  type ApplicationStore,
+  PreviousSecretMarked
+} from "../ApplicationStore.js"
+import { revokeWhere, type State } from "./state.js"
+
+const changeable = [
+  "name",
+  "redirectUris",
+  "scopes",
+  "grantTypes",
+  "requirePkce",
+  "accessTokenTtl",
+  "refreshTokenTtl"
+] as const satisfies ReadonlyArray<keyof ApplicationChanges>
+
+/** Applications in `state.apps`; removing one revokes its tokens. */
+export const applicationStore = (state: State): ApplicationStore["Type"] => {
+  const { apps } = state
+  return {
+    insert: (app) =>
+      Effect.suspend(() => {
+        if (apps.has(app.appKey)) return Effect.fail(new AppKeyTaken({ appKey: app.appKey }))
+        apps.set(app.appKey, {
+          ...app,
+          previousSecretDigest: app.previousSecretDigest ?? null,
+          previousSecretExpiresAt: app.previousSecretExpiresAt ?? null,
+          previousSecretUsedAt: app.previousSecretUsedAt ?? null
+        })
+        return Effect.void
+      }),
+    find: (appKey) => Effect.sync(() => Option.fromNullable(apps.get(appKey))),
+    list: () => Effect.sync(() => [...apps.values()].sort((a, b) => a.createdAt - b.createdAt)),
+    updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
+      Effect.sync(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return false
+        apps.set(appKey, {
+          ...app,
+          secretDigest,
+          previousSecretDigest: keepPreviousUntil === null ? null : app.secretDigest,
+          previousSecretExpiresAt: keepPreviousUntil,
+          previousSecretUsedAt: null
+        })
+        return true
+      }),
+    markPreviousSecretUsed: (appKey, previousSecretDigest, now) =>
+      Effect.suspend(() => {
+        const app = apps.get(appKey)
+        if (
+          app === undefined ||
+          app.previousSecretDigest !== previousSecretDigest ||
+          (app.previousSecretUsedAt ?? null) !== null
+        )
+          return Effect.fail(new PreviousSecretMarked({ appKey }))
+        apps.set(appKey, { ...app, previousSecretUsedAt: now })
+        return Effect.void
+      }),
+    update: (appKey, changes) =>
+      Effect.sync(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return Option.none()
+        // Only the fields a registration change may touch, whatever else the value carries
+        const updated: Application = { ...app }
+        for (const field of changeable) {
+          if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
+        }
+        apps.set(appKey, updated)
+        return Option.some(updated)
+      }),
+    remove: (appKey, now) =>
+      Effect.sync(() => {
+        revokeWhere(state, (t) => t.appKey === appKey, now)
+        return apps.delete(appKey)
+      })
+  }
+}

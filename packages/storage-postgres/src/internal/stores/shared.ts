@@ -1,0 +1,56 @@
+/**
+ * What the stores of one pool are built over, and the writes several of them share: ending a
+ * user's sessions with the requests pending in them (users, sessions). Token writes are in
+ * `tokenWrites.ts`.
+ */
+import type { SessionStore, StorageError, Tables } from "@latchkey/core"
+import { Effect } from "effect"
+import type { Database, Tx } from "../database.js"
+import { changed, insertSql, params } from "../rows.js"
+
+/** The pool and the session store's bounds. */
+export interface Over {
+  readonly db: Database
+  readonly limits: SessionStore.SessionLimits
+}
+
+/** The advisory lock every session write that may evict holds (see Database.TransactionOptions.locks). */
+export const sessionLock = ["sessions"]
+
+/** The id hashes a `... RETURNING id_hash` answered. */
+export const idHashes = (r: {
+  readonly rows: ReadonlyArray<Record<string, unknown>>
+}): ReadonlyArray<string> => r.rows.map((row) => String(row.id_hash))
+
+/** Requests pending in deleted sessions go in the same transaction (there is no foreign key); how many sessions. */
+export const dropPendingOf = (tx: Tx, ids: ReadonlyArray<string>) =>
+  ids.length === 0
+    ? Effect.succeed(0)
+    : Effect.as(
+        tx.query("DELETE FROM pending_authorizations WHERE session_hash = ANY($1::text[])", [ids]),
+        ids.length
+      )
+
+/** Every session of the user goes, with the requests pending in them (sessions_by_user). */
+export const endSessionsOf = (tx: Tx, userId: string) =>
+  Effect.flatMap(tx.query("DELETE FROM sessions WHERE user_id = $1 RETURNING id_hash", [userId]), (r) =>
+    dropPendingOf(tx, idHashes(r))
+  )
+
+/** Revoke the active tokens of one user (in a transaction that disables or removes the user). */
+export const revokeUserSql = "UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL"
+
+/**
+ * Insert `record` into `t` unless a row holds its unique key `conflict` already: then nothing is
+ * written and it fails with `taken()`.
+ */
+export const insertNew = <A, E>(
+  db: Database,
+  t: Tables.Table<A>,
+  conflict: string,
+  record: A,
+  taken: () => E
+): Effect.Effect<void, E | StorageError.StorageError> =>
+  Effect.flatMap(db.write(`${insertSql(t)} ON CONFLICT (${conflict}) DO NOTHING`, params(t, record)), (r) =>
+    changed(r) === 1 ? Effect.void : Effect.fail(taken())
+  )

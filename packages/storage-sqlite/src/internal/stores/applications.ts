@@ -1,0 +1,106 @@
+/** The SQLite store of registered applications. */
+import { type Application, ApplicationStore, Tables } from "@latchkey/core"
+import { Option } from "effect"
+import { attempt } from "../database.js"
+import { insertSql, selectFrom } from "../rows.js"
+import { refuse } from "../writer.js"
+import { insertNew, type Over } from "./shared.js"
+
+type Row = Readonly<Record<string, unknown>>
+
+const sameRow = (a: Row, b: Row): boolean => {
+  for (const k in a) if (a[k] !== b[k]) return false
+  return true
+}
+
+/**
+ * Decoded applications by App Key, reused while the stored row is unchanged: every
+ * lookup still reads the row (so another process's change is seen at once), but
+ * only a changed row is decoded again. Bounded; the oldest entry goes first.
+ */
+const applicationCache = (limit = 1000) => {
+  const decoded = new Map<unknown, { readonly row: Row; readonly app: Application.Application }>()
+  return (row: Row): Application.Application => {
+    const hit = decoded.get(row.appKey)
+    if (hit !== undefined && sameRow(hit.row, row)) return hit.app
+    const app = Tables.fromRow(Tables.applications, row)
+    decoded.delete(row.appKey)
+    if (decoded.size >= limit) decoded.delete(decoded.keys().next().value)
+    decoded.set(row.appKey, { row, app })
+    return app
+  }
+}
+
+const prepare = ({ db }: Over) => ({
+  insert: db.prepare(`${insertSql(Tables.applications)} ON CONFLICT (app_key) DO NOTHING`),
+  find: db.prepare(selectFrom(Tables.applications, "WHERE app_key = ?")),
+  list: db.prepare(selectFrom(Tables.applications, "ORDER BY created_at, rowid")),
+  // The right-hand sides read the row as it was: the digest replaced becomes the previous one
+  updateSecret: db.prepare(`UPDATE applications SET secret_digest = @digest,
+    previous_secret_digest = CASE WHEN @until IS NULL THEN NULL ELSE secret_digest END,
+    previous_secret_expires_at = @until, previous_secret_used_at = NULL
+    WHERE app_key = @appKey`),
+  markPreviousUsed: db.prepare(`UPDATE applications SET previous_secret_used_at = ?
+    WHERE app_key = ? AND previous_secret_digest = ? AND previous_secret_used_at IS NULL`),
+  // A change left out (NULL) keeps the column; a TTL may be set to NULL, so it has its own flag.
+  update: db.prepare(`UPDATE applications SET name = coalesce(@name, name),
+    redirect_uris = coalesce(@redirectUris, redirect_uris), scopes = coalesce(@scopes, scopes),
+    grant_types = coalesce(@grantTypes, grant_types), require_pkce = coalesce(@requirePkce, require_pkce),
+    access_token_ttl = CASE WHEN @setAccessTokenTtl THEN @accessTokenTtl ELSE access_token_ttl END,
+    refresh_token_ttl = CASE WHEN @setRefreshTokenTtl THEN @refreshTokenTtl ELSE refresh_token_ttl END
+    WHERE app_key = @appKey RETURNING ${Tables.selectList(Tables.applications)}`),
+  remove: db.prepare("DELETE FROM applications WHERE app_key = ?"),
+  revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
+})
+
+/** The named parameters of the `update` statement for `changes`. */
+const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChanges) => {
+  const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+  return {
+    appKey,
+    name: changes.name ?? null,
+    redirectUris: json(changes.redirectUris),
+    scopes: json(changes.scopes),
+    grantTypes: json(changes.grantTypes),
+    requirePkce: changes.requirePkce === undefined ? null : changes.requirePkce ? 1 : 0,
+    setAccessTokenTtl: changes.accessTokenTtl === undefined ? 0 : 1,
+    accessTokenTtl: changes.accessTokenTtl ?? null,
+    setRefreshTokenTtl: changes.refreshTokenTtl === undefined ? 0 : 1,
+    refreshTokenTtl: changes.refreshTokenTtl ?? null
+  }
+}
+
+/** Applications in the `applications` table; removing one revokes its tokens in the same transaction. */
+export const applicationStore = (over: Over): ApplicationStore.ApplicationStore["Type"] => {
+  const { db, write } = over
+  const q = prepare(over)
+  const cached = applicationCache()
+  const found = (row: unknown) => (row === undefined ? Option.none() : Option.some(cached(row as Row)))
+  const remove = db.transaction((appKey: string, now: number): boolean => {
+    q.revokeByApp.run(now, appKey)
+    return q.remove.run(appKey).changes > 0
+  })
+  return {
+    insert: (app) =>
+      insertNew(
+        over,
+        q.insert,
+        Tables.applications,
+        app,
+        () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
+      ),
+    find: (appKey) => attempt(() => found(q.find.get(appKey))),
+    list: () => attempt(() => q.list.all().map((row) => Tables.fromRow(Tables.applications, row as Row))),
+    updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
+      write(() => q.updateSecret.run({ digest: secretDigest, until: keepPreviousUntil, appKey }).changes > 0),
+    markPreviousSecretUsed: (appKey, previousSecretDigest, now) =>
+      write<void, ApplicationStore.PreviousSecretMarked>(() => {
+        // Refused, nothing written (the audit event attached to this write included)
+        if (q.markPreviousUsed.run(now, appKey, previousSecretDigest).changes === 0)
+          refuse(new ApplicationStore.PreviousSecretMarked({ appKey }))
+      }),
+    // Decoded inside the write: a row the schema refuses rolls the change back.
+    update: (appKey, changes) => write(() => found(q.update.get(updateParams(appKey, changes)))),
+    remove: (appKey, now) => write(() => remove(appKey, now))
+  }
+}

@@ -1,0 +1,66 @@
+/** The SQLite store of platform users. */
+import { Tables, UserStore } from "@latchkey/core"
+import { attempt } from "../database.js"
+import { all, insertSql, optional, selectFrom } from "../rows.js"
+import { insertNew, type Over } from "./shared.js"
+
+const prepare = ({ db }: Over) => ({
+  insert: db.prepare(`${insertSql(Tables.users)} ON CONFLICT (username) DO NOTHING`),
+  findByName: db.prepare(selectFrom(Tables.users, "WHERE username = ?")),
+  list: db.prepare(selectFrom(Tables.users, "ORDER BY created_at, rowid")),
+  remove: db.prepare("DELETE FROM users WHERE user_id = ?"),
+  setPasswordHash: db.prepare("UPDATE users SET password_hash = ? WHERE user_id = ?"),
+  // Disabling an account already disabled keeps the first time.
+  disable: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
+  enable: db.prepare("UPDATE users SET disabled_at = NULL WHERE user_id = ?"),
+  deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?")
+})
+
+/** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
+export const userStore = (over: Over): UserStore.UserStore["Type"] => {
+  const { db, write, shared } = over
+  const q = prepare(over)
+  // Each runs inside the writer's transaction (better-sqlite3 nests them as savepoints).
+  const tx = {
+    remove: db.transaction((userId: string, now: number): boolean => {
+      shared.revokeUser(userId, now)
+      q.deleteConsentsOf.run(userId)
+      if (q.remove.run(userId).changes === 0) return false
+      shared.endSessionsOf(userId)
+      return true
+    }),
+    // A user's tokens are revoked and sessions ended in the transaction that disables the account.
+    setDisabled: db.transaction((userId: string, disabled: boolean, now: number): boolean => {
+      if (!disabled) return q.enable.run(userId).changes > 0
+      if (q.disable.run(now, userId).changes === 0) return false
+      shared.revokeUser(userId, now)
+      shared.endSessionsOf(userId)
+      return true
+    }),
+    // ASVS V3.3.3: the user's sessions end in the transaction that sets the new password, unless kept.
+    setPasswordHash: db.transaction(
+      (userId: string, passwordHash: string, keepSessions: boolean): boolean => {
+        if (q.setPasswordHash.run(passwordHash, userId).changes === 0) return false
+        if (!keepSessions) shared.endSessionsOf(userId)
+        return true
+      }
+    )
+  }
+  return {
+    insert: (user) =>
+      insertNew(
+        over,
+        q.insert,
+        Tables.users,
+        user,
+        () => new UserStore.UsernameTaken({ username: user.username })
+      ),
+    findByUsername: (username) => attempt(() => optional(Tables.users, q.findByName.get(username))),
+    findById: (userId) => attempt(() => shared.findUser(userId)),
+    list: () => attempt(() => all(Tables.users, q.list.all())),
+    setPasswordHash: (userId, passwordHash, options) =>
+      write(() => tx.setPasswordHash(userId, passwordHash, options?.keepSessions === true)),
+    setDisabled: (userId, disabled, now) => write(() => tx.setDisabled(userId, disabled, now)),
+    remove: (userId, now) => write(() => tx.remove(userId, now))
+  }
+}
