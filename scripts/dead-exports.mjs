@@ -11,14 +11,10 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /**
- * Findings allowed for now, as `path: name`: dead exports in files that were being changed on
- * other branches when this check was added. Remove an entry with its export; do not add one
- * (delete the export, or tag it `@public` in its doc comment when it is published on purpose).
+ * Findings allowed, as `path: name`: none. Do not add one: delete the export, or tag it
+ * `@public` in its doc comment when it is published on purpose.
  */
-export const allowlist = new Set([
-  // The findings of 2026-11-26 left when this check was added.
-  "apps/server/src/Server.ts: sweepInterval"
-])
+export const allowlist = new Set([])
 
 /** The issue types of knip's JSON report that name something unused. */
 const kinds = ["files", "exports", "types", "nsExports", "nsTypes", "enumMembers", "duplicates"]

@@ -17,7 +17,7 @@ import type * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
 
 /** Interval of the sweep of expired codes, tokens and sign-in sessions, and of old audit events. */
-export const sweepInterval = Duration.minutes(5)
+const sweepInterval = Duration.minutes(5)
 /** Most codes, most tokens, most sessions and most audit events one sweep deletes. */
 export const sweepLimit = 1000
 
@@ -48,7 +48,7 @@ export const sweepAudit = (retentionDays: number) =>
  * `retentionDays` (`sweepAudit`), each logged when it deleted anything and warned about when it
  * failed; a failure never stops the schedule.
  */
-export const sweeps = (retentionDays: number) => {
+const sweeps = (retentionDays: number) => {
   const expired = sweepExpired.pipe(
     Effect.tap(({ codes, tokens, throttle, sessions }) =>
       codes + tokens + throttle + sessions > 0
