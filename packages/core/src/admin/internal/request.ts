@@ -7,7 +7,7 @@ import { Either, type ParseResult, Schema } from "effect"
 import * as Http from "../../http/Http.js"
 import { GrantType } from "../../model/Application.js"
 import * as Form from "../../oauth/requests/Form.js"
-import { isPlainText } from "../../oauth/requests/Params.js"
+import { firstIssue, isPlainText } from "../../oauth/requests/Params.js"
 import { InvalidField } from "./fields.js"
 
 /** Why a request is refused before or instead of its operation; the route answers its response. */
@@ -37,38 +37,11 @@ const expected: Readonly<Record<string, string>> = {
   disabled: "true or false"
 }
 
-// The first of Schema's "one or more" (`SingleOrNonEmpty`): a path or the issues of a Composite
-const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
-  Array.isArray(value) ? (value[0] as A) : (value as A)
-
-/**
- * The first leaf of a decode error and the field it is under, found by a loop over the issue
- * tree: Schema's formatters print the value received, which may be large, secret or deep.
- */
-const firstIssue = (issue: ParseResult.ParseIssue): { readonly tag: string; readonly field: string } => {
-  let field: PropertyKey | undefined
-  let current = issue
-  for (;;) {
-    switch (current._tag) {
-      case "Pointer":
-        field ??= head(current.path)
-        current = current.issue
-        break
-      case "Composite":
-        current = head(current.issues)
-        break
-      case "Refinement":
-      case "Transformation":
-        current = current.issue
-        break
-      default:
-        return { tag: current._tag, field: field === undefined ? "body" : String(field) }
-    }
-  }
-}
-
+/** A decode error as the field it names: never the value received (Schema's formatters print it). */
 const describeIssue = (issue: ParseResult.ParseIssue): InvalidField => {
-  const { tag, field } = firstIssue(issue)
+  const first = firstIssue(issue)
+  const tag = first.leaf._tag
+  const field = first.field === undefined ? "body" : String(first.field)
   // docs/security.md T13: a name that is not plain text is never echoed
   if (!isPlainText(field)) return badField("body", "a field name contains control characters")
   switch (tag) {

@@ -97,16 +97,19 @@ const head = <A>(value: A | readonly [A, ...Array<A>]): A =>
   Array.isArray(value) ? (value[0] as A) : (value as A)
 
 /**
- * The parameter a decode error is about, found by a loop over the issue tree (Schema's
- * formatters would print the value received).
+ * The first leaf of a decode error and the field it is under (undefined at the top), found by a
+ * loop over the issue tree: Schema's formatters print the value received, which may be large,
+ * secret or deep. The admin API's body errors and the request decoders both read it.
  */
-const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
-  let name: PropertyKey | undefined
+export const firstIssue = (
+  issue: ParseResult.ParseIssue
+): { readonly leaf: ParseResult.ParseIssue; readonly field: PropertyKey | undefined } => {
+  let field: PropertyKey | undefined
   let current = issue
   for (;;) {
     switch (current._tag) {
       case "Pointer":
-        name ??= head(current.path)
+        field ??= head(current.path)
         current = current.issue
         break
       case "Composite":
@@ -117,12 +120,18 @@ const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
         current = current.issue
         break
       default:
-        return {
-          name: String(name ?? ""),
-          missing: current._tag === "Missing",
-          message: current._tag === "Type" ? current.message : undefined
-        }
+        return { leaf: current, field }
     }
+  }
+}
+
+/** The parameter a decode error is about. */
+const failureOf = (issue: ParseResult.ParseIssue): ParamFailure => {
+  const { leaf, field } = firstIssue(issue)
+  return {
+    name: String(field ?? ""),
+    missing: leaf._tag === "Missing",
+    message: leaf._tag === "Type" ? leaf.message : undefined
   }
 }
 
