@@ -31,8 +31,6 @@ export const allowlist = new Set([
   "packages/core/src/oauth/Authorize.ts:validate",
   "packages/core/src/storage/Memory.ts:make",
   "packages/core/src/storage/internal/memorySessions.ts:sessionStore",
-  "packages/express/src/OAuthRouter.ts:oauthRouter",
-  "packages/express/src/OAuthRouter.ts:render",
   "packages/storage-postgres/src/internal/database.ts:make",
   "packages/storage-postgres/src/internal/stores.ts",
   "packages/storage-postgres/src/internal/stores.ts:make",
