@@ -51,7 +51,6 @@ export const allowlist = new Set([
   "apps/server/src/Cluster.ts:runPrimary",
   "apps/server/src/Commands.ts",
   "apps/server/src/Env.ts:read",
-  "apps/server/src/Metrics.ts:make",
   "apps/server/src/Server.ts:start"
 ])
 
