@@ -48,7 +48,6 @@ export const allowlist = new Set([
   "packages/storage-testkit/src/internal/sessionLifecycleCases.ts:sessionLifecycleCases",
   "packages/storage-testkit/src/internal/throttleCases.ts:throttleCases",
   "apps/server/src/AdminServer.ts:listener",
-  "apps/server/src/Cluster.ts:runPrimary",
   "apps/server/src/Commands.ts",
   "apps/server/src/Env.ts:read",
   "apps/server/src/Server.ts:start"
