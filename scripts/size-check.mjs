@@ -36,7 +36,6 @@ export const allowlist = new Set([
   "packages/storage-postgres/src/internal/stores.ts:make",
   "packages/storage-sqlite/src/internal/stores.ts",
   "packages/storage-sqlite/src/internal/stores.ts:make",
-  "packages/storage-sqlite/src/internal/writer.ts:make",
   "packages/storage-testkit/src/AuditContract.ts:auditContract",
   "packages/storage-testkit/src/StorageContract.ts",
   "packages/storage-testkit/src/StorageContract.ts:storageContract",
