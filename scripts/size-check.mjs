@@ -31,7 +31,6 @@ export const allowlist = new Set([
   "packages/core/src/oauth/Authorize.ts:validate",
   "packages/core/src/storage/Memory.ts:make",
   "packages/core/src/storage/internal/memorySessions.ts:sessionStore",
-  "packages/storage-postgres/src/internal/database.ts:make",
   "packages/storage-postgres/src/internal/stores.ts",
   "packages/storage-postgres/src/internal/stores.ts:make",
   "packages/storage-sqlite/src/internal/stores.ts",
