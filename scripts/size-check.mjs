@@ -24,10 +24,6 @@ export const maxFunctionLines = 80
  */
 export const allowlist = new Set([
   // The violators of 2026-11-26, when this check was added.
-  "packages/express/src/OAuthRouter.ts:oauthRouter",
-  "packages/express/src/OAuthRouter.ts:render",
-  "packages/storage-postgres/src/internal/database.ts:make",
-  "packages/storage-sqlite/src/internal/writer.ts:make",
   "packages/storage-testkit/src/AuditContract.ts:auditContract",
   "packages/storage-testkit/src/StorageContract.ts",
   "packages/storage-testkit/src/StorageContract.ts:storageContract",
@@ -38,9 +34,6 @@ export const allowlist = new Set([
   "packages/storage-testkit/src/internal/sessionCases.ts:sessionCases",
   "packages/storage-testkit/src/internal/sessionLifecycleCases.ts:sessionLifecycleCases",
   "packages/storage-testkit/src/internal/throttleCases.ts:throttleCases",
-  "apps/server/src/App.ts:make",
-  "apps/server/src/Cluster.ts:runPrimary",
-  "apps/server/src/Metrics.ts:make"
 ])
 
 /** The source files under the roots: .ts files, no declaration files. */

@@ -45,25 +45,20 @@ const json = (res: Response, status: number, body: unknown) => {
   res.end(JSON.stringify(body))
 }
 
-/** Build the request listener. */
-export const make = (options: AppOptions): RequestListener => {
-  const { runtime, log } = options
-  const app = express()
-  app.disable("x-powered-by")
-  app.disable("etag")
-  app.set("trust proxy", options.trustProxy)
-  const prefix = new URL(options.issuer).pathname.replace(/\/+$/, "")
-  // The client's address as Express's "trust proxy" resolves it, for the node:http endpoints too.
-  const trusted =
-    options.trustProxy === false ? undefined : proxyaddr.compile(options.trustProxy.split(/ *, */))
-  const address = (req: IncomingMessage): string | undefined =>
-    trusted === undefined ? req.socket.remoteAddress : proxyaddr(req, trusted)
-  const onError = (e: unknown) =>
-    log.error(
-      { err: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) },
-      "unexpected error"
-    )
+/** An error as a log field: its message and stack, or its text. */
+const errorField = (e: unknown) => (e instanceof Error ? { message: e.message, stack: e.stack } : String(e))
 
+/** The issuer URL's path without its trailing slashes: where the issuer's endpoints are mounted. */
+const prefixOf = (issuer: string): string => new URL(issuer).pathname.replace(/\/+$/, "")
+
+/** The client's address as Express's "trust proxy" resolves it, for the node:http endpoints too. */
+const clientAddress = (trustProxy: string | false): ((req: IncomingMessage) => string | undefined) => {
+  const trusted = trustProxy === false ? undefined : proxyaddr.compile(trustProxy.split(/ *, */))
+  return (req) => (trusted === undefined ? req.socket.remoteAddress : proxyaddr(req, trusted))
+}
+
+/** The health probes: `healthz` (the process answers), `readyz` (the store answers too). */
+const probes = (app: express.Express, runtime: AppOptions["runtime"]): void => {
   app.get(Paths.healthz, (_req, res) => json(res, 200, { status: "ok" }))
   app.get(Paths.readyz, (_req, res, next) => {
     runtime
@@ -74,25 +69,20 @@ export const make = (options: AppOptions): RequestListener => {
         next
       )
   })
+}
 
-  // The OpenAPI document of this server, built once: it depends only on the issuer
-  const openApi = JSON.stringify(OpenApi.document({ issuer: options.issuer }))
+/** The OpenAPI document of this server, built once: it depends only on the issuer. */
+const openApiRoute = (app: express.Express, prefix: string, issuer: string): void => {
+  const openApi = JSON.stringify(OpenApi.document({ issuer }))
   app.get(`${prefix}${Paths.openapi}`, (_req, res) => {
     res.setHeader("content-type", "application/json; charset=utf-8")
     res.setHeader("cache-control", "public, max-age=3600")
     res.end(openApi)
   })
+}
 
-  app.use(
-    prefix === "" ? "/" : prefix,
-    oauthRouter(runtime, {
-      scopeDescriptions: options.scopeDescriptions,
-      productName: options.productName ?? "Latchkey",
-      requestId,
-      onError
-    })
-  )
-
+/** The example protected resource: who the Bearer token stands for. */
+const protectedResource = (app: express.Express, prefix: string, runtime: AppOptions["runtime"]): void => {
   app.get(`${prefix}${Paths.me}`, requireBearer(runtime), (req, res) => {
     const p = principal(req)
     // How open_id was established, "user" or "application", in a header: the body keeps
@@ -100,10 +90,11 @@ export const make = (options: AppOptions): RequestListener => {
     if (p.subjectType !== null) res.setHeader("latchkey-subject-type", p.subjectType)
     json(res, 200, { open_id: p.openId, client_id: p.clientId, scope: p.scope.join(",") })
   })
+}
 
+/** The answers of last resort: a JSON 404, and for an error never a stack trace to the client. */
+const fallbacks = (app: express.Express, log: Log): void => {
   app.use((_req, res) => json(res, 404, { error: "not_found", error_description: "no such endpoint" }))
-
-  // Never a stack trace to the client
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) {
       res.destroy()
@@ -115,37 +106,69 @@ export const make = (options: AppOptions): RequestListener => {
       json(res, status, { error: "invalid_request", error_description: "malformed request" })
       return
     }
-    log.error(
-      { err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) },
-      "unhandled error"
-    )
+    log.error({ err: errorField(err) }, "unhandled error")
     json(res, 500, { error: "server_error", error_description: "internal server error" })
   })
+}
 
-  const metrics = options.metrics
-  const endpoints = NodeHttp.handler(runtime, {
+/** The Express application: probes, OpenAPI document, OAuth router and pages, `/api/me`, fallbacks. */
+const expressApp = (options: AppOptions, prefix: string, onError: (e: unknown) => void): express.Express => {
+  const { runtime } = options
+  const app = express()
+  app.disable("x-powered-by")
+  app.disable("etag")
+  app.set("trust proxy", options.trustProxy)
+  probes(app, runtime)
+  openApiRoute(app, prefix, options.issuer)
+  app.use(
+    prefix === "" ? "/" : prefix,
+    oauthRouter(runtime, {
+      scopeDescriptions: options.scopeDescriptions,
+      productName: options.productName ?? "Latchkey",
+      requestId,
+      onError
+    })
+  )
+  protectedResource(app, prefix, runtime)
+  fallbacks(app, options.log)
+  return app
+}
+
+/**
+ * Record a finished request in `m`: its duration by endpoint, method and status, and the OAuth
+ * error it answered with, if any.
+ */
+const observe = (
+  m: Metrics.Metrics,
+  prefix: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  seconds: number
+) => {
+  const endpoint = Metrics.endpointOf(path, prefix)
+  const status = responseStatus(res)
+  m.request(endpoint, req.method, status, seconds)
+  // The code the core answered with (a JSON error, an error redirect to the client, a Bearer
+  // challenge), kept beside the response by the bindings
+  const error = NodeHttp.errorOf(res)
+  if (error !== undefined && status >= 300 && status !== 499) m.oauthError(endpoint, error)
+}
+
+/** Build the request listener. */
+export const make = (options: AppOptions): RequestListener => {
+  const { log, metrics } = options
+  const prefix = prefixOf(options.issuer)
+  const address = clientAddress(options.trustProxy)
+  const onError = (e: unknown) => log.error({ err: errorField(e) }, "unexpected error")
+  const app = expressApp(options, prefix, onError)
+  const endpoints = NodeHttp.handler(options.runtime, {
     prefix,
     remoteAddress: address,
     requestId,
     onError,
     headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:"))
   })
-
-  const observe = (
-    m: Metrics.Metrics,
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    seconds: number
-  ) => {
-    const endpoint = Metrics.endpointOf(path, prefix)
-    const status = responseStatus(res)
-    m.request(endpoint, req.method, status, seconds)
-    // The code the core answered with (a JSON error, an error redirect to the client, a Bearer
-    // challenge), kept beside the response by the bindings
-    const error = NodeHttp.errorOf(res)
-    if (error !== undefined && status >= 300 && status !== 499) m.oauthError(endpoint, error)
-  }
 
   return (req, res) => {
     // One log line per request: id, method, path (never the query string), status, duration.
@@ -169,7 +192,7 @@ export const make = (options: AppOptions): RequestListener => {
         },
         "request"
       )
-      if (metrics !== undefined) observe(metrics, req, res, path, Number(elapsed) / 1e9)
+      if (metrics !== undefined) observe(metrics, prefix, req, res, path, Number(elapsed) / 1e9)
     })
     if (!endpoints(req, res)) app(req, res)
   }

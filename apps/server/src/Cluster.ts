@@ -119,6 +119,157 @@ const exitFields = (worker: Worker, code: number, signal: string | null) => ({
   signal
 })
 
+/** The state of a running primary: its workers, their restarts, and how it stops. */
+interface Primary {
+  readonly workers: number
+  readonly log: Log
+  readonly policy: RestartPolicy
+  /** When workers were restarted (or will be), ascending: the last `policy.max` of them. */
+  readonly restarts: Array<number>
+  /** Restarts delayed by the policy, not yet done. */
+  readonly pending: Set<NodeJS.Timeout>
+  /** The ids of the workers that reported ready and have not exited. */
+  readonly ready: Set<number>
+  /** Until every worker of the first start is ready. */
+  starting: boolean
+  /** Once a signal (or a failed start) asked every worker to stop. */
+  stopping: boolean
+  exitCode: number
+  /** Stops what the primary serves itself; nothing until `serve` has started it. */
+  stopServing: () => Promise<void>
+  exiting: boolean
+}
+
+/** Exit with `code` (once): stop what the primary serves, flush the log, exit. */
+const flushAndExit = (p: Primary, code: number): void => {
+  if (p.exiting) return
+  p.exiting = true
+  p.stopServing()
+    .catch((e: unknown) =>
+      p.log.error(
+        { reason: e instanceof Error ? e.message : String(e) },
+        "stopping the admin listener failed"
+      )
+    )
+    .finally(() => p.log.flush(() => process.exit(code)))
+}
+
+/** Fork one worker, and count it ready when it says so ("all ready" once, at the first start). */
+const fork = (p: Primary): void => {
+  const worker = cluster.fork()
+  p.log.info({ worker: worker.id, pid: worker.process.pid }, "worker started")
+  worker.on("message", (m: unknown) => {
+    if (!isReady(m)) return
+    p.ready.add(worker.id)
+    if (p.starting && p.ready.size === p.workers) {
+      p.starting = false
+      p.log.info({ workers: p.workers }, `all ${p.workers} workers ready`)
+    }
+  })
+}
+
+/** The workers alive. A worker stays in cluster.workers until its IPC channel closes, which may follow its exit. */
+const live = (): Array<Worker> =>
+  Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead())
+
+/** Send `signal` to every live worker. */
+const forward = (signal: NodeJS.Signals): void => {
+  for (const w of live()) {
+    try {
+      w.process.kill(signal)
+    } catch {
+      // already gone: its exit event follows
+    }
+  }
+}
+
+/** Stop every worker with `signal`, the primary to exit at least with `code`; no more restarts. */
+const stopAll = (p: Primary, signal: NodeJS.Signals, code: number): void => {
+  p.stopping = true
+  p.exitCode = Math.max(p.exitCode, code)
+  for (const t of p.pending) clearTimeout(t)
+  p.pending.clear()
+  if (live().length === 0) {
+    p.log.info("stopped")
+    flushAndExit(p, p.exitCode)
+    return
+  }
+  forward(signal)
+}
+
+/** Exit with `code` when no worker is left, alive or waiting for its restart. */
+const exitIfLast = (p: Primary, code: number): void => {
+  if (live().length === 0 && p.pending.size === 0) {
+    p.log.info("stopped")
+    flushAndExit(p, code)
+  }
+}
+
+/** Restart a worker that crashed: at once, or later when the policy's window is full. */
+const restart = (p: Primary, worker: Worker, code: number, signal: string | null): void => {
+  const now = Date.now()
+  const delay = restartDelay(p.restarts, now, p.policy)
+  p.restarts.push(now + delay)
+  if (p.restarts.length > p.policy.max) p.restarts.splice(0, p.restarts.length - p.policy.max)
+  if (delay === 0) {
+    p.log.warn(exitFields(worker, code, signal), "worker died: restarting it")
+    fork(p)
+    return
+  }
+  p.log.warn(
+    { ...exitFields(worker, code, signal), delayMs: delay, ...p.policy },
+    "worker died: restart delayed (too many restarts)"
+  )
+  const timer = setTimeout(() => {
+    p.pending.delete(timer)
+    if (!p.stopping) fork(p)
+  }, delay)
+  p.pending.add(timer)
+}
+
+/** A worker exited: stopping, a failed start, asked to stop on its own, or a crash to restart. */
+const onExit = (p: Primary, worker: Worker, code: number, signal: string | null): void => {
+  const wasReady = p.ready.delete(worker.id)
+  if (p.stopping) {
+    if (code !== 0) p.exitCode = 1
+    p.log.info(exitFields(worker, code, signal), "worker stopped")
+    exitIfLast(p, p.exitCode)
+    return
+  }
+  if (p.starting && !wasReady) {
+    p.log.fatal(exitFields(worker, code, signal), "could not start: a worker exited before it was ready")
+    stopAll(p, "SIGTERM", 1)
+    return
+  }
+  if (code === 0 && signal === null) {
+    // Asked to stop by a signal of its own (e.g. from a service manager signalling the whole group)
+    p.log.info(exitFields(worker, code, signal), "worker stopped")
+    exitIfLast(p, 0)
+    return
+  }
+  restart(p, worker, code, signal)
+}
+
+/**
+ * The handler of SIGTERM and SIGINT: the first stops the workers; the same signal again within a
+ * second is the same request (as in a worker, see main.ts); any later one makes them exit at once.
+ */
+const signalHandler = (p: Primary): ((signal: NodeJS.Signals) => void) => {
+  let first: { readonly signal: NodeJS.Signals; readonly at: number } | undefined
+  return (signal) => {
+    const at = Date.now()
+    if (first !== undefined) {
+      if (signal === first.signal && at - first.at < 1000) return
+      p.log.warn({ signal }, "second signal: the workers exit at once")
+      stopAll(p, signal, 1)
+      return
+    }
+    first = { signal, at }
+    p.log.info({ signal }, "signal received: stopping the workers")
+    stopAll(p, signal, 0)
+  }
+}
+
 /**
  * Run as the primary of `workers` workers: `migrate` first (failing it exits 1 with "could not
  * start"), then fork. A worker that exits before it is ready at the first start exits the whole
@@ -139,139 +290,32 @@ export const runPrimary = async (
   serve?: () => Promise<() => Promise<void>>,
   onStartError: (e: unknown) => void = () => {}
 ): Promise<void> => {
-  let stopServing: () => Promise<void> = async () => {}
-  let exiting = false
-  const flushAndExit = (code: number) => {
-    if (exiting) return
-    exiting = true
-    stopServing()
-      .catch((e: unknown) =>
-        log.error(
-          { reason: e instanceof Error ? e.message : String(e) },
-          "stopping the admin listener failed"
-        )
-      )
-      .finally(() => log.flush(() => process.exit(code)))
+  const p: Primary = {
+    workers,
+    log,
+    policy: restartPolicy(workers),
+    restarts: [],
+    pending: new Set(),
+    ready: new Set(),
+    starting: true,
+    stopping: false,
+    exitCode: 0,
+    stopServing: async () => {},
+    exiting: false
   }
   try {
     await migrate()
-    if (serve !== undefined) stopServing = await serve()
+    if (serve !== undefined) p.stopServing = await serve()
   } catch (e) {
     onStartError(e)
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
-    flushAndExit(1)
+    flushAndExit(p, 1)
     return
   }
-  const policy = restartPolicy(workers)
-  const restarts: Array<number> = []
-  const pending = new Set<NodeJS.Timeout>()
-  const ready = new Set<number>()
-  let starting = true
-  let stopping = false
-  let exitCode = 0
-
-  const fork = () => {
-    const worker = cluster.fork()
-    log.info({ worker: worker.id, pid: worker.process.pid }, "worker started")
-    worker.on("message", (m: unknown) => {
-      if (!isReady(m)) return
-      ready.add(worker.id)
-      if (starting && ready.size === workers) {
-        starting = false
-        log.info({ workers }, `all ${workers} workers ready`)
-      }
-    })
-  }
-
-  // A worker stays in cluster.workers until its IPC channel closes, which may follow its exit
-  const live = () =>
-    Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead())
-
-  const forward = (signal: NodeJS.Signals) => {
-    for (const w of live()) {
-      try {
-        w.process.kill(signal)
-      } catch {
-        // already gone: its exit event follows
-      }
-    }
-  }
-
-  const stopAll = (signal: NodeJS.Signals, code: number) => {
-    stopping = true
-    exitCode = Math.max(exitCode, code)
-    for (const t of pending) clearTimeout(t)
-    pending.clear()
-    if (live().length === 0) {
-      log.info("stopped")
-      flushAndExit(exitCode)
-      return
-    }
-    forward(signal)
-  }
-
-  cluster.on("exit", (worker, code, signal) => {
-    const wasReady = ready.delete(worker.id)
-    if (stopping) {
-      if (code !== 0) exitCode = 1
-      log.info(exitFields(worker, code, signal), "worker stopped")
-      if (live().length === 0 && pending.size === 0) {
-        log.info("stopped")
-        flushAndExit(exitCode)
-      }
-      return
-    }
-    if (starting && !wasReady) {
-      log.fatal(exitFields(worker, code, signal), "could not start: a worker exited before it was ready")
-      stopAll("SIGTERM", 1)
-      return
-    }
-    if (code === 0 && signal === null) {
-      // Asked to stop by a signal of its own (e.g. from a service manager signalling the whole group)
-      log.info(exitFields(worker, code, signal), "worker stopped")
-      if (live().length === 0 && pending.size === 0) {
-        log.info("stopped")
-        flushAndExit(0)
-      }
-      return
-    }
-    const now = Date.now()
-    const delay = restartDelay(restarts, now, policy)
-    restarts.push(now + delay)
-    if (restarts.length > policy.max) restarts.splice(0, restarts.length - policy.max)
-    if (delay === 0) {
-      log.warn(exitFields(worker, code, signal), "worker died: restarting it")
-      fork()
-      return
-    }
-    log.warn(
-      { ...exitFields(worker, code, signal), delayMs: delay, ...policy },
-      "worker died: restart delayed (too many restarts)"
-    )
-    const timer = setTimeout(() => {
-      pending.delete(timer)
-      if (!stopping) fork()
-    }, delay)
-    pending.add(timer)
-  })
-
-  let first: { readonly signal: NodeJS.Signals; readonly at: number } | undefined
-  const onSignal = (signal: NodeJS.Signals) => {
-    const at = Date.now()
-    if (first !== undefined) {
-      // The same signal again within a second is the same request (see main.ts)
-      if (signal === first.signal && at - first.at < 1000) return
-      log.warn({ signal }, "second signal: the workers exit at once")
-      stopAll(signal, 1)
-      return
-    }
-    first = { signal, at }
-    log.info({ signal }, "signal received: stopping the workers")
-    stopAll(signal, 0)
-  }
+  cluster.on("exit", (worker, code, signal) => onExit(p, worker, code, signal))
+  const onSignal = signalHandler(p)
   process.on("SIGTERM", onSignal)
   process.on("SIGINT", onSignal)
-
   log.info({ workers }, `starting ${workers} workers`)
-  for (let i = 0; i < workers; i++) fork()
+  for (let i = 0; i < workers; i++) fork(p)
 }

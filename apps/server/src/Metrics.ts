@@ -72,62 +72,89 @@ export interface MakeOptions {
   readonly defaults?: boolean
 }
 
-/** A fresh registry with every Latchkey metric. */
-export const make = (options: MakeOptions = {}): Metrics => {
-  const registry = new Registry()
-  if (options.defaults !== false) collectDefaultMetrics({ register: registry })
-  const registers = [registry]
-  const counter = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>) =>
-    new Counter({ name, help, labelNames, registers })
-  const tokens = counter(
+/** The registries a metric is registered in: the process's one. */
+type Registers = Array<Registry>
+
+/** A counter registered in `registers`. */
+const counter = <L extends string>(
+  registers: Registers,
+  name: string,
+  help: string,
+  labelNames: ReadonlyArray<L>
+): Counter<L> => new Counter({ name, help, labelNames, registers })
+
+/**
+ * A histogram registered in `registers`, as a function observing one value under its labels. The
+ * labelled series of each histogram are looked up once: every label is from a fixed set.
+ */
+const histogram = <L extends string>(
+  registers: Registers,
+  name: string,
+  help: string,
+  labelNames: ReadonlyArray<L>,
+  buckets: Array<number>
+): ((labels: Record<L, string>, seconds: number) => void) => {
+  const h = new Histogram({ name, help, labelNames, buckets, registers })
+  const children = new Map<string, Histogram.Internal<L>>()
+  return (labels, seconds) => {
+    const key = Object.values(labels).join(" ")
+    let child = children.get(key)
+    if (child === undefined) {
+      child = h.labels(labels as Partial<Record<L, string>>)
+      children.set(key, child)
+    }
+    child.observe(seconds)
+  }
+}
+
+/** The counters: tokens issued, OAuth errors, throttle events, audit events. */
+const counters = (registers: Registers) => ({
+  tokens: counter(
+    registers,
     "latchkey_tokens_issued_total",
     "Token responses issued, by grant type and application (App Key)",
     ["grant_type", "app_key"]
-  )
-  const errors = counter("latchkey_oauth_errors_total", "OAuth error responses, by endpoint and error code", [
-    "endpoint",
-    "error"
-  ])
-  const throttle = counter(
+  ),
+  errors: counter(
+    registers,
+    "latchkey_oauth_errors_total",
+    "OAuth error responses, by endpoint and error code",
+    ["endpoint", "error"]
+  ),
+  throttle: counter(
+    registers,
     "latchkey_throttle_events_total",
     "Throttled attempts: client authentications (client_auth) and sign-ins (signin)",
     ["kind"]
-  )
-  const audit = counter("latchkey_audit_events_total", "Audit events recorded, by type", ["type"])
-  // The labelled series of each histogram, looked up once: every label is from a fixed set
-  const histogram = <L extends string>(
-    name: string,
-    help: string,
-    labelNames: ReadonlyArray<L>,
-    buckets: Array<number>
-  ) => {
-    const h = new Histogram({ name, help, labelNames, buckets, registers })
-    const children = new Map<string, Histogram.Internal<L>>()
-    return (labels: Record<L, string>, seconds: number) => {
-      const key = Object.values(labels).join(" ")
-      let child = children.get(key)
-      if (child === undefined) {
-        child = h.labels(labels as Partial<Record<L, string>>)
-        children.set(key, child)
-      }
-      child.observe(seconds)
-    }
-  }
-  const requests = histogram(
+  ),
+  audit: counter(registers, "latchkey_audit_events_total", "Audit events recorded, by type", ["type"])
+})
+
+/** The histograms: request durations of the public listener, store call durations. */
+const histograms = (registers: Registers) => ({
+  requests: histogram(
+    registers,
     "latchkey_http_request_duration_seconds",
     "Duration of the public listener's requests, by endpoint, method and status",
     ["endpoint", "method", "status"],
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-  )
-  const storage = histogram(
+  ),
+  storage: histogram(
+    registers,
     "latchkey_storage_operation_duration_seconds",
     "Duration of store calls, by operation (Store.method)",
     ["operation"],
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
   )
+})
+
+/**
+ * The session gauges, read from the stats bound with the function returned at each scrape.
+ * Every process on one store reads the same rows: across workers the highest reading counts.
+ */
+const sessionGauges = (registers: Registers): ((stats: SessionStats) => void) => {
   let stats: SessionStats | undefined
   let last: { sessions: number; pendingBytes: number } | undefined
-  // Every process on one store reads the same rows: across workers the highest reading counts
   new Gauge({
     name: "latchkey_sessions",
     help: "Sign-in sessions of the pages in the store (signed in or pending), read at each scrape",
@@ -148,6 +175,19 @@ export const make = (options: MakeOptions = {}): Metrics => {
       if (last !== undefined) this.set(last.pendingBytes)
     }
   })
+  return (s) => {
+    stats = s
+  }
+}
+
+/** A fresh registry with every Latchkey metric. */
+export const make = (options: MakeOptions = {}): Metrics => {
+  const registry = new Registry()
+  if (options.defaults !== false) collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  const { tokens, errors, throttle, audit } = counters(registers)
+  const { requests, storage } = histograms(registers)
+  const bindSessions = sessionGauges(registers)
   return {
     registry,
     tokenIssued: (grantType, appKey) =>
@@ -168,9 +208,7 @@ export const make = (options: MakeOptions = {}): Metrics => {
         seconds
       ),
     storage: (operation, seconds) => storage({ operation }, seconds),
-    bindSessions: (s) => {
-      stats = s
-    }
+    bindSessions
   }
 }
 

@@ -188,6 +188,10 @@ interface Common {
   readonly catalogue?: Catalogue
 }
 
+/** The frame of a page in the language of `t`, with the layout and product name every page takes. */
+const framed = (p: Common, t: Catalogue, page: Pick<Frame, "title" | "body" | "footer">): string =>
+  frame({ layout: p.layout, lang: t.lang, productName: p.productName, ...page })
+
 /** The fields of a sign-in form, with the error of a failed attempt. */
 interface SignInFields {
   /** Where the form posts. */
@@ -222,6 +226,20 @@ ${hidden("csrf_token", p.csrf)}${extra}
 </form>`
 }
 
+/** A page around a sign-in form: its title as heading, a lead (HTML), the form, a footer (HTML). */
+const signInPage = (
+  p: Common,
+  t: Catalogue,
+  page: { readonly title: string; readonly lead: string; readonly form: string; readonly footer: string }
+): string =>
+  framed(p, t, {
+    title: page.title,
+    body: `<h1>${escapeHtml(page.title)}</h1>
+<p class="lead">${page.lead}</p>
+${page.form}`,
+    footer: page.footer
+  })
+
 /** What the sign-in page shows. */
 export interface LoginPage extends Common, SignInFields {
   readonly appName: string
@@ -232,14 +250,10 @@ export interface LoginPage extends Common, SignInFields {
 /** The sign-in page: fields Username and Password, button Sign in. */
 export const login = (p: LoginPage): string => {
   const t = p.catalogue ?? en
-  return frame({
-    layout: p.layout,
-    lang: t.lang,
-    productName: p.productName,
+  return signInPage(p, t, {
     title: t.signIn.title,
-    body: `<h1>${escapeHtml(t.signIn.title)}</h1>
-<p class="lead">${rich(t.signIn.lead(p.appName))}</p>
-${signInForm(t, p)}`,
+    lead: rich(t.signIn.lead(p.appName)),
+    form: signInForm(t, p),
     footer: rich(t.signIn.footer(p.redirectHost))
   })
 }
@@ -280,10 +294,7 @@ const scopeItems = (t: Catalogue, productName: string, scopes: ReadonlyArray<Sco
 export const consent = (p: ConsentPage): string => {
   const t = p.catalogue ?? en
   const initial = escapeHtml(Array.from(p.appName.trim())[0]?.toUpperCase() ?? "?")
-  return frame({
-    layout: p.layout,
-    lang: t.lang,
-    productName: p.productName,
+  return framed(p, t, {
     title: t.consent.title(p.appName),
     body: `<div class="pair" aria-hidden="true"><span class="avatar">${initial}</span><span class="dots"></span><span class="avatar avatar-brand">${logo}</span></div>
 <h1 class="center">${rich(t.consent.heading(p.appName, p.productName))}</h1>
@@ -315,14 +326,10 @@ export interface ConsentsSignInPage extends Common, SignInFields {}
 /** The consents page before sign-in. */
 export const consentsSignIn = (p: ConsentsSignInPage): string => {
   const t = p.catalogue ?? en
-  return frame({
-    layout: p.layout,
-    lang: t.lang,
-    productName: p.productName,
+  return signInPage(p, t, {
     title: t.consents.signInTitle,
-    body: `<h1>${escapeHtml(t.consents.signInTitle)}</h1>
-<p class="lead">${escapeHtml(t.consents.signInLead(p.productName))}</p>
-${signInForm(t, p, `\n${hidden("action", "signin")}`)}`,
+    lead: escapeHtml(t.consents.signInLead(p.productName)),
+    form: signInForm(t, p, `\n${hidden("action", "signin")}`),
     footer: rich(t.frame.securedBy(p.productName))
   })
 }
@@ -371,10 +378,7 @@ ${scopeItems(t, p.productName, app.scopes)}
   .join("\n")}
 </ul>
 <p class="fine">${escapeHtml(t.consents.withdrawNote)}</p>`
-  return frame({
-    layout: p.layout,
-    lang: t.lang,
-    productName: p.productName,
+  return framed(p, t, {
     title: t.consents.title,
     body: `<h1>${escapeHtml(t.consents.title)}</h1>
 <p class="lead">${escapeHtml(t.consents.lead(p.productName))}</p>
@@ -413,10 +417,7 @@ export const error = (p: ErrorPage): string => {
       : `<p><a class="btn btn-primary" href="${escapeHtml(p.back.href)}">${escapeHtml(
           p.back.to === "consents" ? t.error.backToConsents : t.error.tryAgain
         )}</a></p>`
-  return frame({
-    layout: p.layout,
-    lang: t.lang,
-    productName: p.productName,
+  return framed(p, t, {
     title: text.title,
     body: `${warnIcon}
 <h1>${escapeHtml(text.title)}</h1>

@@ -265,23 +265,25 @@ const ignore = (): void => {}
 
 const noRows: QueryResult = { rows: [], rowCount: 0 }
 
-/** Transactions over `pool`; `insertEvents` stores audit events inside a running transaction. */
-export const make = (
-  pool: Pool,
-  insertEvents: (
-    tx: Tx,
-    events: ReadonlyArray<Audit.AuditEvent>
-  ) => Effect.Effect<void, StorageError.StorageError>,
-  retryPolicy: RetryPolicy = defaultRetryPolicy
-): Database => {
-  const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
-    attempt(() => pool.query(text, [...values]))
-  const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
-    Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
+/** Stores audit events inside a running transaction. */
+type InsertEvents = (
+  tx: Tx,
+  events: ReadonlyArray<Audit.AuditEvent>
+) => Effect.Effect<void, StorageError.StorageError>
 
-  // A checked-out connection has no listener of the pool's: an error while it is out (the
-  // server ends the session between two statements) must not be an unhandled 'error' event.
-  const connect = Effect.flatMap(
+/** How one run of a transaction ended, and whether its connection may go back to the pool. */
+interface Outcome<A, E> {
+  readonly clean: boolean
+  readonly exit: Exit.Exit<A, E | StorageError.StorageError>
+}
+
+/**
+ * A connection of `pool`. A checked-out connection has no listener of the pool's: an error while
+ * it is out (the server ends the session between two statements) must not be an unhandled
+ * 'error' event.
+ */
+const connect = (pool: Pool): Effect.Effect<PoolClient, StorageError.StorageError> =>
+  Effect.flatMap(
     attempt(() => pool.connect()),
     (client) =>
       Effect.sync(() => {
@@ -289,54 +291,80 @@ export const make = (
         return client
       })
   )
-  // A connection left in doubt (interrupted mid-statement, or its COMMIT, ROLLBACK or unlock
-  // failed) is closed rather than given back: closing it also drops its advisory locks.
-  const release = (client: PoolClient, clean: boolean) =>
-    Effect.sync(() => {
-      client.removeListener?.("error", ignore)
-      client.release(clean ? undefined : true)
-    })
 
-  const once = <A, E>(
-    body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
-    events: ReadonlyArray<Audit.AuditEvent>,
-    locks: ReadonlyArray<string>
-  ): Effect.Effect<A, E | StorageError.StorageError> =>
-    Effect.acquireUseRelease(
-      connect,
-      (client) =>
-        Effect.gen(function* (): Effect.fn.Return<{
-          readonly clean: boolean
-          readonly exit: Exit.Exit<A, E | StorageError.StorageError>
-        }> {
-          const tx: Tx = { query: (text, values = []) => attempt(() => client.query(text, [...values])) }
-          if (locks.length > 0) {
-            const locked = yield* Effect.exit(tx.query(lock, [locks]))
-            if (Exit.isFailure(locked)) return { clean: false, exit: Exit.failCause(locked.cause) }
-          }
-          const exit = yield* Effect.exit(
-            Effect.zipRight(
-              tx.query("BEGIN"),
-              Effect.flatMap(body(tx), (value) =>
-                events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
-              )
-            )
-          )
-          // A connection that failed (not a statement the server refused) is not asked to roll back.
-          if (Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), lostConnection)) {
-            return { clean: false, exit }
-          }
-          // A COMMIT that fails (a serialization failure found at commit) ends the transaction as well.
-          const ended = yield* Effect.exit(tx.query(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))
-          let clean = Exit.isSuccess(ended) || Exit.isSuccess(yield* Effect.exit(tx.query("ROLLBACK")))
-          if (clean && locks.length > 0) clean = Exit.isSuccess(yield* Effect.exit(tx.query(unlock, [locks])))
-          return {
-            clean,
-            exit: Exit.isSuccess(exit) && Exit.isFailure(ended) ? Exit.failCause(ended.cause) : exit
-          }
-        }),
-      (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
-    ).pipe(Effect.flatMap(({ exit }) => exit))
+/**
+ * Give a connection back. One left in doubt (interrupted mid-statement, or its COMMIT, ROLLBACK
+ * or unlock failed) is closed rather than given back: closing it also drops its advisory locks.
+ */
+const release = (client: PoolClient, clean: boolean): Effect.Effect<void> =>
+  Effect.sync(() => {
+    client.removeListener?.("error", ignore)
+    client.release(clean ? undefined : true)
+  })
+
+/**
+ * One run of a transaction on `client`: the advisory `locks`, BEGIN, `body`, the `events`, then
+ * COMMIT (ROLLBACK on a failure), then the unlock.
+ */
+const runOn = <A, E>(
+  client: PoolClient,
+  body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
+  events: ReadonlyArray<Audit.AuditEvent>,
+  locks: ReadonlyArray<string>,
+  insertEvents: InsertEvents
+): Effect.Effect<Outcome<A, E>> =>
+  Effect.gen(function* (): Effect.fn.Return<Outcome<A, E>> {
+    const tx: Tx = { query: (text, values = []) => attempt(() => client.query(text, [...values])) }
+    if (locks.length > 0) {
+      const locked = yield* Effect.exit(tx.query(lock, [locks]))
+      if (Exit.isFailure(locked)) return { clean: false, exit: Exit.failCause(locked.cause) }
+    }
+    const exit = yield* Effect.exit(
+      Effect.zipRight(
+        tx.query("BEGIN"),
+        Effect.flatMap(body(tx), (value) =>
+          events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
+        )
+      )
+    )
+    // A connection that failed (not a statement the server refused) is not asked to roll back.
+    if (Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), lostConnection)) {
+      return { clean: false, exit }
+    }
+    // A COMMIT that fails (a serialization failure found at commit) ends the transaction as well.
+    const ended = yield* Effect.exit(tx.query(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"))
+    let clean = Exit.isSuccess(ended) || Exit.isSuccess(yield* Effect.exit(tx.query("ROLLBACK")))
+    if (clean && locks.length > 0) clean = Exit.isSuccess(yield* Effect.exit(tx.query(unlock, [locks])))
+    return {
+      clean,
+      exit: Exit.isSuccess(exit) && Exit.isFailure(ended) ? Exit.failCause(ended.cause) : exit
+    }
+  })
+
+/** One run of a transaction on a connection of `pool`, given back (or closed) after it. */
+const once = <A, E>(
+  pool: Pool,
+  insertEvents: InsertEvents,
+  body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
+  events: ReadonlyArray<Audit.AuditEvent>,
+  locks: ReadonlyArray<string>
+): Effect.Effect<A, E | StorageError.StorageError> =>
+  Effect.acquireUseRelease(
+    connect(pool),
+    (client) => runOn(client, body, events, locks, insertEvents),
+    (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
+  ).pipe(Effect.flatMap(({ exit }) => exit))
+
+/** Transactions over `pool`; `insertEvents` stores audit events inside a running transaction. */
+export const make = (
+  pool: Pool,
+  insertEvents: InsertEvents,
+  retryPolicy: RetryPolicy = defaultRetryPolicy
+): Database => {
+  const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
+    attempt(() => pool.query(text, [...values]))
+  const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
+    Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
 
   return {
     lookup: (text, values) =>
@@ -349,12 +377,14 @@ export const make = (
     query: (text, values) => retrying(statement(text, values)),
     transaction: (body, options = {}) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(once(body, events, options.locks ?? []))
+        retrying(once(pool, insertEvents, body, events, options.locks ?? []))
       ),
     write: (text, values) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
         retrying(
-          events.length === 0 ? statement(text, values) : once((tx) => tx.query(text, values), events, [])
+          events.length === 0
+            ? statement(text, values)
+            : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
         )
       ),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),

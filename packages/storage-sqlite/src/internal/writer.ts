@@ -47,68 +47,116 @@ export interface Writer {
   readonly close: () => void
 }
 
+/** The statements of the group transactions of `db`, prepared once. */
+const statementsOf = (db: BetterSqlite3.Database) => ({
+  begin: db.prepare("BEGIN IMMEDIATE"),
+  commit: db.prepare("COMMIT"),
+  rollback: db.prepare("ROLLBACK"),
+  savepoint: db.prepare("SAVEPOINT job"),
+  release: db.prepare("RELEASE job"),
+  rollbackTo: db.prepare("ROLLBACK TO job")
+})
+
+type Statements = ReturnType<typeof statementsOf>
+
+/** The result of a failed job: its refusal, or a StorageError. */
+const fail = (error: unknown): Result => ({
+  ok: false,
+  error: error instanceof Refusal ? error : toStorageError(error)
+})
+
+/** One job in its own savepoint: a failure undoes only what this job wrote. */
+const inSavepoint = (s: Statements, job: Job): Result => {
+  s.savepoint.run()
+  try {
+    const value = job.run()
+    s.release.run()
+    return { ok: true, value }
+  } catch (e) {
+    s.rollbackTo.run()
+    s.release.run()
+    return fail(e)
+  }
+}
+
+/**
+ * Every job in one transaction (a lone job needs no savepoint: the transaction is its own).
+ * Throws, after rolling back, when the transaction as a whole fails.
+ */
+const transact = (
+  db: BetterSqlite3.Database,
+  s: Statements,
+  jobs: ReadonlyArray<Job>
+): ReadonlyArray<Result> => {
+  s.begin.run()
+  try {
+    const results =
+      jobs.length === 1
+        ? [{ ok: true, value: (jobs[0] as Job).run() } as const]
+        : jobs.map((job) => inSavepoint(s, job))
+    s.commit.run()
+    return results
+  } catch (e) {
+    try {
+      if (db.inTransaction) s.rollback.run()
+    } catch {
+      // the connection already rolled back (e.g. after an I/O error)
+    }
+    throw e
+  }
+}
+
+/** The results of `jobs` run in one transaction: each its own, or all the failure of the transaction. */
+const runAll = (
+  db: BetterSqlite3.Database,
+  s: Statements,
+  jobs: ReadonlyArray<Job>
+): ReadonlyArray<Result> => {
+  try {
+    return transact(db, s, jobs)
+  } catch (e) {
+    const failed = fail(e)
+    return jobs.map(() => failed)
+  }
+}
+
+/** What a write runs: `work`, then the insertion of the audit events attached to it. */
+const withAttached = <A>(
+  work: () => A,
+  events: ReadonlyArray<Audit.AuditEvent>,
+  insertEvent: (event: Audit.AuditEvent) => void
+): (() => A) =>
+  events.length === 0
+    ? work
+    : () => {
+        const value = work()
+        for (const event of events) insertEvent(event)
+        return value
+      }
+
+/** The outcome of a write from its job's result: its value, its refusal's error, or a StorageError. */
+const outcome = <A, E>(result: Result): Effect.Effect<A, E | StorageErrors.StorageError> =>
+  result.ok
+    ? Effect.succeed(result.value as A)
+    : Effect.fail(
+        result.error instanceof Refusal
+          ? (result.error.error as E)
+          : (result.error as StorageErrors.StorageError)
+      )
+
 /** A writer over `db`; `insertEvent` stores one audit event (inside the running transaction). */
 export const make = (db: BetterSqlite3.Database, insertEvent: (event: Audit.AuditEvent) => void): Writer => {
-  const begin = db.prepare("BEGIN IMMEDIATE")
-  const commit = db.prepare("COMMIT")
-  const rollback = db.prepare("ROLLBACK")
-  const savepoint = db.prepare("SAVEPOINT job")
-  const release = db.prepare("RELEASE job")
-  const rollbackTo = db.prepare("ROLLBACK TO job")
+  const s = statementsOf(db)
   let queue: Array<Job> = []
   let scheduled = false
   let closed = false
-
-  const fail = (error: unknown): Result => ({
-    ok: false,
-    error: error instanceof Refusal ? error : toStorageError(error)
-  })
-
-  // One job in its own savepoint: a failure undoes only what this job wrote.
-  const inSavepoint = (job: Job): Result => {
-    savepoint.run()
-    try {
-      const value = job.run()
-      release.run()
-      return { ok: true, value }
-    } catch (e) {
-      rollbackTo.run()
-      release.run()
-      return fail(e)
-    }
-  }
-
-  // Every job in one transaction (a lone job needs no savepoint: the transaction is its own).
-  // Throws, after rolling back, when the transaction as a whole fails.
-  const transact = (jobs: ReadonlyArray<Job>): ReadonlyArray<Result> => {
-    begin.run()
-    try {
-      const results =
-        jobs.length === 1 ? [{ ok: true, value: (jobs[0] as Job).run() } as const] : jobs.map(inSavepoint)
-      commit.run()
-      return results
-    } catch (e) {
-      try {
-        if (db.inTransaction) rollback.run()
-      } catch {
-        // the connection already rolled back (e.g. after an I/O error)
-      }
-      throw e
-    }
-  }
 
   const flush = (): void => {
     scheduled = false
     const jobs = queue
     queue = []
     if (jobs.length === 0) return
-    let results: ReadonlyArray<Result>
-    try {
-      results = transact(jobs)
-    } catch (e) {
-      const failed = fail(e)
-      results = jobs.map(() => failed)
-    }
+    const results = runAll(db, s, jobs)
     for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).done(results[i] as Result)
   }
 
@@ -129,26 +177,9 @@ export const make = (db: BetterSqlite3.Database, insertEvent: (event: Audit.Audi
             resume(Effect.fail(toStorageError(new Error("the database is closed"))))
             return
           }
-          const run =
-            events.length === 0
-              ? work
-              : () => {
-                  const value = work()
-                  for (const event of events) insertEvent(event)
-                  return value
-                }
           enqueue({
-            run,
-            done: (result) =>
-              resume(
-                result.ok
-                  ? Effect.succeed(result.value as A)
-                  : Effect.fail(
-                      result.error instanceof Refusal
-                        ? (result.error.error as E)
-                        : (result.error as StorageErrors.StorageError)
-                    )
-              )
+            run: withAttached(work, events, insertEvent),
+            done: (result) => resume(outcome<A, E>(result))
           })
         })
       ),

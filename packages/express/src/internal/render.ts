@@ -1,0 +1,213 @@
+/**
+ * How the router answers a page request: the core's `Interaction.View` rendered as an HTTP
+ * response, one function per view (a redirect, a HEAD answer, the sign-in, consent, consents and
+ * error pages), with the page headers (CSP, no caching), in the language the request asks for.
+ */
+import { Http, Interaction, Locale, type Scope } from "@latchkey/core"
+import { NodeHttp } from "@latchkey/node"
+import { Option } from "effect"
+import type { Request, Response } from "express"
+import { type Catalogue, catalogue, defaultLanguage, languages } from "../locales/index.js"
+import * as Pages from "../Pages.js"
+
+/** What a view is rendered with: the request and its response, and the router's page options. */
+export interface PageContext {
+  readonly req: Request
+  readonly res: Response
+  /** Product name shown on the pages. */
+  readonly productName: string
+  /** What each scope allows, by scope (one text, or texts by language tag). */
+  readonly scopeDescriptions: Readonly<Record<string, string | Readonly<Record<string, string>>>> | undefined
+}
+
+/**
+ * The language of a page: the first supported tag of the request's `ui_locales`, else of
+ * `Accept-Language`, else English.
+ */
+const languageOf = (req: Request, uiLocales: ReadonlyArray<string>): Catalogue =>
+  catalogue(
+    Locale.choose(languages, { uiLocales, acceptLanguage: req.headers["accept-language"] }, defaultLanguage)
+  )
+
+/** The text of one scope in the page's language: its own, else in English, else the fallback. */
+const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.ScopeLine => {
+  const d =
+    ctx.scopeDescriptions !== undefined && Object.hasOwn(ctx.scopeDescriptions, name)
+      ? ctx.scopeDescriptions[name]
+      : undefined
+  if (typeof d === "string") return { name, description: d }
+  const byLanguage =
+    d === undefined
+      ? undefined
+      : Option.getOrUndefined(
+          Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
+        )
+  const text = d !== undefined && byLanguage !== undefined ? d[byLanguage] : undefined
+  return { name, description: text ?? t.consent.scopeFallback(name) }
+}
+
+/** The lines of a scope set, each with what it allows. */
+const describe = (ctx: PageContext, scope: Scope.ScopeSet, t: Catalogue): ReadonlyArray<Pages.ScopeLine> =>
+  scope.map((name) => describeScope(ctx, name, t))
+
+/** The headers of every page: its CSP (forms post only to `formTargets`), no caching. */
+const pageHeaders = (res: Response, formTargets: ReadonlyArray<string>): void => {
+  res.setHeader("content-security-policy", Pages.contentSecurityPolicy(formTargets))
+  res.setHeader("cache-control", "no-store")
+  res.setHeader("pragma", "no-cache")
+}
+
+/** Send a page. */
+const sendHtml = (res: Response, status: number, html: string, formTargets: ReadonlyArray<string>): void => {
+  pageHeaders(res, formTargets)
+  res.status(status)
+  res.setHeader("content-type", "text/html; charset=utf-8")
+  res.end(html)
+}
+
+/** A view of the core, by its tag. */
+type ViewOf<Tag extends Interaction.View["_tag"]> = Extract<Interaction.View, { readonly _tag: Tag }>
+
+/** What every page takes: its layout, the product's name, and the language the request asks for. */
+const common = (ctx: PageContext, v: Pick<ViewOf<"SignIn">, "layout" | "uiLocales">) => ({
+  layout: v.layout,
+  productName: ctx.productName,
+  catalogue: languageOf(ctx.req, v.uiLocales)
+})
+
+/** The form of a view: where it posts, and its ticket. */
+const form = (v: Pick<ViewOf<"SignIn">, "action" | "ticket">) => ({
+  action: v.action,
+  txn: v.ticket.txn,
+  csrf: v.ticket.csrf
+})
+
+/** The sign-in form of a view: its form, and the failed attempt it follows. */
+const signInFields = (v: ViewOf<"SignIn"> | ViewOf<"ConsentsSignIn">) => ({
+  ...form(v),
+  ...(Option.isSome(v.error) ? { error: v.error.value.problem, username: v.error.value.username } : {})
+})
+
+/** A redirect (to the client, or back to a page), never cached. */
+const redirect = ({ res }: PageContext, { status, location, error }: ViewOf<"Redirect">): void => {
+  NodeHttp.noteError(res, error)
+  res.setHeader("cache-control", "no-store")
+  res.setHeader("pragma", "no-cache")
+  res.setHeader("location", location)
+  res.status(status).end()
+}
+
+/** The answer to HEAD on a page: its headers, no body. */
+const head = ({ res }: PageContext, { formTargets }: ViewOf<"Head">): void => {
+  pageHeaders(res, formTargets)
+  res.setHeader("content-type", "text/html; charset=utf-8")
+  res.status(200).end()
+}
+
+/** The sign-in page of the authorize flow. */
+const signIn = (ctx: PageContext, v: ViewOf<"SignIn">): void =>
+  sendHtml(
+    ctx.res,
+    v.status,
+    Pages.login({
+      ...common(ctx, v),
+      appName: v.appName,
+      redirectHost: v.redirectHost,
+      ...signInFields(v)
+    }),
+    v.formTargets
+  )
+
+/** The consent page: the application and the scopes it asks for. */
+const consent = (ctx: PageContext, v: ViewOf<"Consent">): void => {
+  const page = common(ctx, v)
+  sendHtml(
+    ctx.res,
+    200,
+    Pages.consent({
+      ...page,
+      appName: v.appName,
+      redirectHost: v.redirectHost,
+      username: v.username,
+      scopes: describe(ctx, v.scope, page.catalogue),
+      switchAction: v.switchAction,
+      consentsHref: v.consentsHref,
+      ...form(v)
+    }),
+    v.formTargets
+  )
+}
+
+/** The consents page before sign-in. */
+const consentsSignIn = (ctx: PageContext, v: ViewOf<"ConsentsSignIn">): void =>
+  sendHtml(
+    ctx.res,
+    v.status,
+    Pages.consentsSignIn({
+      ...common(ctx, v),
+      ...signInFields(v)
+    }),
+    v.formTargets
+  )
+
+/** The consents page: the applications the user authorised. */
+const consents = (ctx: PageContext, v: ViewOf<"Consents">): void => {
+  const page = common(ctx, v)
+  sendHtml(
+    ctx.res,
+    200,
+    Pages.consents({
+      ...page,
+      username: v.username,
+      apps: v.consents.map((c) => ({
+        appKey: c.appKey,
+        appName: c.appName,
+        grantedAt: c.grantedAt,
+        scopes: describe(ctx, c.scope, page.catalogue)
+      })),
+      ...(Option.isSome(v.withdrawn) ? { withdrawn: v.withdrawn.value } : {}),
+      ...form(v)
+    }),
+    v.formTargets
+  )
+}
+
+/** An error page, or its JSON when the client asks for JSON. */
+const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
+  const { req, res } = ctx
+  for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v)
+  // Content negotiation: JSON instead of the page when the client asks for JSON (always English)
+  if (req.accepts(["html", "json"]) === "json") {
+    pageHeaders(res, [])
+    NodeHttp.write(res, Http.json(e.status, { error: e.error, error_description: e.description }))
+    return
+  }
+  sendHtml(
+    res,
+    e.status,
+    Pages.error({
+      ...common(ctx, e),
+      status: e.status,
+      error: e.error,
+      description: e.description,
+      problem: e.problem,
+      ...(Option.isSome(e.back) ? { back: e.back.value } : {})
+    }),
+    []
+  )
+}
+
+/** Answer a page request with the core's answer: its cookies, then its view. */
+export const render = (ctx: PageContext, answer: Interaction.PageResponse): void => {
+  const cookies = [answer.setCookie, answer.deviceCookie ?? null].filter((c): c is string => c !== null)
+  if (cookies.length > 0) ctx.res.setHeader("set-cookie", cookies)
+  Interaction.View.$match(answer.view, {
+    Redirect: (v) => redirect(ctx, v),
+    Head: (v) => head(ctx, v),
+    SignIn: (v) => signIn(ctx, v),
+    Consent: (v) => consent(ctx, v),
+    ConsentsSignIn: (v) => consentsSignIn(ctx, v),
+    Consents: (v) => consents(ctx, v),
+    ErrorPage: (v) => errorPage(ctx, v)
+  })
+}
