@@ -17,14 +17,9 @@ import {
   Registry
 } from "prom-client"
 
-// The endpoint label of each path under the issuer's
+// The endpoint label of each path under the issuer's: the core's names of the OAuth endpoints, and the rest
 const underIssuer = {
-  token: Paths.oauth.token,
-  introspect: Paths.oauth.introspect,
-  revoke: Paths.oauth.revoke,
-  metadata: Paths.oauth.metadata,
-  authorize: Paths.oauth.authorize,
-  login: Paths.oauth.login,
+  ...Paths.oauth,
   consents: Paths.consents,
   openapi: Paths.openapi,
   api_me: Paths.me
@@ -75,14 +70,6 @@ export interface MakeOptions {
 /** The registries a metric is registered in: the process's one. */
 type Registers = Array<Registry>
 
-/** A counter registered in `registers`. */
-const counter = <L extends string>(
-  registers: Registers,
-  name: string,
-  help: string,
-  labelNames: ReadonlyArray<L>
-): Counter<L> => new Counter({ name, help, labelNames, registers })
-
 /**
  * A histogram registered in `registers`, as a function observing one value under its labels. The
  * labelled series of each histogram are looked up once: every label is from a fixed set.
@@ -108,27 +95,26 @@ const histogram = <L extends string>(
 }
 
 /** The counters: tokens issued, OAuth errors, throttle events, audit events. */
-const counters = (registers: Registers) => ({
-  tokens: counter(
-    registers,
-    "latchkey_tokens_issued_total",
-    "Token responses issued, by grant type and application (App Key)",
-    ["grant_type", "app_key"]
-  ),
-  errors: counter(
-    registers,
-    "latchkey_oauth_errors_total",
-    "OAuth error responses, by endpoint and error code",
-    ["endpoint", "error"]
-  ),
-  throttle: counter(
-    registers,
-    "latchkey_throttle_events_total",
-    "Throttled attempts: client authentications (client_auth) and sign-ins (signin)",
-    ["kind"]
-  ),
-  audit: counter(registers, "latchkey_audit_events_total", "Audit events recorded, by type", ["type"])
-})
+const counters = (registers: Registers) => {
+  const counter = <L extends string>(name: string, help: string, labelNames: ReadonlyArray<L>) =>
+    new Counter({ name: `latchkey_${name}_total`, help, labelNames, registers })
+  return {
+    tokens: counter("tokens_issued", "Token responses issued, by grant type and application (App Key)", [
+      "grant_type",
+      "app_key"
+    ]),
+    errors: counter("oauth_errors", "OAuth error responses, by endpoint and error code", [
+      "endpoint",
+      "error"
+    ]),
+    throttle: counter(
+      "throttle_events",
+      "Throttled attempts: client authentications (client_auth) and sign-ins (signin)",
+      ["kind"]
+    ),
+    audit: counter("audit_events", "Audit events recorded, by type", ["type"])
+  }
+}
 
 /** The histograms: request durations of the public listener, store call durations. */
 const histograms = (registers: Registers) => ({
