@@ -5,11 +5,9 @@
  */
 import { JSONSchema, type SchemaAST } from "effect"
 import * as Http from "../http/Http.js"
-import { errorBody, headerOf, headersOf } from "../http/OpenApi.js"
+import { errorBody, headerOf, headersOf, type Json } from "../http/internal/openApiJson.js"
 import * as AdminEndpoints from "./AdminEndpoints.js"
 import * as AdminJson from "./AdminJson.js"
-
-type Json = Record<string, unknown>
 
 /** Turns Schemas into JSON Schemas, their named definitions gathered in one place. */
 interface Schemas {

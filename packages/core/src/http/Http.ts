@@ -103,9 +103,12 @@ export const header = (req: HttpRequest, name: string): string | undefined | nul
 
 const byteLength = (s: string): number => new TextEncoder().encode(s).length
 
+/** Every status a request is refused with before any OAuth rule runs. */
+export const refusalStatuses = [400, 405, 413, 415] as const
+
 /** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
 export interface Refusal {
-  readonly status: 400 | 405 | 413 | 415
+  readonly status: (typeof refusalStatuses)[number]
   readonly description: string
   readonly headers: Readonly<Record<string, string>>
 }

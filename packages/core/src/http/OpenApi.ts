@@ -11,12 +11,13 @@ import { JSONSchema, Schema } from "effect"
 import { ConsentForm, ConsentsForm, SignInForm } from "../interaction/Forms.js"
 import { maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
-import type * as Authorize from "../oauth/Authorize.js"
+import * as Authorize from "../oauth/Authorize.js"
 import { TokenResponse } from "../oauth/grants/Issue.js"
 import { IntrospectionResponse, TokenForm } from "../oauth/Introspection.js"
 import { AuthorizeQuery } from "../oauth/requests/AuthorizeQuery.js"
 import * as TokenRequest from "../oauth/requests/TokenRequest.js"
 import * as Http from "./Http.js"
+import { errorBody, headerOf, headersOf, type Json } from "./internal/openApiJson.js"
 import * as Paths from "./Paths.js"
 
 /** The OpenAPI document of the admin API, which is served on a listener of its own. */
@@ -58,61 +59,15 @@ const bearerErrors: ByTag<OAuthError.BearerError> = {
   TemporarilyUnavailable: new OAuthError.TemporarilyUnavailable({ description: "", retryAfter: 1 })
 }
 
-/** Every status a request is refused with before any OAuth rule runs (exhaustive by type). */
-const refusalStatuses: { readonly [S in Http.Refusal["status"]]: null } = {
-  400: null,
-  405: null,
-  413: null,
-  415: null
-}
-
-/** The redirect error codes of the authorize endpoint (exhaustive by type). */
-const redirectErrors: { readonly [C in Authorize.RedirectErrorCode]: null } = {
-  invalid_request: null,
-  unauthorized_client: null,
-  access_denied: null,
-  unsupported_response_type: null,
-  invalid_scope: null,
-  server_error: null,
-  temporarily_unavailable: null
-}
-
 /** Every error response of a form endpoint (token, introspection, revocation), as `Http` builds it. */
 const formErrorResponses = (): ReadonlyArray<Http.HttpResponse> => [
   ...Object.values(formErrors).map(Http.errorResponse),
-  ...Object.keys(refusalStatuses).map((s) => {
-    const status = Number(s) as Http.Refusal["status"]
-    return Http.refusalResponse(
+  ...Http.refusalStatuses.map((status) =>
+    Http.refusalResponse(
       status === 405 ? Http.methodNotAllowed("POST") : { status, description: "", headers: {} }
     )
-  })
-]
-
-type Json = Record<string, unknown>
-
-/** The schema of a header value: the fixed value a response carries, or whole seconds for `retry-after`. */
-export const headerOf = (name: string, value: string): Json =>
-  name === "retry-after"
-    ? { description: "seconds to wait", schema: { type: "string", pattern: "^[1-9][0-9]*$" } }
-    : { schema: { type: "string", const: value } }
-
-/** The documented headers of a response: all it carries but its content type. */
-export const headersOf = (headers: Readonly<Record<string, string>>): Json =>
-  Object.fromEntries(
-    Object.entries(headers)
-      .filter(([name]) => name !== "content-type")
-      .map(([name, value]) => [name, headerOf(name, value)])
   )
-
-export const errorBody = (codes: ReadonlyArray<string>, extra: Json = {}): Json => ({
-  type: "object",
-  required: ["error"],
-  properties: {
-    error: { type: "string", enum: [...new Set(codes)].sort() },
-    error_description: { type: "string" },
-    ...extra
-  }
-})
+]
 
 /** The error responses of a form endpoint, grouped by status. */
 const formErrorsByStatus = (): Json => {
@@ -275,7 +230,7 @@ const authorizePath = (b: Build): Json => ({
       200: html("the sign-in or consent page"),
       ...redirect(
         302,
-        `to redirect_uri: code, state and iss in the query (code), or access_token, token_type, expires_in, scope, state and iss in the fragment (token); errors as error, error_description, state and iss, error one of ${Object.keys(redirectErrors).join(", ")}`
+        `to redirect_uri: code, state and iss in the query (code), or access_token, token_type, expires_in, scope, state and iss in the fragment (token); errors as error, error_description, state and iss, error one of ${Authorize.redirectErrorCodes.join(", ")}`
       ),
       400: html(
         "an error page (invalid_request): the client or redirect_uri cannot be trusted, so no redirect"

@@ -68,14 +68,18 @@ export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
 }> {}
 
 /** Error codes the authorize endpoint sends to the redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */
-export type RedirectErrorCode =
-  | "invalid_request"
-  | "unauthorized_client"
-  | "access_denied"
-  | "unsupported_response_type"
-  | "invalid_scope"
-  | "server_error"
-  | "temporarily_unavailable"
+export const redirectErrorCodes = [
+  "invalid_request",
+  "unauthorized_client",
+  "access_denied",
+  "unsupported_response_type",
+  "invalid_scope",
+  "server_error",
+  "temporarily_unavailable"
+] as const
+
+/** One of `redirectErrorCodes`. */
+export type RedirectErrorCode = (typeof redirectErrorCodes)[number]
 
 const append = (
   uri: string,
