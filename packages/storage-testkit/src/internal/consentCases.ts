@@ -18,7 +18,7 @@ import {
 import { Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
 import { failureOf, grantServices } from "./grants.js"
-import { areStored } from "./support.js"
+import { areStored, some } from "./support.js"
 import { insertUser } from "./users.js"
 
 const T = F.baseTime
@@ -35,6 +35,38 @@ const redeem = (code: { readonly codeHash: string; readonly userId: string; read
   })
 
 const refused = { tag: "ConsentWithdrawn", stored: [false, false], used: Option.some(false) }
+
+/** Register the consent-grant case with the contract's `it`. */
+export const consentGrantCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect("consents: grant records scopes per (user, application) and unions later grants", () =>
+    Effect.gen(function* () {
+      const consents = yield* ConsentStore.ConsentStore
+      const userId = F.id("user")
+      const appKey = F.id("app")
+      assert.isTrue(Option.isNone(yield* consents.find(userId, appKey)))
+      yield* consents.grant(userId, appKey, F.scope("write", "profile"), T)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "write")
+      )
+      yield* consents.grant(userId, appKey, F.scope("read", "write"), T + 1)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "read", "write")
+      )
+      yield* consents.grant(userId, appKey, F.scope(), T + 2)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "read", "write")
+      )
+      assert.isTrue(Option.isNone(yield* consents.find(userId, F.id("app"))))
+      assert.isTrue(Option.isNone(yield* consents.find(F.id("user"), appKey)))
+      const otherApp = F.id("app")
+      yield* consents.grant(userId, otherApp, F.scope(), T)
+      assert.deepStrictEqual(some(yield* consents.find(userId, otherApp), "consent"), F.scope())
+    })
+  )
+}
 
 /** Codes redeemed and tokens saved only while the consent stands and covers their scope. */
 const writesUnderConsent = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
