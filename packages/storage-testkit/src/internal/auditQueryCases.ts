@@ -6,6 +6,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Audit, AuditStore, type Stores, TokenStore } from "@latchkey/core"
 import { Effect } from "effect"
 import * as F from "../Fixtures.js"
+import { event } from "./support.js"
 
 const T = F.baseTime
 
@@ -14,29 +15,14 @@ const T = F.baseTime
 // even in a store that already holds events of an earlier run.
 const far = 4_000_000_000
 
-const event = (
-  appKey: string | null,
-  detail: string,
-  at: number,
-  type: Audit.EventType = "token_issued"
-): Audit.AuditEvent => ({
-  at,
-  type,
-  appKey,
-  userId: null,
-  openId: null,
-  address: "127.0.0.1",
-  requestId: F.id("req"),
-  detail,
-  actor: null
-})
-
+/** The details of the events `filter` selects, newest first. */
 const details = (filter: AuditStore.AuditQuery) =>
   Effect.flatMap(AuditStore.AuditStore, (a) =>
     Effect.map(a.query(filter), (events) => events.map((e) => e.detail))
   )
 
-export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
+/** The newest events of an application in order, and the type and time filters. */
+const orderAndFilters = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
   it.effect(
     "query: the newest `limit` events of an application, newest first by time, then by order appended",
     () =>
@@ -102,7 +88,12 @@ export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditS
       ])
     })
   )
+}
 
+/** Every event type, queries across applications, and the actor of each event. */
+const typesApplicationsAndActor = (
+  it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>
+): void => {
   it.effect("query: every event type is stored and selected by its type", () =>
     Effect.gen(function* () {
       const audit = yield* AuditStore.AuditStore
@@ -159,4 +150,10 @@ export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditS
       assert.deepStrictEqual(yield* audit.query({ limit: 10, appKey }), [...stored].reverse())
     })
   )
+}
+
+/** Register the query cases with the audit contract's `it`. */
+export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
+  orderAndFilters(it)
+  typesApplicationsAndActor(it)
 }
