@@ -7,7 +7,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { AuditStore, CodeStore, type Stores, TokenStore } from "@latchkey/core"
 import { Array as Arr, Effect, Exit } from "effect"
 import * as F from "../Fixtures.js"
-import { event, isStored, purgeEra } from "./support.js"
+import { event, isStored, outOfOrder, purgeEra } from "./support.js"
 
 const T = F.baseTime
 
@@ -126,15 +126,7 @@ const purgeBefore = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditS
     Effect.gen(function* () {
       const audit = yield* AuditStore.AuditStore
       const appKey = F.id("app")
-      // Appended out of time order; "1a" and "1b" at the same instant, "1a" appended first.
-      const times: ReadonlyArray<[string, number]> = [
-        ["5", 5],
-        ["1a", 1],
-        ["9", 9],
-        ["1b", 1],
-        ["3", 3],
-        ["7", 7]
-      ]
+      const times = outOfOrder
       for (const [detail, offset] of times) yield* audit.append(event(appKey, detail, longAgo + offset))
       const recent = event(appKey, "recent")
       yield* audit.append(recent)

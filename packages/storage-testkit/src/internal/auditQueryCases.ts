@@ -6,7 +6,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Audit, AuditStore, type Stores, TokenStore } from "@latchkey/core"
 import { Effect } from "effect"
 import * as F from "../Fixtures.js"
-import { event } from "./support.js"
+import { event, outOfOrder } from "./support.js"
 
 const T = F.baseTime
 
@@ -29,15 +29,7 @@ const orderAndFilters = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.Au
       Effect.gen(function* () {
         const audit = yield* AuditStore.AuditStore
         const appKey = F.id("app")
-        // Appended out of time order; "1a" and "1b" at the same instant, "1a" appended first.
-        const times: ReadonlyArray<readonly [string, number]> = [
-          ["5", 5],
-          ["1a", 1],
-          ["9", 9],
-          ["1b", 1],
-          ["3", 3],
-          ["7", 7]
-        ]
+        const times = outOfOrder
         const appended = times.map(([detail, offset]) => event(appKey, detail, T + offset))
         for (const e of appended) yield* audit.append(e)
         yield* audit.append(event(F.id("app"), "other application", T + 8))

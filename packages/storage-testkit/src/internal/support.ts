@@ -61,3 +61,16 @@ export const event = (
   detail,
   actor: null
 })
+
+/**
+ * Event details and their offsets in seconds, in the order the audit cases append them: out of
+ * time order, "1a" and "1b" at the same instant, "1a" appended first.
+ */
+export const outOfOrder: ReadonlyArray<readonly [string, number]> = [
+  ["5", 5],
+  ["1a", 1],
+  ["9", 9],
+  ["1b", 1],
+  ["3", 3],
+  ["7", 7]
+]
