@@ -4,33 +4,13 @@
  * and withdrawing a user's consents. Time is always passed in as `now`.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import {
-  ApplicationStore,
-  ConsentStore,
-  type Stores,
-  type Token,
-  TokenStore,
-  type User,
-  UserStore
-} from "@latchkey/core"
+import { ApplicationStore, ConsentStore, type Stores, TokenStore, type User, UserStore } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
+import { revokedAt, some } from "./support.js"
 import { insertUser } from "./users.js"
 
 const T = F.baseTime
-
-const some = <A>(o: Option.Option<A>, what: string): A => {
-  assert.isTrue(Option.isSome(o), `${what} should be found`)
-  return Option.getOrThrow(o)
-}
-
-/** When each token was revoked (null while active), looked up by kind and digest. */
-const revokedAt = (ts: ReadonlyArray<Token.Token>) =>
-  Effect.flatMap(TokenStore.TokenStore, (s) =>
-    Effect.forEach(ts, (t) =>
-      Effect.map(s.find(t.kind, t.tokenHash), (o) => some(o, `${t.kind} token`).revokedAt)
-    )
-  )
 
 /** The user as every lookup returns it: by id, by username and in the list. */
 const lookups = (userId: string, username: string) =>
@@ -42,6 +22,7 @@ const lookups = (userId: string, username: string) =>
     return { byId, byName, listed }
   })
 
+/** Assert that every lookup returns `expected`. */
 const assertUser = (expected: User.User) =>
   Effect.map(lookups(expected.userId, expected.username), ({ byId, byName, listed }) => {
     assert.deepStrictEqual(byId, expected)
@@ -49,7 +30,8 @@ const assertUser = (expected: User.User) =>
     assert.deepStrictEqual(listed, [expected])
   })
 
-export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Changing an application's registration, and of an unknown App Key. */
+const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("applications: update changes only the fields given and returns the application as stored", () =>
     Effect.gen(function* () {
       const apps = yield* ApplicationStore.ApplicationStore
@@ -118,7 +100,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       assert.isFalse((yield* apps.list()).some((a) => a.appKey === appKey))
     })
   )
+}
 
+/** A user's enabled state as stored, and a new password hash. */
+const userRecords = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "users: a user stored without disabledAt reads as enabled (null); a disabled one round-trips",
     () =>
@@ -149,7 +134,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       assert.isTrue(Option.isNone(yield* users.findById(ghost)))
     })
   )
+}
 
+/** Disabling and enabling a user, and of an unknown user. */
+const userDisabling = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "users: setDisabled disables at now and revokes the user's tokens only; again keeps the first time; enabling clears it",
     () =>
@@ -206,7 +194,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       assert.deepStrictEqual(yield* revokedAt(issued), [null, null])
     })
   )
+}
 
+/** Revoking the active tokens of one subject (by open_id) of an application. */
+const revokeByOpenId = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "tokens: revokeSubject by open_id revokes that subject's active tokens in that application only and counts them",
     () =>
@@ -245,7 +236,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         )
       })
   )
+}
 
+/** Revoking the active tokens of one user of an application. */
+const revokeByUser = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "tokens: revokeSubject by user revokes that user's active tokens in that application only and counts them",
     () =>
@@ -282,7 +276,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         )
       })
   )
+}
 
+/** Listing a user's consents. */
+const consentList = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "consents: list gives each consent of the user by App Key (binary order), with scope and updatedAt",
     () =>
@@ -312,7 +309,10 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         ])
       })
   )
+}
 
+/** Withdrawing a consent, and one that is not there. */
+const consentWithdrawal = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "consents: withdraw forgets the consent and revokes that application's tokens of that user only",
     () =>
@@ -368,4 +368,15 @@ export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       assert.deepStrictEqual(yield* revokedAt([...before, ...since]), [T + 6, T + 6, null, null])
     })
   )
+}
+
+/** Register the administration cases with the contract's `it`. */
+export const adminCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  applicationUpdates(it)
+  userRecords(it)
+  userDisabling(it)
+  revokeByOpenId(it)
+  revokeByUser(it)
+  consentList(it)
+  consentWithdrawal(it)
 }

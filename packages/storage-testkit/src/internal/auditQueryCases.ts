@@ -6,6 +6,7 @@ import { assert, type Vitest } from "@effect/vitest"
 import { Audit, AuditStore, type Stores, TokenStore } from "@latchkey/core"
 import { Effect } from "effect"
 import * as F from "../Fixtures.js"
+import { event, outOfOrder } from "./support.js"
 
 const T = F.baseTime
 
@@ -14,44 +15,21 @@ const T = F.baseTime
 // even in a store that already holds events of an earlier run.
 const far = 4_000_000_000
 
-const event = (
-  appKey: string | null,
-  detail: string,
-  at: number,
-  type: Audit.EventType = "token_issued"
-): Audit.AuditEvent => ({
-  at,
-  type,
-  appKey,
-  userId: null,
-  openId: null,
-  address: "127.0.0.1",
-  requestId: F.id("req"),
-  detail,
-  actor: null
-})
-
+/** The details of the events `filter` selects, newest first. */
 const details = (filter: AuditStore.AuditQuery) =>
   Effect.flatMap(AuditStore.AuditStore, (a) =>
     Effect.map(a.query(filter), (events) => events.map((e) => e.detail))
   )
 
-export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
+/** The newest events of an application in order, and the type and time filters. */
+const orderAndFilters = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
   it.effect(
     "query: the newest `limit` events of an application, newest first by time, then by order appended",
     () =>
       Effect.gen(function* () {
         const audit = yield* AuditStore.AuditStore
         const appKey = F.id("app")
-        // Appended out of time order; "1a" and "1b" at the same instant, "1a" appended first.
-        const times: ReadonlyArray<readonly [string, number]> = [
-          ["5", 5],
-          ["1a", 1],
-          ["9", 9],
-          ["1b", 1],
-          ["3", 3],
-          ["7", 7]
-        ]
+        const times = outOfOrder
         const appended = times.map(([detail, offset]) => event(appKey, detail, T + offset))
         for (const e of appended) yield* audit.append(e)
         yield* audit.append(event(F.id("app"), "other application", T + 8))
@@ -102,7 +80,12 @@ export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditS
       ])
     })
   )
+}
 
+/** Every event type, queries across applications, and the actor of each event. */
+const typesApplicationsAndActor = (
+  it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>
+): void => {
   it.effect("query: every event type is stored and selected by its type", () =>
     Effect.gen(function* () {
       const audit = yield* AuditStore.AuditStore
@@ -159,4 +142,10 @@ export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditS
       assert.deepStrictEqual(yield* audit.query({ limit: 10, appKey }), [...stored].reverse())
     })
   )
+}
+
+/** Register the query cases with the audit contract's `it`. */
+export const auditQueryCases = (it: Vitest.MethodsNonLive<Stores.Stores | AuditStore.AuditStore>): void => {
+  orderAndFilters(it)
+  typesApplicationsAndActor(it)
 }

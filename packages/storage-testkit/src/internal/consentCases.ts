@@ -13,20 +13,15 @@ import {
   Digest,
   Grants,
   type Stores,
-  type Token,
   TokenStore
 } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
-import { failureOf, grantServices } from "./lifecycleCases.js"
+import { failureOf, grantServices } from "./grants.js"
+import { areStored, some } from "./support.js"
 import { insertUser } from "./users.js"
 
 const T = F.baseTime
-
-const isStored = (ts: ReadonlyArray<Token.Token>) =>
-  Effect.flatMap(TokenStore.TokenStore, (s) =>
-    Effect.forEach(ts, (t) => Effect.map(s.find(t.kind, t.tokenHash), Option.isSome))
-  )
 
 /** Redeem `code` for its user; answers the failure's tag, or "redeemed". */
 const redeem = (code: { readonly codeHash: string; readonly userId: string; readonly appKey: string }) =>
@@ -34,15 +29,47 @@ const redeem = (code: { readonly codeHash: string; readonly userId: string; read
     const codes = yield* CodeStore.CodeStore
     const issued = F.pair({ userId: code.userId, appKey: code.appKey })
     const result = yield* Effect.either(codes.redeem(code.codeHash, T + 1, issued))
-    const stored = yield* isStored(issued)
+    const stored = yield* areStored(issued)
     const used = Option.map(yield* codes.find(code.codeHash), (c) => c.usedAt !== null)
     return { tag: result._tag === "Left" ? result.left._tag : "redeemed", stored, used }
   })
 
 const refused = { tag: "ConsentWithdrawn", stored: [false, false], used: Option.some(false) }
 
-/** Register the consent cases with the contract's `it`. */
-export const consentCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Register the consent-grant case with the contract's `it`. */
+export const consentGrantCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect("consents: grant records scopes per (user, application) and unions later grants", () =>
+    Effect.gen(function* () {
+      const consents = yield* ConsentStore.ConsentStore
+      const userId = F.id("user")
+      const appKey = F.id("app")
+      assert.isTrue(Option.isNone(yield* consents.find(userId, appKey)))
+      yield* consents.grant(userId, appKey, F.scope("write", "profile"), T)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "write")
+      )
+      yield* consents.grant(userId, appKey, F.scope("read", "write"), T + 1)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "read", "write")
+      )
+      yield* consents.grant(userId, appKey, F.scope(), T + 2)
+      assert.deepStrictEqual(
+        some(yield* consents.find(userId, appKey), "consent"),
+        F.scope("profile", "read", "write")
+      )
+      assert.isTrue(Option.isNone(yield* consents.find(userId, F.id("app"))))
+      assert.isTrue(Option.isNone(yield* consents.find(F.id("user"), appKey)))
+      const otherApp = F.id("app")
+      yield* consents.grant(userId, otherApp, F.scope(), T)
+      assert.deepStrictEqual(some(yield* consents.find(userId, otherApp), "consent"), F.scope())
+    })
+  )
+}
+
+/** Codes redeemed and tokens saved only while the consent stands and covers their scope. */
+const writesUnderConsent = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "codes: a code whose consent was never given does not redeem: ConsentWithdrawn, nothing written",
     () =>
@@ -99,7 +126,7 @@ export const consentCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => 
         const attempt = () => {
           const issued = [F.token({ userId, appKey })]
           return Effect.flatMap(Effect.either(tokens.insertUnderConsent(issued, under)), (r) =>
-            Effect.map(isStored(issued), (stored) => [r._tag === "Left" ? r.left._tag : "saved", ...stored])
+            Effect.map(areStored(issued), (stored) => [r._tag === "Left" ? r.left._tag : "saved", ...stored])
           )
         }
         assert.deepStrictEqual(yield* attempt(), ["ConsentWithdrawn", false], "no consent")
@@ -111,64 +138,71 @@ export const consentCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => 
         assert.deepStrictEqual(yield* attempt(), ["ConsentWithdrawn", false], "withdrawn")
       })
   )
+}
 
-  for (const responseType of ["code", "token"] as const) {
-    it.effect(
-      `authorize (${responseType}): a withdrawal between approve's consent check and its write stops what it issues`,
-      () =>
-        Effect.gen(function* () {
-          const consents = yield* ConsentStore.ConsentStore
-          const userId = yield* insertUser
-          const app: Application.Application = F.application({
-            grantTypes: ["authorization_code", "implicit"]
-          })
-          const scope = F.scope("read")
-          yield* consents.grant(userId, app.appKey, scope, T)
-          // The withdrawal commits right after approve read the consent standing
-          const racing = ConsentStore.ConsentStore.of({
-            ...consents,
-            find: (u, a) =>
-              Effect.tap(consents.find(u, a), () => consents.withdraw(userId, app.appKey, T + 1))
-          })
-          const req: Authorize.AuthorizationRequest = {
-            app,
-            redirectUri: app.redirectUris[0] ?? "",
-            responseType,
-            scope,
-            state: "s",
-            clientType: "PC",
-            codeChallenge: null,
-            codeChallengeMethod: null
-          }
-          const location = new URL(
-            yield* Authorize.approve(req, userId).pipe(
-              Effect.provideService(ConsentStore.ConsentStore, racing)
-            )
+/** A withdrawal racing approve, for the `code` or the `token` response type. */
+const authorizeRace = (
+  it: Vitest.MethodsNonLive<Stores.Stores>,
+  responseType: Authorize.AuthorizationRequest["responseType"]
+): void => {
+  it.effect(
+    `authorize (${responseType}): a withdrawal between approve's consent check and its write stops what it issues`,
+    () =>
+      Effect.gen(function* () {
+        const consents = yield* ConsentStore.ConsentStore
+        const userId = yield* insertUser
+        const app: Application.Application = F.application({
+          grantTypes: ["authorization_code", "implicit"]
+        })
+        const scope = F.scope("read")
+        yield* consents.grant(userId, app.appKey, scope, T)
+        // The withdrawal commits right after approve read the consent standing
+        const racing = ConsentStore.ConsentStore.of({
+          ...consents,
+          find: (u, a) => Effect.tap(consents.find(u, a), () => consents.withdraw(userId, app.appKey, T + 1))
+        })
+        const req: Authorize.AuthorizationRequest = {
+          app,
+          redirectUri: app.redirectUris[0] ?? "",
+          responseType,
+          scope,
+          state: "s",
+          clientType: "PC",
+          codeChallenge: null,
+          codeChallengeMethod: null
+        }
+        const location = new URL(
+          yield* Authorize.approve(req, userId).pipe(Effect.provideService(ConsentStore.ConsentStore, racing))
+        )
+        assert.isTrue(Option.isNone(yield* consents.find(userId, app.appKey)), "the withdrawal ran")
+        if (responseType === "code") {
+          const value = location.searchParams.get("code") ?? ""
+          const params = { grant_type: "authorization_code", code: value, redirect_uri: req.redirectUri }
+          assert.strictEqual(
+            failureOf(yield* Effect.exit(Grants.handle(params, app, undefined))),
+            "invalid_grant"
           )
-          assert.isTrue(Option.isNone(yield* consents.find(userId, app.appKey)), "the withdrawal ran")
-          if (responseType === "code") {
-            const value = location.searchParams.get("code") ?? ""
-            const params = { grant_type: "authorization_code", code: value, redirect_uri: req.redirectUri }
-            assert.strictEqual(
-              failureOf(yield* Effect.exit(Grants.handle(params, app, undefined))),
-              "invalid_grant"
-            )
-            const code = yield* Effect.flatMap(CodeStore.CodeStore, (codes) =>
-              Effect.flatMap(Digest.sha256(value), codes.find)
-            )
-            assert.isTrue(Option.isSome(code) && code.value.usedAt === null, "the code stays unused")
-          } else {
-            const fragment = new URLSearchParams(location.hash.slice(1))
-            assert.deepStrictEqual(
-              [fragment.get("error"), fragment.get("access_token")],
-              ["access_denied", null]
-            )
-          }
-          const unrevoked = yield* Effect.flatMap(TokenStore.TokenStore, (s) =>
-            s.revokeSubject({ appKey: app.appKey, userId }, T + 2)
+          const code = yield* Effect.flatMap(CodeStore.CodeStore, (codes) =>
+            Effect.flatMap(Digest.sha256(value), codes.find)
           )
-          assert.strictEqual(unrevoked, 0, "no token of the user is active")
-        }).pipe(Effect.provide(grantServices))
-    )
-  }
+          assert.isTrue(Option.isSome(code) && code.value.usedAt === null, "the code stays unused")
+        } else {
+          const fragment = new URLSearchParams(location.hash.slice(1))
+          assert.deepStrictEqual(
+            [fragment.get("error"), fragment.get("access_token")],
+            ["access_denied", null]
+          )
+        }
+        const unrevoked = yield* Effect.flatMap(TokenStore.TokenStore, (s) =>
+          s.revokeSubject({ appKey: app.appKey, userId }, T + 2)
+        )
+        assert.strictEqual(unrevoked, 0, "no token of the user is active")
+      }).pipe(Effect.provide(grantServices))
+  )
+}
+
+/** Register the consent cases with the contract's `it`. */
+export const consentCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  writesUnderConsent(it)
+  for (const responseType of ["code", "token"] as const) authorizeRace(it, responseType)
 }

@@ -5,13 +5,12 @@
  * over the store. Time is passed in as `now`, or set on the TestClock.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { Config, Entropy, Session, SessionStore, type Stores, UserStore } from "@latchkey/core"
+import { Config, Entropy, Session, type SessionStore, type Stores, UserStore } from "@latchkey/core"
 import { Effect, Layer, Option, TestClock } from "effect"
 import * as F from "../Fixtures.js"
+import { Sessions } from "./sessions.js"
 
 const T = F.baseTime
-
-const Sessions = SessionStore.SessionStore
 
 /** A user's sessions, each with a request pending in it, saved. */
 const sessionsOf = (userId: string | null, n: number) =>
@@ -67,8 +66,8 @@ const settings = Config.layer({
   sessionMaxAge: 3600
 })
 
-/** Register the lifecycle cases on `it` (the shared layer). */
-export const sessionLifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Disabling, re-enabling, a new password and removal end the user's sessions. */
+const accountChanges = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "sessions: setDisabled deletes the user's sessions and their pending requests in the same write; others' stay",
     () =>
@@ -120,7 +119,10 @@ export const sessionLifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>):
       assert.deepStrictEqual(yield* alive(others), all(others, true))
     })
   )
+}
 
+/** Renewing a session, and changes refused for an unknown user. */
+const renewalAndRefusals = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "sessions: renew replaces a stored session and keeps its requests; a session ended since it was read is not stored again",
     () =>
@@ -153,7 +155,10 @@ export const sessionLifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>):
       assert.deepStrictEqual(yield* alive(theirs), all(theirs, true))
     })
   )
+}
 
+/** A session's sign-in time, and the core's absolute lifetime over the store. */
+const signInTimeAndLifetime = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "sessions: authenticatedAt is kept as saved: null while anonymous, the sign-in time once signed in",
     () =>
@@ -198,4 +203,11 @@ export const sessionLifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>):
         assert.isTrue(Option.isNone(yield* Effect.flatMap(Sessions, (s) => s.find(fresh.idHash, T + 3600))))
       }).pipe(Effect.provide(Layer.merge(settings, Entropy.layer)))
   )
+}
+
+/** Register the lifecycle cases on `it` (the shared layer). */
+export const sessionLifecycleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  accountChanges(it)
+  renewalAndRefusals(it)
+  signInTimeAndLifetime(it)
 }

@@ -11,6 +11,7 @@ import * as F from "../Fixtures.js"
 const T = F.baseTime
 const policy = Throttle.defaultPolicy
 
+/** Keys of each kind, fresh to the test named `name`. */
 const keysOf = (name: string) => {
   const id = F.id(name)
   return {
@@ -22,7 +23,8 @@ const keysOf = (name: string) => {
 
 const store = Throttle.ThrottleStore
 
-export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Locking an identifier key, and slowing down a slow key. */
+const lockAndSlowDown = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("throttle: an identifier key locks past its free failures, doubling; success clears it", () =>
     Effect.gen(function* () {
       const s = yield* store
@@ -73,7 +75,10 @@ export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
         assert.strictEqual((yield* s.reserve([slow], later, policy)).delay, policy.maxDelay)
       })
   )
+}
 
+/** Parallel reservations on a slow key, a shared key's give-back, and refused attempts. */
+const slotsAndGiveBack = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "throttle: 80 parallel reservations on one slow key: the free ones and those whose slot is within maxDelay pass, each slot taken once",
     () =>
@@ -118,7 +123,10 @@ export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
         assert.strictEqual((yield* s.reserve([slow], T, policy)).delay, 0)
     })
   )
+}
 
+/** Parallel reservations counted, the window, and the sweep. */
+const countingAndSweep = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "throttle: parallel reservations are all counted: exactly the free failures and one more pass",
     () =>
@@ -175,4 +183,11 @@ export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
       assert.strictEqual(yield* s.lockedFor([identifier], lockedTill - 1), 1)
     })
   )
+}
+
+/** Register the throttle cases with the contract's `it`. */
+export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  lockAndSlowDown(it)
+  slotsAndGiveBack(it)
+  countingAndSweep(it)
 }
