@@ -17,7 +17,16 @@ import { IntrospectionResponse, TokenForm } from "../oauth/Introspection.js"
 import { AuthorizeQuery } from "../oauth/requests/AuthorizeQuery.js"
 import * as TokenRequest from "../oauth/requests/TokenRequest.js"
 import * as Http from "./Http.js"
-import { errorBody, headerOf, headersOf, type Json } from "./internal/openApiJson.js"
+import {
+  errorBody,
+  formBody,
+  headersOf,
+  html,
+  type Json,
+  jsonOk,
+  redirect,
+  retryAfter
+} from "./internal/openApiJson.js"
 import * as Paths from "./Paths.js"
 
 /** The OpenAPI document of the admin API, which is served on a listener of its own. */
@@ -90,39 +99,12 @@ const formErrorsByStatus = (): Json => {
   )
 }
 
-/** Form bodies are parsed strictly: a repeated or malformed parameter is 400, a body over the cap 413. */
-const formBody = (schema: Json, description: string): Json => ({
-  required: true,
-  description: `${description} At most ${Http.maxBodyBytes} bytes, UTF-8, not compressed.`,
-  content: { "application/x-www-form-urlencoded": { schema } }
-})
-
-const html = (description: string, headers: Json = {}): Json => ({
-  description,
-  headers,
-  content: { "text/html": { schema: { type: "string" } } }
-})
-
-const redirect = (status: 302 | 303, description: string): Json => ({
-  [status]: {
-    description,
-    headers: { location: { required: true, schema: { type: "string", format: "uri" } } }
-  }
-})
-
-const retryAfter = { "retry-after": headerOf("retry-after", "1") }
-
 /** What the path builders share: a Schema's JSON Schema (named ones go to the document's components). */
 interface Build {
   readonly schema: (s: Schema.Schema.AnyNoContext) => Json
   /** The authorize endpoint's query parameters, by name, from `AuthorizeQuery`. */
   readonly query: { readonly properties?: Record<string, unknown>; readonly required?: ReadonlyArray<string> }
 }
-
-/** A 200 JSON answer with this body schema and these headers. */
-const jsonOk = (description: string, body: Json, headers: Readonly<Record<string, string>>): Json => ({
-  200: { description, headers: headersOf(headers), content: { "application/json": { schema: body } } }
-})
 
 const noStore = () => Http.json(200, null).headers
 
