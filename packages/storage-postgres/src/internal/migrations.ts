@@ -3,19 +3,12 @@
  * transaction, under an advisory lock taken before it begins, and recorded in `latchkey_schema`.
  * Tables go to the first schema of the connection's search_path.
  */
-import { StorageError } from "@latchkey/core"
-import { Effect } from "effect"
+import { Migrations, StorageError } from "@latchkey/core"
+import { Effect, Either } from "effect"
 import type { Tx } from "./database.js"
 
-/** One schema step; `sql` runs once, in the migration transaction. */
-export interface Migration {
-  readonly version: number
-  readonly name: string
-  readonly sql: string
-}
-
 /** Every migration, in order. Never edit a released one: append a new version. */
-export const migrations: ReadonlyArray<Migration> = [
+export const migrations: ReadonlyArray<Migrations.Migration> = [
   {
     version: 1,
     name: "initial schema",
@@ -262,7 +255,7 @@ export const migrations: ReadonlyArray<Migration> = [
 ]
 
 /** The schema version this build writes. */
-export const latestVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0)
+export const latestVersion: number = Migrations.latestOf(migrations)
 
 /** The database was written by a newer Latchkey than this one. */
 export const newerSchema = (found: number): StorageError.StorageError =>
@@ -289,9 +282,9 @@ export const migrate = (tx: Tx): Effect.Effect<number, StorageError.StorageError
     yield* tx.query(createSchemaTable)
     const found = yield* tx.query("SELECT coalesce(max(version), 0) AS version FROM latchkey_schema")
     const version = Number(found.rows[0]?.version ?? 0)
-    if (version > latestVersion) return yield* Effect.fail(newerSchema(version))
-    for (const m of migrations) {
-      if (m.version <= version) continue
+    const steps = Migrations.plan(migrations, version)
+    if (Either.isLeft(steps)) return yield* Effect.fail(newerSchema(steps.left))
+    for (const m of steps.right) {
       yield* tx.query(m.sql)
       yield* tx.query(
         `INSERT INTO latchkey_schema (version, name, applied_at)

@@ -2,17 +2,12 @@
  * Forward-only schema migrations, applied at open inside one BEGIN IMMEDIATE
  * transaction and recorded in `latchkey_schema`.
  */
+import { Migrations } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
-
-/** One schema step; `sql` runs once, in the migration transaction. */
-export interface Migration {
-  readonly version: number
-  readonly name: string
-  readonly sql: string
-}
+import { Either } from "effect"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
-export const migrations: ReadonlyArray<Migration> = [
+export const migrations: ReadonlyArray<Migrations.Migration> = [
   {
     version: 1,
     name: "initial schema",
@@ -272,7 +267,7 @@ export const migrations: ReadonlyArray<Migration> = [
 ]
 
 /** The schema version this build writes. */
-export const latestVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0)
+export const latestVersion: number = Migrations.latestOf(migrations)
 
 /** The database was written by a newer Latchkey than this one. */
 export class NewerSchemaError extends Error {
@@ -301,10 +296,10 @@ export const migrate = (db: BetterSqlite3.Database, now: number): number =>
       const row = db.prepare("SELECT coalesce(max(version), 0) AS version FROM latchkey_schema").get() as {
         version: number
       }
-      if (row.version > latestVersion) throw new NewerSchemaError(row.version)
+      const steps = Migrations.plan(migrations, row.version)
+      if (Either.isLeft(steps)) throw new NewerSchemaError(steps.left)
       const record = db.prepare("INSERT INTO latchkey_schema (version, name, applied_at) VALUES (?, ?, ?)")
-      for (const m of migrations) {
-        if (m.version <= row.version) continue
+      for (const m of steps.right) {
         db.exec(m.sql)
         record.run(m.version, m.name, now)
       }
