@@ -5,7 +5,7 @@ import { execFile } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { dirname, join, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -100,22 +100,22 @@ describe("the packed tarballs", () => {
   })
 
   it.each(published)("attw (esm-only) passes on @latchkey/%s", async (pkg) => {
-    // Every public module behind the "./*" pattern, which attw does not expand by itself.
-    const modules = readdirSync(join(root, "packages", pkg, "src"))
-      .filter((f) => f.endsWith(".ts") && f !== "index.ts")
+    // Every public module behind the "./*" pattern, which attw does not expand by itself: the
+    // sources in every folder but those the package's exports close (`"./x/internal/*": null`).
+    const { exports } = JSON.parse(readFileSync(join(root, "packages", pkg, "package.json"), "utf8")) as {
+      readonly exports: Record<string, unknown>
+    }
+    const closed = Object.keys(exports)
+      .filter((key) => exports[key] === null)
+      .map((key) => key.slice("./".length, -"*".length))
+    const modules = (readdirSync(join(root, "packages", pkg, "src"), { recursive: true }) as Array<string>)
+      .map((f) => f.split(sep).join("/"))
+      .filter((f) => f.endsWith(".ts") && f !== "index.ts" && !closed.some((c) => f.startsWith(c)))
       .map((f) => `./${f.slice(0, -".ts".length)}`)
+    const entrypoints = modules.length === 0 ? [] : ["--include-entrypoints", ...modules]
     const r = await run(
       bin("attw"),
-      [
-        tarball(pkg),
-        "--profile",
-        "esm-only",
-        "--format",
-        "ascii",
-        "--no-color",
-        "--include-entrypoints",
-        ...modules
-      ],
+      [tarball(pkg), "--profile", "esm-only", "--format", "ascii", "--no-color", ...entrypoints],
       work
     )
     expect(r.code, explain(r)).toBe(0)
