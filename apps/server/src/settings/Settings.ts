@@ -22,8 +22,6 @@ import {
 
 /** The pino levels `LOG_LEVEL` takes. */
 export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
-/** One of `logLevels`. */
-type LogLevel = (typeof logLevels)[number]
 
 /** Shortest admin token accepted. */
 const minAdminTokenLength = 32
