@@ -60,16 +60,21 @@ const ttlOption = (value: string | undefined, flag: string): number | null | und
   return Number(value)
 }
 
+/** The options of a registration, which `app create` and `app update` both take. */
+const registration = {
+  name: { type: "string" },
+  "redirect-uri": { type: "string", multiple: true },
+  scope: { type: "string" },
+  "grant-types": { type: "string" },
+  "require-pkce": { type: "boolean" }
+} as const
+
 /** The commands on applications. */
 export const commands: Record<string, Command> = {
   "app create": {
     run: async (args, runtime, io) => {
       const { values, positionals } = parse(args, {
-        name: { type: "string" },
-        "redirect-uri": { type: "string", multiple: true },
-        scope: { type: "string" },
-        "grant-types": { type: "string" },
-        "require-pkce": { type: "boolean" },
+        ...registration,
         "app-key": { type: "string" },
         "app-secret": { type: "string" }
       })
@@ -100,11 +105,7 @@ export const commands: Record<string, Command> = {
   "app update": {
     run: async (args, runtime, io) => {
       const { values, positionals } = parse(args, {
-        name: { type: "string" },
-        "redirect-uri": { type: "string", multiple: true },
-        scope: { type: "string" },
-        "grant-types": { type: "string" },
-        "require-pkce": { type: "boolean" },
+        ...registration,
         "no-require-pkce": { type: "boolean" },
         "access-token-ttl": { type: "string" },
         "refresh-token-ttl": { type: "string" }
