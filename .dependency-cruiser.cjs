@@ -25,7 +25,7 @@ module.exports = {
     {
       name: "core-only-effect",
       comment:
-        "The core's one runtime dependency is effect: no other npm package, nor a name that resolves to nothing.",
+        "The core's runtime dependencies are effect and jose (JOSE over Web Crypto): no other npm package, nor a name that resolves to nothing.",
       severity: "error",
       from: { path: core },
       to: {
@@ -39,7 +39,7 @@ module.exports = {
           "npm-unknown",
           "unknown"
         ],
-        pathNot: "node_modules/effect/"
+        pathNot: "node_modules/(effect|jose)/"
       }
     },
     {
@@ -108,6 +108,14 @@ module.exports = {
       severity: "error",
       from: { path: `${core}storage/` },
       to: { path: `${core}(oauth|http|interaction|admin)/` }
+    },
+    {
+      name: "core-signing-below-protocol",
+      comment:
+        "signing/ (the signing keys, JWT signing and verification) imports no protocol or front-end folder: not oauth/, openid/, http/, interaction/ or admin/.",
+      severity: "error",
+      from: { path: `${core}signing/` },
+      to: { path: `${core}(oauth|openid|http|interaction|admin|security)/` }
     },
     {
       name: "core-security-below-front",

@@ -16,8 +16,14 @@ export const oauth = {
   login: `${folder}/login`,
   introspect: `${folder}/introspect`,
   revoke: `${folder}/revoke`,
+  /** OpenID Connect Core §5.3: the userinfo endpoint (GET and POST). */
+  userinfo: `${folder}/userinfo`,
+  /** The published signing keys (RFC 7517 JWK Set): the metadata's `jwks_uri`. */
+  jwks: `${folder}/jwks`,
   /** RFC 8414 §3: the metadata document. */
-  metadata: "/.well-known/oauth-authorization-server"
+  metadata: "/.well-known/oauth-authorization-server",
+  /** OpenID Connect Discovery 1.0 §4: the OpenID provider configuration. */
+  openidConfiguration: "/.well-known/openid-configuration"
 } as const
 
 /** The consents page, relative to the issuer: beside the authorize endpoint, so inside the session cookie's path. */

@@ -17,6 +17,11 @@ export const GrantType = Schema.Literal(
 /** A grant type name. */
 export type GrantType = typeof GrantType.Type
 
+/** What an application's access tokens are: random opaque strings (the default) or signed JWTs (RFC 9068). */
+export const AccessTokenFormat = Schema.Literal("opaque", "jwt")
+/** An access token format. */
+export type AccessTokenFormat = typeof AccessTokenFormat.Type
+
 /** Grant types of a new application when none are named (`app create` in apps/server/README.md). */
 export const defaultGrantTypes: ReadonlyArray<GrantType> = [
   "authorization_code",
@@ -52,10 +57,30 @@ export const Application = Schema.Struct({
    * Epoch seconds of the first authentication with the previous secret since the rotation,
    * or null while it has not been used (`ApplicationStore.markPreviousSecretUsed`).
    */
-  previousSecretUsedAt: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true })
+  previousSecretUsedAt: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true }),
+  /**
+   * A public client (RFC 6749 §2.1): it holds no App Secret (`secretDigest` is empty), uses only
+   * the authorization code flow with PKCE S256 and identifies itself with `client_id`. Optional
+   * so records built before public clients still type: absent means false (`isPublic`).
+   */
+  public: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** Its access tokens' format; absent means `opaque` (`accessTokenFormat`). */
+  accessTokenFormat: Schema.optionalWith(AccessTokenFormat, { exact: true }),
+  /** The `aud` of its JWT access tokens, or null (or absent) for the issuer (`accessTokenAudience`). */
+  accessTokenAudience: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
+
+/** Whether the application is a public client (no App Secret; PKCE S256 required). */
+export const isPublic = (app: Application): boolean => app.public === true
+
+/** The format of the application's access tokens. */
+export const accessTokenFormat = (app: Application): AccessTokenFormat => app.accessTokenFormat ?? "opaque"
+
+/** The `aud` of the application's JWT access tokens: its configured audience, else `issuer`. */
+export const accessTokenAudience = (app: Application, issuer: string): string =>
+  app.accessTokenAudience ?? issuer
 
 /** Longest grace period of a rotated App Secret: 30 days, in seconds. */
 export const maxSecretGrace = 30 * 24 * 3600

@@ -20,7 +20,14 @@ export const AuthorizationCode = Schema.Struct({
   familyId: Schema.String,
   issuedAt: Schema.Number,
   expiresAt: Schema.Number,
-  usedAt: Schema.NullOr(Schema.Number)
+  usedAt: Schema.NullOr(Schema.Number),
+  /**
+   * OpenID Connect: the `nonce` of the authorization request, returned in the ID token, or null.
+   * Optional so codes built before OpenID Connect still type; absent means null.
+   */
+  nonce: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /** OpenID Connect: when the user signed in (epoch seconds), the ID token's `auth_time`; absent means null. */
+  authTime: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true })
 })
 /** A stored authorization code. */
 export type AuthorizationCode = typeof AuthorizationCode.Type

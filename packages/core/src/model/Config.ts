@@ -26,7 +26,22 @@ export interface Settings {
    * past it the session counts as signed out however recently it was used.
    */
   readonly sessionMaxAge: number
+  /** Lifetime of an OpenID Connect ID token (default 3600). */
+  readonly idTokenTtl: number
+  /**
+   * Access token lifetime of an application set to JWT access tokens that has no override
+   * (default 300): a resource server that only verifies the signature sees a revocation only
+   * when the token expires, so they are kept short.
+   */
+  readonly jwtAccessTokenTtl: number
+  /** The algorithm of the signing key generated on first start and by a rotation naming none (default ES256). */
+  readonly signingAlgorithm: SigningAlgorithm
 }
+
+/** The JWS algorithms Latchkey signs ID tokens and JWT access tokens with. */
+export const SigningAlgorithm = Schema.Literal("ES256", "RS256")
+/** A signing algorithm. */
+export type SigningAlgorithm = typeof SigningAlgorithm.Type
 
 /** The server settings service. */
 export class Config extends Context.Tag("@latchkey/core/Config")<Config, Settings>() {}
@@ -39,7 +54,10 @@ export const defaults = {
   refreshReuseGrace: 0,
   allowPlainPkce: false,
   sessionTtl: 1800,
-  sessionMaxAge: 12 * 3600
+  sessionMaxAge: 12 * 3600,
+  idTokenTtl: 3600,
+  jwtAccessTokenTtl: 300,
+  signingAlgorithm: "ES256"
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */
@@ -88,8 +106,18 @@ export const make = (
   if (!(Number.isInteger(settings.codeTtl) && settings.codeTtl > 0 && settings.codeTtl <= maxCodeTtl)) {
     return invalid("codeTtl", `must be a whole number of seconds between 1 and ${maxCodeTtl}`)
   }
-  for (const k of ["accessTokenTtl", "refreshTokenTtl", "sessionTtl", "sessionMaxAge"] as const) {
+  for (const k of [
+    "accessTokenTtl",
+    "refreshTokenTtl",
+    "sessionTtl",
+    "sessionMaxAge",
+    "idTokenTtl",
+    "jwtAccessTokenTtl"
+  ] as const) {
     if (!(Number.isInteger(settings[k]) && settings[k] > 0)) return invalid(k, "must be a positive integer")
+  }
+  if (!SigningAlgorithm.literals.includes(settings.signingAlgorithm)) {
+    return invalid("signingAlgorithm", `must be one of ${SigningAlgorithm.literals.join(", ")}`)
   }
   if (!(settings.refreshReuseGrace >= 0)) return invalid("refreshReuseGrace", "must be >= 0")
   return Either.right(settings)

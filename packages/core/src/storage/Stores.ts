@@ -5,6 +5,7 @@ import { Context } from "effect"
 import { ApplicationStore } from "./ApplicationStore.js"
 import { CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
+import { KeyStore } from "./KeyStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
@@ -23,6 +24,7 @@ export type Stores =
   | SettingStore
   | SessionStore
   | ThrottleStore
+  | KeyStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -35,6 +37,7 @@ export interface Implementations {
   readonly settings: SettingStore["Type"]
   readonly sessions: SessionStore["Type"]
   readonly throttle: ThrottleStore["Type"]
+  readonly keys: KeyStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -47,7 +50,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(OpenIdStore, of.openIds),
     Context.add(SettingStore, of.settings),
     Context.add(SessionStore, of.sessions),
-    Context.add(ThrottleStore, of.throttle)
+    Context.add(ThrottleStore, of.throttle),
+    Context.add(KeyStore, of.keys)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -64,5 +68,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     openIds: builders.openIds(over),
     settings: builders.settings(over),
     sessions: builders.sessions(over),
-    throttle: builders.throttle(over)
+    throttle: builders.throttle(over),
+    keys: builders.keys(over)
   })

@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { Application } from "../model/Application.js"
 import { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { ScopeSet } from "../model/Scope.js"
+import { SigningKey } from "../model/SigningKey.js"
 import { Token } from "../model/Token.js"
 import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
@@ -21,11 +22,15 @@ import { StorageError } from "./StorageError.js"
  */
 export type ColumnKind = "text" | "int" | "json" | "bool"
 
-/** One column: its SQL name, the record field it holds, and how. */
+/**
+ * One column: its SQL name, the record field it holds, and how; `fallback` is the value written
+ * for a record that leaves an optional field out (the column's default), null when not given.
+ */
 export interface Column {
   readonly name: string
   readonly field: string
   readonly kind: ColumnKind
+  readonly fallback?: string | boolean
 }
 
 /** A table: its name, its columns in insert order, and the decoding of its record. */
@@ -38,10 +43,14 @@ export interface Table<A> {
 const table = <A, I>(
   name: string,
   schema: Schema.Schema<A, I>,
-  columns: ReadonlyArray<readonly [name: string, field: string, kind: ColumnKind]>
+  columns: ReadonlyArray<
+    readonly [name: string, field: string, kind: ColumnKind, fallback?: string | boolean]
+  >
 ): Table<A> => ({
   name,
-  columns: columns.map(([column, field, kind]) => ({ name: column, field, kind })),
+  columns: columns.map(([column, field, kind, fallback]) =>
+    fallback === undefined ? { name: column, field, kind } : { name: column, field, kind, fallback }
+  ),
   decode: Schema.decodeUnknownSync(schema)
 })
 
@@ -59,7 +68,10 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["created_at", "createdAt", "int"],
   ["previous_secret_digest", "previousSecretDigest", "text"],
   ["previous_secret_expires_at", "previousSecretExpiresAt", "int"],
-  ["previous_secret_used_at", "previousSecretUsedAt", "int"]
+  ["previous_secret_used_at", "previousSecretUsedAt", "int"],
+  ["public", "public", "bool", false],
+  ["access_token_format", "accessTokenFormat", "text", "opaque"],
+  ["access_token_audience", "accessTokenAudience", "text"]
 ])
 
 /** Platform users. */
@@ -84,7 +96,9 @@ export const codes: Table<AuthorizationCode> = table("authorization_codes", Auth
   ["family_id", "familyId", "text"],
   ["issued_at", "issuedAt", "int"],
   ["expires_at", "expiresAt", "int"],
-  ["used_at", "usedAt", "int"]
+  ["used_at", "usedAt", "int"],
+  ["nonce", "nonce", "text"],
+  ["auth_time", "authTime", "int"]
 ])
 
 /** Access and refresh tokens, by kind and the digest of the token. */
@@ -123,6 +137,17 @@ export const pending: Table<PendingRecord> = table("pending_authorizations", Pen
   ["expires_at", "expiresAt", "int"]
 ])
 
+/** Signing keys, by kid. */
+export const signingKeys: Table<SigningKey> = table("signing_keys", SigningKey, [
+  ["kid", "kid", "text"],
+  ["alg", "alg", "text"],
+  ["public_jwk", "publicJwk", "text"],
+  ["sealed_private_jwk", "sealedPrivateJwk", "text"],
+  ["created_at", "createdAt", "int"],
+  ["retired_at", "retiredAt", "int"],
+  ["publish_until", "publishUntil", "int"]
+])
+
 /** A user's consents, as listed (the user's id is the key they are read by). */
 export const consents: Table<Consent> = table(
   "consents",
@@ -143,11 +168,11 @@ export const selectList = (t: Table<unknown>): string =>
 
 /**
  * The column values of `record` in the order of `columnList`: JSON columns as their text, a field
- * left out as null, truth values as they are (`asIntegers` turns them into 1 and 0).
+ * left out as its column's `fallback` or null, truth values as they are (`asIntegers` turns them into 1 and 0).
  */
 export const values = <A>(t: Table<A>, record: A): ReadonlyArray<unknown> =>
   t.columns.map((c) => {
-    const value = (record as Record<string, unknown>)[c.field] ?? null
+    const value = (record as Record<string, unknown>)[c.field] ?? c.fallback ?? null
     return c.kind === "json" && value !== null ? JSON.stringify(value) : value
   })
 

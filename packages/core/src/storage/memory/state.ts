@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { Application } from "../../model/Application.js"
 import type { AuthorizationCode } from "../../model/AuthorizationCode.js"
 import type { ScopeSet } from "../../model/Scope.js"
+import type { SigningKey } from "../../model/SigningKey.js"
 import type { Token } from "../../model/Token.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
@@ -30,6 +31,8 @@ export interface State {
   readonly usersByOpenId: Map<string, string>
   readonly settings: Map<string, string>
   readonly sessions: MemorySessions
+  /** Signing keys, oldest first. */
+  readonly keys: Array<SigningKey>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -44,6 +47,7 @@ export const empty = (limits: SessionLimits): State => {
     openIds: new Map(),
     usersByOpenId: new Map(),
     settings: new Map(),
+    keys: [],
     sessions: sessionStore(limits, (userId) => users.get(userId))
   }
 }
