@@ -20,12 +20,25 @@ export class PreviousSecretMarked extends Schema.TaggedError<PreviousSecretMarke
 
 /**
  * What `update` may change of a registration; a field left out keeps its value. The values
- * are validated by the caller (`Admin.updateApplication`).
+ * are validated by the caller (`Admin.updateApplication`). A `secretDigest` replaces the App
+ * Secret's digest and drops any previous secret (the empty string for a public client): it is
+ * given together with `public` when an application turns public (no secret) or confidential
+ * (a new secret), so the two change in one write.
  */
 export type ApplicationChanges = Partial<
   Pick<
     Application,
-    "name" | "redirectUris" | "scopes" | "grantTypes" | "requirePkce" | "accessTokenTtl" | "refreshTokenTtl"
+    | "name"
+    | "redirectUris"
+    | "scopes"
+    | "grantTypes"
+    | "requirePkce"
+    | "accessTokenTtl"
+    | "refreshTokenTtl"
+    | "public"
+    | "accessTokenFormat"
+    | "accessTokenAudience"
+    | "secretDigest"
   >
 >
 
@@ -64,7 +77,7 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
       now: number
     ) => Effect.Effect<void, PreviousSecretMarked | StorageError>
     /**
-     * Change the registration (never the App Key, the secrets or `createdAt`) in one atomic
+     * Change the registration (never the App Key or `createdAt`; the secret only as `ApplicationChanges` says) in one atomic
      * write; the application as it is afterwards, or none when there is no such application.
      * Tokens issued before keep working until they expire or are revoked.
      */
