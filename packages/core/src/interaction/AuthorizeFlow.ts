@@ -4,11 +4,14 @@
  */
 import { Effect, Option } from "effect"
 import * as Http from "../http/Http.js"
+import { Config } from "../model/Config.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
+import * as OpenIdRequest from "../oauth/OpenIdRequest.js"
 import * as AuthorizeQuery from "../oauth/requests/AuthorizeQuery.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
+import { nowSeconds } from "../services/internal/time.js"
 import {
   anonymousOf,
   answer,
@@ -85,19 +88,56 @@ export const maxAuthorizeQuery = 8 * 1024
 /**
  * The query a pending request stores and sends the browser back to: the authorize
  * parameters (`AuthorizeQuery`) as the client wrote them, anything else dropped, so no extra
- * parameter is kept by the server or echoed in a redirect.
+ * parameter is kept by the server or echoed in a redirect. OpenID Connect's parameters are
+ * kept only for an OpenID request (`openId`).
  */
-export const storedQuery = (query: string): string =>
-  query
+export const storedQuery = (query: string, openId = false): string => {
+  const kept = openId ? AuthorizeQuery.openIdNames : AuthorizeQuery.names
+  return query
     .split("&")
-    .filter((part) => AuthorizeQuery.names.has(Form.partName(part) ?? ""))
+    .filter((part) => kept.has(Form.partName(part) ?? ""))
     .join("&")
+}
 
 /** The authorize request again, as a same-origin path: where a page of its flow starts over. */
 export const requestAgain = (req: PageRequest, rawQuery: string): WayBack => ({
   to: "request",
   href: `${req.basePath}${Metadata.paths.authorize}?${rawQuery}`
 })
+
+/**
+ * The GET of an OpenID request: `prompt` and `max_age` choose between the sign-in page, the
+ * consent page and the redirect; under `prompt=none` a page that would be needed is an error
+ * redirect instead (`login_required`, `consent_required`).
+ */
+const openIdGet = (
+  req: PageRequest,
+  session: Option.Option<Session.Session>,
+  user: Option.Option<Session.Session>,
+  ar: Authorize.AuthorizationRequest,
+  oidc: OpenIdRequest.OpenIdRequest
+) =>
+  Effect.gen(function* () {
+    const rawQuery = storedQuery(req.query, true)
+    const now = yield* nowSeconds
+    const signedIn = Option.filter(user, (u) => !OpenIdRequest.needsSignIn(oidc, u.authenticatedAt, now))
+    const { issuer } = yield* Config
+    const refuse = (error: Authorize.RedirectErrorCode, description: string) =>
+      answer(View.Redirect({ status: 302, ...Authorize.rejectRedirect(ar, issuer, error, description) }))
+    if (Option.isNone(signedIn)) {
+      if (OpenIdRequest.showsNoPage(oidc)) return refuse("login_required", "the user must sign in")
+      // Signed in but asked to sign in again: the page signs in over the current session
+      const current = Option.isSome(user) ? user.value : yield* anonymousOf(session)
+      return yield* signInPage(req, current, ar, rawQuery, 200)
+    }
+    const userId = signedIn.value.userId as string
+    if (!OpenIdRequest.forcesConsent(oidc) && (yield* Authorize.hasConsent(ar, userId))) {
+      const redirect = yield* Authorize.approveRedirect(ar, userId, signedIn.value.authenticatedAt)
+      return answer(View.Redirect({ status: 302, ...redirect }))
+    }
+    if (OpenIdRequest.showsNoPage(oidc)) return refuse("consent_required", "the user must allow the request")
+    return yield* consentPage(req, signedIn.value, ar, rawQuery)
+  })
 
 /** GET or HEAD of the authorize endpoint. */
 export const authorizeGet = (req: PageRequest) =>
@@ -115,6 +155,7 @@ export const authorizeGet = (req: PageRequest) =>
     if (req.method === "HEAD") return answer(View.Head({ formTargets: formTargets(ar) }))
     const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     const user = yield* currentUser(session)
+    if (ar.openId !== undefined) return yield* openIdGet(req, session, user, ar, ar.openId)
     if (Option.isNone(user)) {
       // A session whose user vanished continues anonymous, under the same id until sign-in
       return yield* signInPage(req, yield* anonymousOf(session), ar, storedQuery(req.query), 200)

@@ -44,6 +44,6 @@ export const consentPost = (req: PageRequest) =>
     const redirect =
       form.right.decision === "deny"
         ? Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
-        : yield* Authorize.approveRedirect(ar, user.value.userId as string)
+        : yield* Authorize.approveRedirect(ar, user.value.userId as string, user.value.authenticatedAt)
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

@@ -6,6 +6,7 @@ import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
 import type { TemporarilyUnavailable } from "../model/OAuthError.js"
+import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
@@ -109,7 +110,11 @@ export const signInPost = (req: PageRequest) =>
         return answer(unavailable(frameOf(rawQuery, Option.some(again)), outcome.error))
       case "SignedIn":
         return {
-          view: View.Redirect({ status: 303, location: again.href }),
+          // An OpenID request's forced sign-in or max_age is met by this sign-in: not asked again
+          view: View.Redirect({
+            status: 303,
+            location: ar.openId === undefined ? again.href : requestAgain(req, afterSignIn(rawQuery)).href
+          }),
           setCookie: outcome.setCookie,
           deviceCookie: outcome.deviceCookie
         }

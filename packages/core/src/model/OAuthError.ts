@@ -8,7 +8,8 @@ const fields = { description: Schema.String }
 
 /**
  * Every error code the core answers with: RFC 6749 §5.2 (token endpoint), §4.1.2.1 (authorize
- * redirects) and RFC 6750 §3.1 (Bearer challenges). A response carries its code as a value
+ * redirects), OpenID Connect Core 1.0 §3.1.2.6 (authorize redirects of an OpenID request) and
+ * RFC 6750 §3.1 (Bearer challenges). A response carries its code as a value
  * (`Http.HttpResponse.error`, an error redirect's `error`), so nobody reads it back from the wire.
  */
 export const codes = [
@@ -22,6 +23,9 @@ export const codes = [
   "access_denied",
   "server_error",
   "temporarily_unavailable",
+  "login_required",
+  "consent_required",
+  "interaction_required",
   "invalid_token",
   "insufficient_scope"
 ] as const

@@ -19,6 +19,7 @@ import { CodeStore } from "../storage/CodeStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { mint } from "./grants/Issue.js"
+import { isOpenId, type OpenIdRequest } from "./OpenIdRequest.js"
 import { parts } from "./requests/AuthorizeQuery.js"
 import * as Form from "./requests/Form.js"
 
@@ -46,6 +47,8 @@ export interface AuthorizationRequest {
   readonly clientType: ClientType
   readonly codeChallenge: string | null
   readonly codeChallengeMethod: Pkce.Method | null
+  /** Present on an OpenID request (`OpenIdRequest.isOpenId`) only: its OpenID Connect parameters. */
+  readonly openId?: OpenIdRequest
 }
 
 /** Why an authorize request cannot be trusted: its client, its redirect URI, or the request as a whole. */
@@ -67,7 +70,10 @@ export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
   readonly description: string
 }> {}
 
-/** Error codes the authorize endpoint sends to the redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */
+/**
+ * Error codes the authorize endpoint sends to the redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1), and
+ * those of an OpenID request that may show no page (OpenID Connect Core 1.0 §3.1.2.6).
+ */
 export const redirectErrorCodes = [
   "invalid_request",
   "unauthorized_client",
@@ -75,7 +81,10 @@ export const redirectErrorCodes = [
   "unsupported_response_type",
   "invalid_scope",
   "server_error",
-  "temporarily_unavailable"
+  "temporarily_unavailable",
+  "login_required",
+  "consent_required",
+  "interaction_required"
 ] as const
 
 /** One of `redirectErrorCodes`. */
@@ -205,7 +214,11 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
     responseType === "code"
       ? yield* challengeOf(params, app, allowPlainPkce, fail)
       : { codeChallenge: null, codeChallengeMethod: null }
-  return { app, redirectUri, responseType, scope, state, clientType, ...pkce } satisfies AuthorizationRequest
+  const request: AuthorizationRequest = { app, redirectUri, responseType, scope, state, clientType, ...pkce }
+  // A request that is not OpenID never reads prompt, max_age or nonce (OAuth 2.0 ignores them)
+  if (!isOpenId(responseType, scope)) return request
+  const { prompt = [], max_age: maxAge = null, nonce = null } = yield* orFail(parts.openId(params), fail)
+  return { ...request, openId: { prompt, maxAge, nonce } } satisfies AuthorizationRequest
 })
 
 /** Whether the user has already allowed every requested scope to the application. */
@@ -228,11 +241,13 @@ const success = (location: string): Redirect => ({ location })
 
 /**
  * The user allowed the request: remember the consent, issue the code or token, and return the
- * redirect (an `access_denied` one when the token could not be stored under the consent).
+ * redirect (an `access_denied` one when the token could not be stored under the consent). The
+ * code of an OpenID request carries its `nonce` and `authTime`, when the user signed in.
  */
 export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   req: AuthorizationRequest,
-  userId: string
+  userId: string,
+  authTime: number | null = null
 ) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
@@ -261,7 +276,8 @@ export const approveRedirect = Effect.fn("Authorize.approve")(function* (
       familyId,
       issuedAt,
       expiresAt: issuedAt + codeTtl,
-      usedAt: null
+      usedAt: null,
+      ...(req.openId === undefined ? {} : { nonce: req.openId.nonce, authTime })
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))

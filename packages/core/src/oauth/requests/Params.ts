@@ -25,7 +25,8 @@ export const caps = {
   password: 1024,
   redirect_uri: 2048,
   state: 2048,
-  client_id: 256
+  client_id: 256,
+  nonce: 512
 } as const
 
 /**
@@ -66,13 +67,15 @@ const malformed: ReadonlyMap<string, string> = new Map([
   ["state", "state is too long"],
   ["client_type", "client_type must be PC or Mobile"],
   ["code_challenge", "code_challenge is malformed"],
-  ["code_challenge_method", "code_challenge_method must be S256"]
+  ["code_challenge_method", "code_challenge_method must be S256"],
+  ["max_age", "max_age must be a non-negative integer"],
+  ["nonce", "nonce is too long or not plain text"]
 ])
 
 /**
  * The RFC 6749 error of a refused parameter, for every request: an unknown `grant_type` is
  * `unsupported_grant_type`, an unknown `response_type` `unsupported_response_type`, a bad
- * `scope` `invalid_scope` (with the scope rule's own description); anything else missing or
+ * `scope` `invalid_scope` (with the scope rule's own description, as a refused `prompt` has); anything else missing or
  * malformed is `invalid_request`.
  */
 export const refusal = (f: ParamFailure): Refusal => {
@@ -87,6 +90,8 @@ export const refusal = (f: ParamFailure): Refusal => {
       return new UnsupportedResponseType({ description: "response_type must be code or token" })
     case "scope":
       return new InvalidScope({ description: f.message ?? "scope is malformed" })
+    case "prompt":
+      return new InvalidRequest({ description: f.message ?? "prompt is malformed" })
     default:
       return new InvalidRequest({ description: malformed.get(f.name) ?? `parameter ${f.name} is malformed` })
   }
