@@ -5,9 +5,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as OpenId from "../../src/model/OpenId.js"
 import { caps } from "../../src/oauth/requests/Params.js"
 import * as Keys from "../../src/signing/Keys.js"
-import { cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
+import { authorize, cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
 import { jwtApp, parts } from "./helpers.js"
 
 const introspect = (value: string, basic: string) =>
@@ -131,6 +132,32 @@ describe("JWT access tokens: minting", () => {
         assert.notStrictEqual(a.jti, b.jti)
         assert.strictEqual(second.json?.expires_in, 300)
       }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("implicit: the fragment carries a JWT for the user with the lifetime expires_in says", () =>
+    Effect.gen(function* () {
+      const { app } = yield* jwtApp()
+      const { user } = yield* newUser()
+      const location = yield* authorize(
+        { response_type: "token", client_id: app.appKey, redirect_uri: cb, state: "s", scope: "read" },
+        user.userId
+      )
+      const fragment = new URLSearchParams(new URL(location).hash.slice(1))
+      assert.strictEqual(fragment.get("expires_in"), "300")
+      const { header, claims } = parts(fragment.get("access_token") as string)
+      assert.strictEqual(header.typ, "at+jwt")
+      assert.deepStrictEqual(claims, {
+        iss: issuer,
+        sub: yield* OpenId.forUser(app.appKey, user.userId),
+        aud: issuer,
+        client_id: app.appKey,
+        scope: "read",
+        jti: claims.jti as string,
+        iat: 0,
+        exp: 300,
+        subject_type: "user"
+      })
+    }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("every token gets a fresh jti", () =>
