@@ -152,6 +152,24 @@ describe("Bearer.verify of a JWT access token", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
+  it.effect(
+    "a token signed by a key another process just created verifies: its unknown kid rereads the key set",
+    () =>
+      Effect.gen(function* () {
+        const { access } = yield* minted()
+        // Another process: the same stored keys, its own cached copy of them
+        const other = { ...(yield* KeyStore) }
+        yield* TestClock.adjust("1 second")
+        const fresh = yield* Effect.zipRight(
+          Keys.rotate(),
+          Jwt.sign({ ...parts(access).claims, iat: 1, exp: 301 }, Jwt.accessTokenType)
+        ).pipe(Effect.provideService(KeyStore, other))
+        assert.notStrictEqual(parts(fresh).header.kid, parts(access).header.kid)
+        assert.isTrue(Either.isRight(yield* withoutTokenReads(verify(fresh))))
+        assert.isTrue(Either.isRight(yield* verify(access)))
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("refuses a token once expired (at exp itself), and accepts it the second before", () =>
     Effect.gen(function* () {
       const { access } = yield* minted()
