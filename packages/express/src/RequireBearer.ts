@@ -3,7 +3,7 @@
  * given scopes, and expose who it speaks for. The core decides (`Bearer.admit`);
  * this only passes the header in and writes the refusal out.
  */
-import { type ApplicationStore, Bearer, Scope, type TokenStore } from "@latchkey/core"
+import { Bearer, Scope } from "@latchkey/core"
 import { NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import type { Request, RequestHandler } from "express"
@@ -14,10 +14,18 @@ export interface Options {
   readonly scope?: string | ReadonlyArray<string>
   /** The realm in `WWW-Authenticate` (default "latchkey"). */
   readonly realm?: string
+  /**
+   * The `aud` a JWT access token must carry to be accepted here (default: the issuer). An
+   * opaque token is looked up in the TokenStore instead and carries no audience.
+   */
+  readonly audience?: string
 }
 
-/** What the runtime must provide to check tokens. */
-export type Requirements = TokenStore.TokenStore | ApplicationStore.ApplicationStore
+/**
+ * What the runtime must provide to check tokens: the TokenStore and ApplicationStore (opaque
+ * tokens), the KeyStore and Config (JWT access tokens, verified locally with the published keys).
+ */
+export type Requirements = Bearer.Requirements
 
 const principals = new WeakMap<Request, Bearer.Principal>()
 
@@ -30,7 +38,9 @@ export const principal = (req: Request): Bearer.Principal => {
 
 /**
  * Middleware that lets a request through only with a valid Bearer token carrying
- * every scope in `options.scope`; `principal(req)` then tells who it speaks for.
+ * every scope in `options.scope`; `principal(req)` then tells who it speaks for. A JWT access
+ * token is verified locally (signature, issuer, `typ`, `options.audience`, lifetime), as a
+ * remote resource server would: its revocation takes effect at its `exp`.
  */
 export const requireBearer = (
   runtime: ManagedRuntime.ManagedRuntime<Requirements, unknown>,
@@ -43,16 +53,18 @@ export const requireBearer = (
   const required = parsed.right
   return (req, res, next) => {
     // Every value: Node keeps only the first of repeated headers in req.headers
-    runtime.runPromise(Bearer.admit(req.headersDistinct.authorization ?? [], required, realm)).then(
-      (admitted) => {
-        if (admitted._tag === "Right") {
-          principals.set(req, admitted.right)
-          next()
-          return
-        }
-        NodeHttp.write(res, admitted.left)
-      },
-      (e: unknown) => next(e)
-    )
+    runtime
+      .runPromise(Bearer.admit(req.headersDistinct.authorization ?? [], required, realm, options.audience))
+      .then(
+        (admitted) => {
+          if (admitted._tag === "Right") {
+            principals.set(req, admitted.right)
+            next()
+            return
+          }
+          NodeHttp.write(res, admitted.left)
+        },
+        (e: unknown) => next(e)
+      )
   }
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net"
 import {
   Accounts,
   Admin,
+  ApplicationStore,
   Config,
   Entropy,
   type Http,
@@ -23,6 +24,9 @@ export const testHasher = Layer.succeed(PasswordHasher.PasswordHasher, {
   verify: (password, hash) =>
     Effect.succeed(hash === `test$${createHash("sha256").update(password).digest("hex")}`)
 })
+
+/** The audience `/api/orders` expects of a JWT access token. */
+export const ordersAudience = "https://orders.example"
 
 export interface TestServer {
   readonly base: string
@@ -74,6 +78,15 @@ export const startServer = async (options: StartOptions = {}): Promise<TestServe
   app.get(`${prefix}/api/admin`, requireBearer(runtime, { scope: ["admin"] }), (_req, res) => {
     res.json({ ok: true })
   })
+  // A resource server that expects JWT access tokens for its own audience
+  app.get(
+    `${prefix}/api/orders`,
+    requireBearer(runtime, { scope: "profile", realm: "orders", audience: ordersAudience }),
+    (req, res) => {
+      const p = principal(req)
+      res.json({ open_id: p.openId, client_id: p.clientId, scope: p.scope.join(",") })
+    }
+  )
   server.on("request", app)
   return {
     base,
@@ -93,6 +106,9 @@ export interface NewApp {
   readonly scope?: string
   readonly grantTypes?: ReadonlyArray<string>
   readonly requirePkce?: boolean
+  /** `jwt` for JWT access tokens (RFC 9068), for `accessTokenAudience` when given. */
+  readonly accessTokenFormat?: "opaque" | "jwt"
+  readonly accessTokenAudience?: string
 }
 
 /** Register an application; returns its credentials. */
@@ -116,6 +132,22 @@ export const createApp = async (
       requirePkce: input.requirePkce ?? false
     })
   )
+  if (input.accessTokenFormat !== undefined) {
+    const { accessTokenFormat, accessTokenAudience } = input
+    // Registered again with the format set (nothing was issued to it yet)
+    await s.runtime.runPromise(
+      Effect.flatMap(ApplicationStore.ApplicationStore, (store) =>
+        Effect.zipRight(
+          store.remove(created.app.appKey, 0),
+          store.insert({
+            ...created.app,
+            accessTokenFormat,
+            ...(accessTokenAudience === undefined ? {} : { accessTokenAudience })
+          })
+        )
+      )
+    )
+  }
   return { appKey: created.app.appKey, appSecret: created.appSecret, redirectUri: redirectUris[0] as string }
 }
 

@@ -2,10 +2,11 @@
  * The JSON endpoints (token, introspection, revocation, metadata) as a fetch-style
  * handler, `(request: Request) => Promise<Response>`, for Deno.serve, Bun.serve,
  * edge workers and Node's global Request/Response: read the body with a cap, hand a
- * plain request to the core's `Http.route`, answer its plain response. Every rule
- * lives in the core; nothing here needs Node.
+ * plain request to the core's `Http.route`, answer its plain response; and `verifyBearer`, the
+ * resource-server check of a Bearer access token. Every rule lives in the core; nothing here
+ * needs Node.
  */
-import { Http, Paths } from "@latchkey/core"
+import { Bearer, Http, Paths, Scope } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 
 /** Options of `handler`. */
@@ -153,5 +154,58 @@ export const handler = (
       onError(e)
       return toResponse(serverError, headers)
     }
+  }
+}
+
+/** Options of `verifyBearer`. */
+export interface BearerOptions {
+  /** Scopes the token must carry, comma- or space-separated or as a list (default: none). */
+  readonly scope?: string | ReadonlyArray<string>
+  /** The realm in `WWW-Authenticate` (default "latchkey"). */
+  readonly realm?: string
+  /**
+   * The `aud` a JWT access token must carry to be accepted (default: the issuer). An opaque
+   * token is looked up in the TokenStore instead and carries no audience.
+   */
+  readonly audience?: string
+  /** Headers sent with a refusal under the core's own (default: none). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Called with unexpected failures (answered 500); never sent to the client. */
+  readonly onError?: (error: unknown) => void
+}
+
+/**
+ * Check a request's `Authorization: Bearer` token (RFC 6750) and that it carries every scope in
+ * `options.scope`: who the token speaks for, or the refusal `Response` to send instead (401 with
+ * a challenge, 400, 403 `insufficient_scope`, 503 with Retry-After). A JWT access token
+ * (RFC 9068) is verified locally with the published keys (issuer, `typ`, `options.audience`,
+ * lifetime) without reading the TokenStore, so its revocation takes effect at its `exp`; an
+ * opaque one is looked up in the TokenStore. Throws a TypeError for a malformed `options.scope`.
+ */
+export const verifyBearer = async (
+  runtime: ManagedRuntime.ManagedRuntime<Bearer.Requirements, unknown>,
+  request: Request,
+  options: BearerOptions = {}
+): Promise<Bearer.Principal | Response> => {
+  const raw = typeof options.scope === "string" ? options.scope : (options.scope ?? []).join(",")
+  const required = Scope.parse(raw)
+  if (required._tag === "Left") throw new TypeError(`verifyBearer: ${required.left.description}`)
+  // fetch joins a repeated header: the core refuses the joined value as malformed
+  const authorization = request.headers.get("authorization")
+  try {
+    const admitted = await runtime.runPromise(
+      Bearer.admit(
+        authorization === null ? [] : [authorization],
+        required.right,
+        options.realm,
+        options.audience
+      )
+    )
+    return admitted._tag === "Right"
+      ? admitted.right
+      : toResponse(admitted.left, options.headers, request.method)
+  } catch (e) {
+    options.onError?.(e)
+    return toResponse(serverError, options.headers)
   }
 }

@@ -1,15 +1,20 @@
 /**
- * Resource-server side: checking a Bearer access token (RFC 6750).
+ * Resource-server side: checking a Bearer access token (RFC 6750), an opaque one against the
+ * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys.
  */
 import { Effect, Either, Option } from "effect"
 import { type HttpResponse, json, retryAfter, settle } from "../http/Http.js"
+import { Config } from "../model/Config.js"
 import { type Code, InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
 import { type SubjectType, subjectType } from "../model/Token.js"
 import { sha256 } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
+import * as Jwt from "../signing/Jwt.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
+import type { KeyStore } from "../storage/KeyStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
+import * as AccessToken from "./AccessToken.js"
 import { caps } from "./requests/Params.js"
 
 /** Who an accepted access token speaks for. */
@@ -22,37 +27,18 @@ export interface Principal {
   readonly expiresAt: number
 }
 
-/**
- * Verify `Authorization: Bearer <token>` and that the token carries every scope
- * in `required`.
- */
-export const verify = Effect.fnUntraced(function* (
-  authorization: string | undefined,
-  required: Scope.ScopeSet
-) {
-  if (authorization === undefined)
-    return yield* Effect.fail(new InvalidRequest({ description: "a Bearer token is required" }))
-  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
-  if (m === null || (m[1] as string).length > caps.token) {
-    return yield* Effect.fail(new InvalidRequest({ description: "malformed Authorization header" }))
-  }
+const invalid = () => new InvalidToken({ description: "the access token is invalid, expired or revoked" })
+
+/** An opaque access token's principal, from the TokenStore: active, and of an application that still exists. */
+const stored = Effect.fnUntraced(function* (token: string) {
   const tokens = yield* TokenStore
-  const found = yield* tokens.find("access", yield* sha256(m[1] as string))
+  const found = yield* tokens.find("access", yield* sha256(token))
   const now = yield* nowSeconds
-  const invalid = new InvalidToken({ description: "the access token is invalid, expired or revoked" })
   if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt <= now)
-    return yield* Effect.fail(invalid)
+    return yield* Effect.fail(invalid())
   const t = found.value
   if (Option.isNone(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(t.appKey))))
-    return yield* Effect.fail(invalid)
-  if (!Scope.isSubset(required, t.scope)) {
-    return yield* Effect.fail(
-      new InsufficientScope({
-        description: "the access token lacks a required scope",
-        scope: Scope.format(required)
-      })
-    )
-  }
+    return yield* Effect.fail(invalid())
   return {
     clientId: t.appKey,
     openId: t.openId,
@@ -60,6 +46,47 @@ export const verify = Effect.fnUntraced(function* (
     scope: t.scope,
     expiresAt: t.expiresAt
   } satisfies Principal
+})
+
+/**
+ * A JWT access token's principal, from its signature and claims alone (`AccessToken.verify`):
+ * no store but the key set is read, so a revocation reaches it only at its `exp`.
+ */
+const signed = (token: string, audience: string | undefined) =>
+  Effect.gen(function* () {
+    const expected = audience ?? (yield* Config).issuer
+    return yield* AccessToken.verify(token, expected).pipe(
+      Effect.catchTag("InvalidJwt", () => Effect.fail(invalid()))
+    )
+  })
+
+/**
+ * Verify `Authorization: Bearer <token>` and that the token carries every scope in `required`.
+ * A JWT access token (RFC 9068) is verified locally for `audience` (default: the issuer) without
+ * reading the TokenStore; an opaque one is looked up in the TokenStore.
+ */
+export const verify = Effect.fnUntraced(function* (
+  authorization: string | undefined,
+  required: Scope.ScopeSet,
+  audience?: string
+) {
+  if (authorization === undefined)
+    return yield* Effect.fail(new InvalidRequest({ description: "a Bearer token is required" }))
+  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
+  if (m === null || (m[1] as string).length > caps.token) {
+    return yield* Effect.fail(new InvalidRequest({ description: "malformed Authorization header" }))
+  }
+  const token = m[1] as string
+  const principal: Principal = Jwt.looksLikeJwt(token) ? yield* signed(token, audience) : yield* stored(token)
+  if (!Scope.isSubset(required, principal.scope)) {
+    return yield* Effect.fail(
+      new InsufficientScope({
+        description: "the access token lacks a required scope",
+        scope: Scope.format(required)
+      })
+    )
+  }
+  return principal
 })
 
 // RFC 6750 §3: auth-param values are quoted strings; keep them to safe characters
@@ -86,19 +113,24 @@ const refusal = (
   ...(params.error === undefined ? {} : { error: params.error })
 })
 
+/** What checking a Bearer token needs: the TokenStore and ApplicationStore (opaque tokens), the KeyStore and Config (JWTs). */
+export type Requirements = TokenStore | ApplicationStore | KeyStore | Config
+
 /**
  * Admit a request to a protected resource: its principal, or the response to send
  * instead (RFC 6750 §3.1): 401 with a bare challenge when it has no Bearer
  * credentials, 400 `invalid_request` for a malformed or repeated header, 401
  * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
  * Retry-After when the store cannot answer. `authorization` is every value of
- * the header the request carried.
+ * the header the request carried; a JWT access token must name `audience`
+ * (default: the issuer) as its `aud`.
  */
 export const admit = (
   authorization: ReadonlyArray<string>,
   required: Scope.ScopeSet,
-  realm = "latchkey"
-): Effect.Effect<Either.Either<Principal, HttpResponse>, never, TokenStore | ApplicationStore> => {
+  realm = "latchkey",
+  audience?: string
+): Effect.Effect<Either.Either<Principal, HttpResponse>, never, Requirements> => {
   if (authorization.length > 1) {
     const description = "repeated Authorization header"
     return Effect.succeed(
@@ -111,7 +143,7 @@ export const admit = (
       Either.left(refusal(realm, 401, "invalid_request", "a Bearer access token is required", {}))
     )
   }
-  return settle(verify(header, required)).pipe(
+  return settle(verify(header, required, audience)).pipe(
     Effect.map(Either.right),
     Effect.catchAll((e) => {
       switch (e._tag) {

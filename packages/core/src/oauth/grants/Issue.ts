@@ -1,10 +1,11 @@
 /**
- * Minting token sets: fresh random values, stored as digests, answered as the
- * token response of RFC 6749 §5.1.
+ * Minting token sets: fresh random values (or, for an application whose access tokens are JWTs,
+ * a signed RFC 9068 access token), stored as digests, answered as the token response of
+ * RFC 6749 §5.1.
  */
 import { Effect, Option, Schema } from "effect"
 import type { Application } from "../../model/Application.js"
-import { allows } from "../../model/Application.js"
+import { accessTokenAudience, accessTokenFormat, allows } from "../../model/Application.js"
 import { Config } from "../../model/Config.js"
 import * as Scope from "../../model/Scope.js"
 import type { Token } from "../../model/Token.js"
@@ -12,6 +13,7 @@ import type * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
 import { issueSeconds } from "../../services/internal/time.js"
+import * as AccessToken from "../AccessToken.js"
 
 /** The JSON body of a successful token response (RFC 6749 §5.1), as the OpenAPI document shows it. */
 export const TokenResponse = Schema.Struct({
@@ -61,13 +63,34 @@ export const refreshAllowed = (app: Application): boolean => allows(app, "refres
 export const registeredScope = (app: Application, scope: Scope.ScopeSet): Scope.ScopeSet =>
   Scope.make(scope.filter((item) => app.scopes.includes(item)))
 
+/**
+ * The JWT access token (RFC 9068) of a grant for an application whose format is `jwt`: its
+ * open_id (or App Key) as subject, the application's audience, a fresh `jti`, living `ttl`.
+ */
+const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
+  Effect.gen(function* () {
+    const { issuer } = yield* Config
+    return yield* AccessToken.sign({
+      issuer,
+      audience: accessTokenAudience(grant.app, issuer),
+      appKey: grant.app.appKey,
+      openId: grant.openId,
+      subjectType: grant.userId !== null ? "user" : "application",
+      scope: grant.scope,
+      jti: yield* Entropy.id(),
+      issuedAt,
+      expiresAt: issuedAt + ttl
+    })
+  })
+
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
 export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config
   // Rounded up: the tokens live at least the expires_in they report (docs/decisions.md)
   const issuedAt = yield* issueSeconds
-  const accessTtl = grant.app.accessTokenTtl ?? config.accessTokenTtl
-  const access = yield* Entropy.token
+  const jwt = accessTokenFormat(grant.app) === "jwt"
+  const accessTtl = grant.app.accessTokenTtl ?? (jwt ? config.jwtAccessTokenTtl : config.accessTokenTtl)
+  const access = jwt ? yield* jwtAccessToken(grant, issuedAt, accessTtl) : yield* Entropy.token
   const base = {
     appKey: grant.app.appKey,
     userId: grant.userId,

@@ -20,7 +20,9 @@ export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max), S
 export const caps = {
   code: 512,
   refresh_token: 512,
-  token: 512,
+  // A JWT access token fits: 500-800 characters as a rule, under 3,800 with the longest scope
+  // (Scope.maxLength), App Key and open_id signed RS256, leaving room for issuer and audience
+  token: 4096,
   username: 128,
   password: 1024,
   redirect_uri: 2048,
