@@ -50,10 +50,10 @@ export const sweepAudit = (retentionDays: number) =>
  */
 const sweeps = (retentionDays: number) => {
   const expired = sweepExpired.pipe(
-    Effect.tap(({ codes, tokens, throttle, sessions }) =>
-      codes + tokens + throttle + sessions > 0
+    Effect.tap(({ codes, tokens, throttle, sessions, keys }) =>
+      codes + tokens + throttle + sessions + keys > 0
         ? Effect.logInfo("swept expired rows").pipe(
-            Effect.annotateLogs({ codes, tokens, throttle, sessions })
+            Effect.annotateLogs({ codes, tokens, throttle, sessions, keys })
           )
         : Effect.void
     ),

@@ -274,20 +274,34 @@ it.effect(
         codes: 1,
         tokens: 3,
         sessions: 2,
-        throttle: 3
+        throttle: 3,
+        keys: 0
       })
       assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), {
         codes: 0,
         tokens: 2,
         sessions: 0,
-        throttle: 0
+        throttle: 0,
+        keys: 0
       })
-      assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 0, sessions: 0, throttle: 0 })
+      assert.deepStrictEqual(yield* SqliteStorage.sweep(), {
+        codes: 0,
+        tokens: 0,
+        sessions: 0,
+        throttle: 0,
+        keys: 0
+      })
       assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
       assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
       yield* TestClock.setTime((now + 1) * 1000)
       // The live session and its request expire now: the request goes with its session.
-      assert.deepStrictEqual(yield* SqliteStorage.sweep(), { codes: 0, tokens: 1, sessions: 1, throttle: 1 })
+      assert.deepStrictEqual(yield* SqliteStorage.sweep(), {
+        codes: 0,
+        tokens: 1,
+        sessions: 1,
+        throttle: 1,
+        keys: 0
+      })
       assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
       assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
     }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))

@@ -1,7 +1,7 @@
 /**
  * Record builders with fresh random identifiers, so tests sharing one store stay apart.
  */
-import type { Application, AuthorizationCode, SessionStore, Token, User } from "@latchkey/core"
+import type { Application, AuthorizationCode, SessionStore, SigningKey, Token, User } from "@latchkey/core"
 import { CodeStore, ConsentStore, Scope } from "@latchkey/core"
 import { Effect, Schema } from "effect"
 
@@ -36,6 +36,9 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   previousSecretDigest: null,
   previousSecretExpiresAt: null,
   previousSecretUsedAt: null,
+  public: false,
+  accessTokenFormat: "opaque",
+  accessTokenAudience: null,
   ...overrides
 })
 
@@ -65,6 +68,8 @@ export const code = (
   issuedAt: baseTime,
   expiresAt: baseTime + 60,
   usedAt: null,
+  nonce: null,
+  authTime: null,
   ...overrides
 })
 
@@ -110,6 +115,24 @@ export const pair = (overrides: Partial<Token.Token> = {}): readonly [Token.Toke
     token({ ...overrides, familyId, appKey, kind: "access" }),
     token({ expiresAt: baseTime + 30 * 86400, ...overrides, familyId, appKey, kind: "refresh" })
   ]
+}
+
+/**
+ * A signing key (the signing key unless `retiredAt` is given) created at `baseTime`, with a fresh
+ * kid. Its JWKs are stand-ins: a store keeps them as text and never reads them.
+ */
+export const signingKey = (overrides: Partial<SigningKey.SigningKey> = {}): SigningKey.SigningKey => {
+  const kid = id("kid")
+  return {
+    kid,
+    alg: "ES256",
+    publicJwk: JSON.stringify({ kty: "EC", crv: "P-256", kid, x: hash(), y: hash() }),
+    sealedPrivateJwk: `sealed.${hash()}.${hash()}`,
+    createdAt: baseTime,
+    retiredAt: null,
+    publishUntil: null,
+    ...overrides
+  }
 }
 
 /** An anonymous sign-in session valid for an hour from `baseTime`. */

@@ -7,9 +7,11 @@ import { SessionStore, type Stores } from "@latchkey/core"
 import type { Layer } from "effect"
 import { adminCases } from "./internal/adminCases.js"
 import { applicationCases } from "./internal/applicationCases.js"
+import { clientFieldCases } from "./internal/clientFieldCases.js"
 import { codeCases } from "./internal/codeCases.js"
 import { consentCases, consentGrantCases } from "./internal/consentCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
+import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
@@ -24,7 +26,8 @@ import { userCases } from "./internal/userCases.js"
  * the layers `makeLayer` builds. `makeLayer(limits)` must build a new, empty store
  * whose session store keeps `limits`. Most tests share one layer, built with
  * `SessionStore.defaultLimits` and released after the block; each test of the
- * session bounds builds its own with small limits.
+ * session bounds builds its own with small limits, and each test of the signing keys (shared by
+ * the whole store) its own with the default ones.
  */
 export const storageContract = (
   name: string,
@@ -46,5 +49,7 @@ export const storageContract = (
     sessionLifecycleCases(it)
     signInCases(it)
     throttleCases(it)
+    clientFieldCases(it)
+    keyCases(it, makeLayer)
   })
 }

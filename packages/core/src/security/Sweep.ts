@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { CodeStore } from "../storage/CodeStore.js"
+import { KeyStore } from "../storage/KeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { ThrottleStore } from "../storage/ThrottleStore.js"
@@ -27,11 +28,14 @@ export interface Result {
   readonly sessions: number
   /** Throttle counters past their window (`ThrottleStore.purgeExpired`). */
   readonly throttle: number
+  /** Retired signing keys no longer published (`KeyStore.removeExpired`). */
+  readonly keys: number
 }
 
 /**
  * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
- * expiry has passed by the Clock, at most `limit` of each. Tombstones (used codes, rotated
+ * expiry has passed by the Clock, at most `limit` of each, and the retired signing keys no longer
+ * published (there are few: one a rotation). Tombstones (used codes, rotated
  * refresh tokens) stay until their original expiry, so replays are still detected. Schedule it,
  * e.g. `expired().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
  *
@@ -42,7 +46,7 @@ export interface Result {
  */
 export const expired = (
   options: Options = {}
-): Effect.Effect<Result, StorageError, CodeStore | TokenStore | SessionStore | ThrottleStore> =>
+): Effect.Effect<Result, StorageError, CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore> =>
   Effect.gen(function* () {
     const limit = options.limit ?? 1000
     const now = yield* nowSeconds
@@ -51,5 +55,6 @@ export const expired = (
     const sessions = yield* (yield* SessionStore).purgeExpired(now, limit)
     const window = options.throttleWindow ?? defaultPolicy.window
     const throttle = yield* (yield* ThrottleStore).purgeExpired(now, window, limit)
-    return { codes, tokens, sessions, throttle }
+    const keys = yield* (yield* KeyStore).removeExpired(now)
+    return { codes, tokens, sessions, throttle, keys }
   })

@@ -251,6 +251,47 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- UserStore.setDisabled, setPasswordHash and remove delete the user's sessions.
       CREATE INDEX sessions_by_user ON sessions (user_id) WHERE user_id IS NOT NULL;
     `
+  },
+  {
+    version: 4,
+    name: "OpenID Connect, JWT access tokens, public clients",
+    sql: `
+      -- A public client (RFC 6749 §2.1): no App Secret (secret_digest is ''), PKCE S256 only.
+      ALTER TABLE applications ADD COLUMN public boolean NOT NULL DEFAULT false;
+      -- Its access tokens' format: 'opaque' (random strings, stored by digest) or 'jwt' (RFC 9068).
+      ALTER TABLE applications ADD COLUMN access_token_format text NOT NULL DEFAULT 'opaque';
+      -- The aud of its JWT access tokens; NULL for the issuer.
+      ALTER TABLE applications ADD COLUMN access_token_audience text;
+      -- OpenID Connect: the nonce of the authorization request, returned in the ID token; NULL without one.
+      ALTER TABLE authorization_codes ADD COLUMN nonce text;
+      -- OpenID Connect: when the user signed in (epoch seconds), the ID token's auth_time; NULL for a code
+      -- issued before this version.
+      ALTER TABLE authorization_codes ADD COLUMN auth_time bigint;
+
+      -- The keys ID tokens and JWT access tokens are signed with (KeyStore), by kid (the public key's
+      -- JWK thumbprint). public_jwk is the JWK the JWKS publishes; sealed_private_jwk the private JWK
+      -- sealed under a key derived from the server key, never in the clear. retired_at is NULL for
+      -- the signing key, else when a rotation replaced it; publish_until (retired keys only) is when
+      -- every token it signed has expired and it leaves the JWKS. seq orders keys created in the
+      -- same second.
+      CREATE TABLE signing_keys (
+        kid                text PRIMARY KEY,
+        alg                text NOT NULL,
+        public_jwk         text NOT NULL,
+        sealed_private_jwk text NOT NULL,
+        created_at         bigint NOT NULL,
+        retired_at         bigint,
+        publish_until      bigint,
+        seq                bigint GENERATED ALWAYS AS IDENTITY
+      );
+      -- At most one signing key: every row with retired_at NULL has the same indexed value, so a
+      -- second one is a conflict (KeyStore.initialize inserts ON CONFLICT DO NOTHING).
+      CREATE UNIQUE INDEX signing_keys_one_signing ON signing_keys ((retired_at IS NULL))
+        WHERE retired_at IS NULL;
+      -- KeyStore.removeExpired: retired keys no longer published.
+      CREATE INDEX signing_keys_by_publish_until ON signing_keys (publish_until)
+        WHERE retired_at IS NOT NULL;
+    `
   }
 ]
 

@@ -263,6 +263,45 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- UserStore.setDisabled, setPasswordHash and remove delete the user's sessions.
       CREATE INDEX sessions_by_user ON sessions (user_id) WHERE user_id IS NOT NULL;
     `
+  },
+  {
+    version: 11,
+    name: "OpenID Connect, JWT access tokens, public clients",
+    sql: `
+      -- A public client (RFC 6749 §2.1): no App Secret (secret_digest is ''), PKCE S256 only. 0 or 1.
+      ALTER TABLE applications ADD COLUMN public INTEGER NOT NULL DEFAULT 0 CHECK (public IN (0, 1));
+      -- Its access tokens' format: 'opaque' (random strings, stored by digest) or 'jwt' (RFC 9068).
+      ALTER TABLE applications ADD COLUMN access_token_format TEXT NOT NULL DEFAULT 'opaque';
+      -- The aud of its JWT access tokens; NULL for the issuer.
+      ALTER TABLE applications ADD COLUMN access_token_audience TEXT;
+      -- OpenID Connect: the nonce of the authorization request, returned in the ID token; NULL without one.
+      ALTER TABLE authorization_codes ADD COLUMN nonce TEXT;
+      -- OpenID Connect: when the user signed in (epoch seconds), the ID token's auth_time; NULL for a code
+      -- issued before this version.
+      ALTER TABLE authorization_codes ADD COLUMN auth_time INTEGER;
+
+      -- The keys ID tokens and JWT access tokens are signed with (KeyStore), by kid (the public key's
+      -- JWK thumbprint). public_jwk is the JWK the JWKS publishes; sealed_private_jwk the private JWK
+      -- sealed under a key derived from the server key, never in the clear. retired_at is NULL for
+      -- the signing key, else when a rotation replaced it; publish_until (retired keys only) is when
+      -- every token it signed has expired and it leaves the JWKS.
+      CREATE TABLE signing_keys (
+        kid                TEXT PRIMARY KEY NOT NULL,
+        alg                TEXT NOT NULL,
+        public_jwk         TEXT NOT NULL,
+        sealed_private_jwk TEXT NOT NULL,
+        created_at         INTEGER NOT NULL,
+        retired_at         INTEGER,
+        publish_until      INTEGER
+      );
+      -- At most one signing key: every row with retired_at NULL has the same indexed value, so a
+      -- second one is a conflict (KeyStore.initialize inserts ON CONFLICT DO NOTHING).
+      CREATE UNIQUE INDEX signing_keys_one_signing ON signing_keys ((retired_at IS NULL))
+        WHERE retired_at IS NULL;
+      -- KeyStore.removeExpired: retired keys no longer published.
+      CREATE INDEX signing_keys_by_publish_until ON signing_keys (publish_until)
+        WHERE retired_at IS NOT NULL;
+    `
   }
 ]
 

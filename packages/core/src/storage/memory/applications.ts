@@ -16,7 +16,10 @@ const changeable = [
   "grantTypes",
   "requirePkce",
   "accessTokenTtl",
-  "refreshTokenTtl"
+  "refreshTokenTtl",
+  "public",
+  "accessTokenFormat",
+  "accessTokenAudience"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** Applications in `state.apps`; removing one revokes its tokens. */
@@ -30,7 +33,10 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
           ...app,
           previousSecretDigest: app.previousSecretDigest ?? null,
           previousSecretExpiresAt: app.previousSecretExpiresAt ?? null,
-          previousSecretUsedAt: app.previousSecretUsedAt ?? null
+          previousSecretUsedAt: app.previousSecretUsedAt ?? null,
+          public: app.public ?? false,
+          accessTokenFormat: app.accessTokenFormat ?? "opaque",
+          accessTokenAudience: app.accessTokenAudience ?? null
         })
         return Effect.void
       }),
@@ -69,6 +75,15 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         const updated: Application = { ...app }
         for (const field of changeable) {
           if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
+        }
+        // A new secret digest drops the previous secret with it
+        if (changes.secretDigest !== undefined) {
+          Object.assign(updated, {
+            secretDigest: changes.secretDigest,
+            previousSecretDigest: null,
+            previousSecretExpiresAt: null,
+            previousSecretUsedAt: null
+          })
         }
         apps.set(appKey, updated)
         return Option.some(updated)

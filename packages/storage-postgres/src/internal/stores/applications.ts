@@ -23,6 +23,18 @@ const applicationChanges = (
   assign("require_pkce", "::boolean", changes.requirePkce)
   assign("access_token_ttl", "::bigint", changes.accessTokenTtl)
   assign("refresh_token_ttl", "::bigint", changes.refreshTokenTtl)
+  assign("public", "::boolean", changes.public)
+  assign("access_token_format", "::text", changes.accessTokenFormat)
+  assign("access_token_audience", "::text", changes.accessTokenAudience)
+  assign("secret_digest", "::text", changes.secretDigest)
+  // A new secret digest drops the previous secret in the same statement.
+  if (changes.secretDigest !== undefined) {
+    set.push(
+      "previous_secret_digest = NULL",
+      "previous_secret_expires_at = NULL",
+      "previous_secret_used_at = NULL"
+    )
+  }
   return { set, values }
 }
 

@@ -42,12 +42,21 @@ const prepare = ({ db }: Over) => ({
     WHERE app_key = @appKey`),
   markPreviousUsed: db.prepare(`UPDATE applications SET previous_secret_used_at = ?
     WHERE app_key = ? AND previous_secret_digest = ? AND previous_secret_used_at IS NULL`),
-  // A change left out (NULL) keeps the column; a TTL may be set to NULL, so it has its own flag.
+  // A change left out (NULL) keeps the column; one that may be set to NULL (a TTL, the audience)
+  // has its own flag. A new secret digest drops the previous secret in the same statement.
   update: db.prepare(`UPDATE applications SET name = coalesce(@name, name),
     redirect_uris = coalesce(@redirectUris, redirect_uris), scopes = coalesce(@scopes, scopes),
     grant_types = coalesce(@grantTypes, grant_types), require_pkce = coalesce(@requirePkce, require_pkce),
     access_token_ttl = CASE WHEN @setAccessTokenTtl THEN @accessTokenTtl ELSE access_token_ttl END,
-    refresh_token_ttl = CASE WHEN @setRefreshTokenTtl THEN @refreshTokenTtl ELSE refresh_token_ttl END
+    refresh_token_ttl = CASE WHEN @setRefreshTokenTtl THEN @refreshTokenTtl ELSE refresh_token_ttl END,
+    public = coalesce(@public, public),
+    access_token_format = coalesce(@accessTokenFormat, access_token_format),
+    access_token_audience = CASE WHEN @setAccessTokenAudience THEN @accessTokenAudience
+      ELSE access_token_audience END,
+    secret_digest = coalesce(@secretDigest, secret_digest),
+    previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
+    previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
+    previous_secret_used_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_used_at END
     WHERE app_key = @appKey RETURNING ${Tables.selectList(Tables.applications)}`),
   remove: db.prepare("DELETE FROM applications WHERE app_key = ?"),
   revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
@@ -56,17 +65,23 @@ const prepare = ({ db }: Over) => ({
 /** The named parameters of the `update` statement for `changes`. */
 const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChanges) => {
   const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+  const flag = (value: boolean | undefined) => (value === undefined ? null : value ? 1 : 0)
   return {
     appKey,
     name: changes.name ?? null,
     redirectUris: json(changes.redirectUris),
     scopes: json(changes.scopes),
     grantTypes: json(changes.grantTypes),
-    requirePkce: changes.requirePkce === undefined ? null : changes.requirePkce ? 1 : 0,
+    requirePkce: flag(changes.requirePkce),
     setAccessTokenTtl: changes.accessTokenTtl === undefined ? 0 : 1,
     accessTokenTtl: changes.accessTokenTtl ?? null,
     setRefreshTokenTtl: changes.refreshTokenTtl === undefined ? 0 : 1,
-    refreshTokenTtl: changes.refreshTokenTtl ?? null
+    refreshTokenTtl: changes.refreshTokenTtl ?? null,
+    public: flag(changes.public),
+    accessTokenFormat: changes.accessTokenFormat ?? null,
+    setAccessTokenAudience: changes.accessTokenAudience === undefined ? 0 : 1,
+    accessTokenAudience: changes.accessTokenAudience ?? null,
+    secretDigest: changes.secretDigest ?? null
   }
 }
 
