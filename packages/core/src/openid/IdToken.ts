@@ -9,6 +9,8 @@ import type * as Scope from "../model/Scope.js"
 import type { User } from "../model/User.js"
 import { encode, utf8 } from "../services/internal/base64url.js"
 import * as Jwt from "../signing/Jwt.js"
+import type { KeyStore } from "../storage/KeyStore.js"
+import type { StorageError } from "../storage/StorageError.js"
 import * as Claims from "./Claims.js"
 
 /** What an ID token says besides its user claims: from the code or the refresh token it is minted for. */
@@ -37,7 +39,11 @@ export const accessTokenHash = (accessToken: string): Effect.Effect<string> =>
   )
 
 /** Sign the ID token issued at `issuedAt` (epoch seconds) beside `accessToken`. */
-export const mint = (subject: Subject, accessToken: string, issuedAt: number) =>
+export const mint = (
+  subject: Subject,
+  accessToken: string,
+  issuedAt: number
+): Effect.Effect<string, StorageError, KeyStore | Config> =>
   Effect.gen(function* () {
     const config = yield* Config
     const claims = {

@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import type * as Scope from "../model/Scope.js"
 import { isDisabled } from "../model/User.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
+import type { StorageError } from "../storage/StorageError.js"
 import { UserStore } from "../storage/UserStore.js"
 import * as Claims from "./Claims.js"
 
@@ -24,7 +25,9 @@ export interface Holder {
  * enabled platform user stands behind the token (an application's own token, whose open_id it
  * asserted or has none, or a user since deleted or disabled).
  */
-export const claims = (holder: Holder) =>
+export const claims = (
+  holder: Holder
+): Effect.Effect<Option.Option<Readonly<Record<string, string>>>, StorageError, OpenIdStore | UserStore> =>
   Effect.gen(function* () {
     if (holder.openId === null || holder.subjectType !== "user") return Option.none()
     const sub = holder.openId

@@ -41,7 +41,7 @@ describe("ID token at the token endpoint", () => {
         assert.isAtMost(iat, start + 1)
         assert.deepStrictEqual(verified.payload, {
           iss: issuer,
-          sub: body.open_id,
+          sub: body.open_id as string,
           aud: app.appKey,
           exp: iat + 3600,
           iat,
@@ -134,10 +134,10 @@ describe("ID token at the token endpoint", () => {
         const { payload } = yield* idClaims(body.id_token as string, app.appKey)
         assert.deepStrictEqual(payload, {
           iss: issuer,
-          sub: first.open_id,
+          sub: first.open_id as string,
           aud: app.appKey,
           exp: (payload.iat as number) + 3600,
-          iat: payload.iat,
+          iat: payload.iat as number,
           at_hash: atHash(body.access_token as string),
           preferred_username: user.username
         })
