@@ -1,7 +1,8 @@
 /**
  * HTTP semantics of the JSON endpoints as pure functions from a plain request
  * value to a plain response value, so every binding (Express, node:http,
- * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009).
+ * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009,
+ * RFC 8414, OpenID Connect Core §5.3 userinfo, RFC 7517 JWK Set).
  */
 import { Cause, Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"

@@ -2,6 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, TestClock } from "effect"
 import * as jose from "jose"
 import * as Admin from "../../src/admin/Admin.js"
+import { KeyStore } from "../../src/storage/KeyStore.js"
+import { StorageError } from "../../src/storage/StorageError.js"
 import { issuer, newApp, newUser, TestLayer, token } from "../fixtures.js"
 import { atHash, idClaims, openIdCode, redeem, verifyIdToken } from "./helpers.js"
 
@@ -148,6 +150,26 @@ describe("ID token at the token endpoint", () => {
         )
         assert.strictEqual(narrowed.status, 200)
         assert.notProperty(narrowed.json, "id_token")
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a signing key that cannot be read fails the exchange with 503 before the code is used: it redeems later",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic, user } = yield* setup()
+        const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid" })
+        const keys = yield* KeyStore
+        const down = yield* redeem(code, basic).pipe(
+          Effect.provideService(KeyStore, {
+            ...keys,
+            list: () => Effect.fail(new StorageError({ message: "x" }))
+          })
+        )
+        assert.deepStrictEqual([down.status, down.json?.error], [503, "temporarily_unavailable"])
+        const res = yield* redeem(code, basic)
+        assert.strictEqual(res.status, 200)
+        assert.isString(res.json?.id_token)
       }).pipe(Effect.provide(TestLayer()))
   )
 
