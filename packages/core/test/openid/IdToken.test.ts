@@ -49,7 +49,7 @@ describe("ID token at the token endpoint", () => {
           iat,
           auth_time: start - 30,
           nonce: "n-0S6_WzA2Mj",
-          at_hash: atHash(body.access_token as string),
+          at_hash: yield* atHash(body.access_token as string),
           preferred_username: user.username
         })
       }).pipe(Effect.provide(TestLayer()))
@@ -140,7 +140,7 @@ describe("ID token at the token endpoint", () => {
           aud: app.appKey,
           exp: (payload.iat as number) + 3600,
           iat: payload.iat as number,
-          at_hash: atHash(body.access_token as string),
+          at_hash: yield* atHash(body.access_token as string),
           preferred_username: user.username
         })
         assert.isAtLeast(payload.iat as number, start + 600)

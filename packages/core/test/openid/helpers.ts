@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto"
 import { Clock, Effect, Either, Option } from "effect"
 import * as jose from "jose"
 import { sha256 } from "../../src/services/Digest.js"
@@ -6,9 +5,16 @@ import * as Keys from "../../src/signing/Keys.js"
 import { CodeStore } from "../../src/storage/CodeStore.js"
 import { cb, issueCode, issuer, token } from "../fixtures.js"
 
-/** OpenID Connect Core §3.1.3.6, computed apart from the server: left half of SHA-256, base64url. */
-export const atHash = (accessToken: string): string =>
-  createHash("sha256").update(accessToken, "ascii").digest().subarray(0, 16).toString("base64url")
+/** OpenID Connect Core §3.1.3.6, computed apart from the server: left half of SHA-256, base64url by btoa. */
+export const atHash = (accessToken: string): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(accessToken))
+    const half = new Uint8Array(digest).subarray(0, 16)
+    return btoa(String.fromCharCode(...half))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "")
+  })
 
 /** Verify an ID token as a relying party would: against the published JWK Set, at the Clock's time. */
 export const verifyIdToken = (idToken: string, audience: string) =>
