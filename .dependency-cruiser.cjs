@@ -126,6 +126,15 @@ module.exports = {
       to: { path: `${core}(http|interaction|admin)/` }
     },
     {
+      name: "core-openid-below-protocol",
+      comment:
+        "openid/ (ID token claims, userinfo claims, the OpenID fields of the discovery document) imports only model/, services/, storage/ and signing/: " +
+        "oauth/ (the grants mint ID tokens, Metadata builds the discovery document) and http/ (the userinfo and JWKS endpoints) import it, so it imports neither and the folder graph stays acyclic.",
+      severity: "error",
+      from: { path: `${core}openid/` },
+      to: { path: core, pathNot: `${core}(openid|model|services|storage|signing)/` }
+    },
+    {
       name: "core-oauth-below-pages",
       comment: "oauth/ (grants, requests, bearer, introspection) imports neither interaction/ nor admin/.",
       severity: "error",

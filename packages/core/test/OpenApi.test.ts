@@ -11,7 +11,7 @@ import * as Memory from "../src/storage/Memory.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
 import { UserStore } from "../src/storage/UserStore.js"
-import { cb, issuer, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
+import { cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 type Json = Record<string, unknown>
 
@@ -225,6 +225,58 @@ describe("OpenApi.document", () => {
       assert.strictEqual(meta.status, 200)
       assertDocumented(Metadata.paths.metadata, "get", meta, "metadata")
     }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "every answer of userinfo, the JWKS and the OpenID configuration is documented with its headers",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp({ scope: "openid,profile" })
+        const { user } = yield* newUser()
+        const code = yield* issueCode(app.appKey, user.userId, { scope: "openid,profile" })
+        const userToken = (yield* token({ grant_type: "authorization_code", code, redirect_uri: cb }, basic))
+          .json?.access_token as string
+        const narrowCode = yield* issueCode(app.appKey, user.userId, { scope: "profile" })
+        const narrowToken = (yield* token(
+          { grant_type: "authorization_code", code: narrowCode, redirect_uri: cb },
+          basic
+        )).json?.access_token as string
+        const path = Metadata.paths.userinfo
+        const bearer = (t: string) => ({ authorization: `Bearer ${t}` })
+        const cases: Array<[string, Partial<Http.HttpRequest>]> = [
+          ["GET valid", { method: "GET", headers: bearer(userToken) }],
+          ["POST valid", { headers: bearer(userToken) }],
+          ["POST body token", { body: `access_token=${userToken}` }],
+          ["no token", { method: "GET", headers: {} }],
+          ["malformed", { method: "GET", headers: { authorization: "Bearer a b" } }],
+          ["invalid", { method: "GET", headers: bearer("nope") }],
+          ["insufficient scope", { method: "GET", headers: bearer(narrowToken) }],
+          ["PUT", { method: "PUT" }],
+          ["oversized", { body: "a=".padEnd(Http.maxBodyBytes + 10, "b") }],
+          ["gzip", { body: "x", headers: { ...req({}).headers, "content-encoding": "gzip" } }]
+        ]
+        const statuses = new Set<number>()
+        for (const [label, over] of cases) {
+          const r = req({ path, ...over })
+          const res = yield* route(r)
+          statuses.add(res.status)
+          assertDocumented(
+            path,
+            r.method.toLowerCase() === "put" ? "get" : r.method.toLowerCase(),
+            res,
+            label
+          )
+        }
+        assert.sameMembers([...statuses], [200, 400, 401, 403, 405, 413, 415])
+        for (const [p, label] of [
+          [Metadata.paths.jwks, "jwks"],
+          [Metadata.paths.openidConfiguration, "openid configuration"]
+        ] as const) {
+          const res = yield* route(req({ path: p, method: "GET" }))
+          assert.strictEqual(res.status, 200)
+          assertDocumented(p, "get", res, label)
+        }
+      }).pipe(Effect.provide(TestLayer()))
   )
 })
 

@@ -1,6 +1,7 @@
 /**
- * The Express router of Latchkey: the JSON endpoints (token, introspection,
- * revocation, metadata) handed to `Http.route` as raw requests, and the
+ * The Express router of Latchkey: the JSON endpoints of `Paths.json` (token,
+ * introspection, revocation, metadata, OpenID configuration, JWKS, userinfo) handed
+ * to `Http.route` as raw requests whatever their method, and the
  * authorize endpoint with its sign-in and consent pages, and the consents page
  * where users withdraw what they allowed, in their language. It only translates
  * between HTTP and the core; no OAuth rule lives here.

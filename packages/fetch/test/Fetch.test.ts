@@ -141,6 +141,38 @@ describe("Fetch.handler on Web Request/Response", () => {
     assert.strictEqual(await head.text(), "")
   })
 
+  it("serves the JWKS and the OpenID configuration on GET, and userinfo on GET and POST (body token)", async () => {
+    const doc = (await (await handle(new Request(`${base}/.well-known/openid-configuration`))).json()) as {
+      jwks_uri: string
+      userinfo_endpoint: string
+    }
+    const jwks = await handle(new Request(doc.jwks_uri))
+    assert.strictEqual(jwks.status, 200)
+    assert.isAbove(((await jwks.json()) as { keys: Array<unknown> }).keys.length, 0)
+    const issued = await handle(
+      new Request(`${base}/oauth2/oauth2/token`, {
+        method: "POST",
+        headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=client_credentials"
+      })
+    )
+    const access = ((await issued.json()) as { access_token: string }).access_token
+    // The application's token lacks openid: the userinfo endpoint read it from the header and from the body
+    const get = await handle(
+      new Request(doc.userinfo_endpoint, { headers: { authorization: `Bearer ${access}` } })
+    )
+    assert.strictEqual(get.status, 403)
+    const post = await handle(
+      new Request(doc.userinfo_endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `access_token=${access}`
+      })
+    )
+    assert.strictEqual(post.status, 403)
+    assert.strictEqual(((await post.json()) as { error: string }).error, "insufficient_scope")
+  })
+
   it("passes the query string through: a token in the URL is refused", async () => {
     const res = await handle(
       new Request(`${base}/oauth2/oauth2/introspect?token=abc`, {

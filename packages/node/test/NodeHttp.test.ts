@@ -164,6 +164,28 @@ describe("NodeHttp.handler on a plain node:http server", () => {
     assert.deepStrictEqual(errors, [])
   })
 
+  it("serves the JWKS and the OpenID configuration on GET, and userinfo on GET and POST (body token)", async () => {
+    const doc = (await (await fetch(`${base}/auth/.well-known/openid-configuration`)).json()) as {
+      jwks_uri: string
+      userinfo_endpoint: string
+    }
+    const jwks = await fetch(doc.jwks_uri)
+    assert.strictEqual(jwks.status, 200)
+    assert.isAbove(((await jwks.json()) as { keys: Array<unknown> }).keys.length, 0)
+    const access = ((await (await token()).json()) as { access_token: string }).access_token
+    // The application's token lacks openid: the userinfo endpoint read it from the header and from the body
+    const get = await fetch(doc.userinfo_endpoint, { headers: { authorization: `Bearer ${access}` } })
+    assert.strictEqual(get.status, 403)
+    const post = await fetch(doc.userinfo_endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `access_token=${access}`
+    })
+    assert.strictEqual(post.status, 403)
+    assert.strictEqual(((await post.json()) as { error: string }).error, "insufficient_scope")
+    assert.deepStrictEqual(errors, [])
+  })
+
   it("hands each core response to onResponse before writing it; a throwing hook goes to onError", async () => {
     answered.length = 0
     const wrong = await token({

@@ -45,7 +45,10 @@ const breaks: ReadonlyArray<readonly [rule: string, file: string, from: string]>
   ["core-storage-ports", "packages/core/src/storage/Bad.ts", "../http/Http.js"],
   ["core-storage-ports", "packages/core/src/storage/Bad2.ts", "../admin/Admin.js"],
   ["core-security-below-front", "packages/core/src/security/Bad.ts", "../interaction/Interaction.js"],
-  ["core-oauth-below-pages", "packages/core/src/oauth/Bad.ts", "../admin/Admin.js"]
+  ["core-oauth-below-pages", "packages/core/src/oauth/Bad.ts", "../admin/Admin.js"],
+  ["core-openid-below-protocol", "packages/core/src/openid/Bad.ts", "../oauth/Grant.js"],
+  ["core-openid-below-protocol", "packages/core/src/openid/Bad2.ts", "../http/Http.js"],
+  ["core-openid-below-protocol", "packages/core/src/openid/Bad3.ts", "../security/Session.js"]
 ]
 
 const cruise = (dir: string) =>

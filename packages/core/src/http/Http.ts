@@ -1,21 +1,26 @@
 /**
  * HTTP semantics of the JSON endpoints as pure functions from a plain request
  * value to a plain response value, so every binding (Express, node:http,
- * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009).
+ * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009,
+ * RFC 8414, OpenID Connect Core §5.3 userinfo, RFC 7517 JWK Set).
  */
 import { Cause, Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
+import * as Bearer from "../oauth/Bearer.js"
 import { authenticate } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
+import * as Claims from "../openid/Claims.js"
+import * as Userinfo from "../openid/Userinfo.js"
 import * as Audit from "../security/Audit.js"
 import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
+import * as Keys from "../signing/Keys.js"
 import type { Stores } from "../storage/Stores.js"
 import * as Paths from "./Paths.js"
 
@@ -315,7 +320,10 @@ export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never,
     })
   )
 
-/** `GET /.well-known/oauth-authorization-server` (RFC 8414). */
+/**
+ * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
+ * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document.
+ */
 export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
   req.method === "GET" || req.method === "HEAD"
     ? Effect.map(Config, (c) => ({
@@ -327,6 +335,98 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
         body: JSON.stringify(Metadata.document(c))
       }))
     : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
+
+/**
+ * How long a client may keep the JWK Set, in seconds: a rotation signs with the new key at once,
+ * so a client holding the set longer fails to find its `kid` for at most this long (and should
+ * fetch the set again when a token names a `kid` it lacks, OpenID Connect Core §10.1.1).
+ */
+export const jwksMaxAge = 60
+
+/** `GET /oauth2/oauth2/jwks` (`Paths.oauth.jwks`): the published signing keys (RFC 7517 JWK Set). */
+export const jwks = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
+  req.method === "GET" || req.method === "HEAD"
+    ? respond(
+        Effect.map(Keys.jwks, (set) => ({
+          status: 200,
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "cache-control": `public, max-age=${jwksMaxAge}`
+          },
+          body: JSON.stringify(set)
+        }))
+      )
+    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
+
+// A Bearer refusal of the userinfo endpoint that `Bearer.admit` does not make itself
+const bearerRefusal = (status: number, error: OAuthError.Code, description: string, extra = {}) => ({
+  ...json(
+    status,
+    { error, error_description: description },
+    {
+      "www-authenticate": Bearer.challenge("latchkey", { error, error_description: description }),
+      ...extra
+    }
+  ),
+  error
+})
+
+/**
+ * The Authorization header values of a userinfo request, with a POST body's `access_token`
+ * (RFC 6750 §2.2) as one more: a request that sends the token both ways is refused.
+ */
+const userinfoCredentials = (req: HttpRequest): Either.Either<ReadonlyArray<string>, Refusal> => {
+  const given = req.headers.authorization
+  const headers = given === undefined ? [] : typeof given === "string" ? [given] : given
+  if (req.method !== "POST" || (req.body === "" && header(req, "content-type") === undefined)) {
+    const refused = bodyRefusal(req)
+    return refused === undefined ? Either.right(headers) : Either.left(refused)
+  }
+  return Either.flatMap(readForm(req), (params) => {
+    const token = params.access_token
+    if (token === undefined) return Either.right(headers)
+    if (headers.length > 0)
+      return Either.left({ status: 400, description: "the access token was sent twice", headers: {} })
+    return Either.right([`Bearer ${token}`])
+  })
+}
+
+/**
+ * `GET` and `POST /oauth2/oauth2/userinfo` (OpenID Connect Core §5.3): `sub` and the claims of the
+ * access token's scope, for a token carrying `openid` (RFC 6750 answers as `Bearer.admit` gives
+ * them). A token no enabled user granted (an application's own) is `invalid_token`.
+ */
+export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> => {
+  if (req.method !== "GET" && req.method !== "POST")
+    return Effect.succeed(refusalResponse(methodNotAllowed("GET, POST")))
+  const credentials = userinfoCredentials(req)
+  if (Either.isLeft(credentials)) {
+    const r = credentials.left
+    return Effect.succeed(bearerRefusal(r.status, "invalid_request", r.description, r.headers))
+  }
+  return Effect.flatMap(Bearer.admit(credentials.right, Claims.openidScopeSet), (admitted) =>
+    Either.isLeft(admitted)
+      ? Effect.succeed(admitted.left)
+      : settle(Userinfo.claims(admitted.right)).pipe(
+          Effect.map(
+            Option.match({
+              onNone: () => bearerRefusal(401, "invalid_token", "the access token was not granted by a user"),
+              onSome: (claims) => json(200, claims)
+            })
+          ),
+          Effect.catchAll((e) =>
+            Effect.succeed(
+              bearerRefusal(
+                e.status,
+                e.error,
+                e.description,
+                e._tag === "TemporarilyUnavailable" ? retryAfter(e.retryAfter) : {}
+              )
+            )
+          )
+        )
+  ).pipe(Effect.withSpan("Http.userinfo", { captureStackTrace: false }))
+}
 
 /** Paths of the JSON endpoints `route` serves: `Paths.json`. */
 export const jsonPaths: ReadonlyArray<string> = Paths.json
@@ -341,7 +441,12 @@ export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpRespons
     case Paths.oauth.revoke:
       return Option.some(revocation(req))
     case Paths.oauth.metadata:
+    case Paths.oauth.openidConfiguration:
       return Option.some(metadata(req))
+    case Paths.oauth.userinfo:
+      return Option.some(userinfo(req))
+    case Paths.oauth.jwks:
+      return Option.some(jwks(req))
     default:
       return Option.none()
   }

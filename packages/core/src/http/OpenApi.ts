@@ -312,6 +312,82 @@ const mePath = (b: Build): Json => ({
   }
 })
 
+/** The userinfo answer (OpenID Connect Core §5.3.2): `sub` and the claims of the token's scope (`Claims`). */
+const UserinfoResponse = Schema.Struct({
+  sub: Schema.String,
+  preferred_username: Schema.optionalWith(Schema.String, { exact: true })
+}).annotations({ identifier: "UserinfoResponse" })
+
+/** The userinfo endpoint: GET, or POST with the token in the header or the body (RFC 6750 §2.2). */
+const userinfoPath = (b: Build): Json => {
+  const challenge = { "www-authenticate": { required: true, schema: { type: "string", pattern: "^Bearer" } } }
+  const refused = (description: string) => ({
+    description,
+    headers: challenge,
+    content: { "application/json": { schema: errorBody(["invalid_request"]) } }
+  })
+  const operation = (method: string, extra: Json) => ({
+    operationId: `userinfo${method}`,
+    summary: "The claims about the user an access token with the openid scope was granted by",
+    security: [{ bearer: [] }],
+    ...extra,
+    responses: {
+      ...jsonOk("sub and the claims of the token's scope", b.schema(UserinfoResponse), noStore()),
+      ...bearerResponses(),
+      405: {
+        description: "neither GET nor POST",
+        headers: headersOf(Http.methodNotAllowed("GET, POST").headers),
+        content: { "application/json": { schema: errorBody(["invalid_request"]) } }
+      },
+      413: refused("the body is too large"),
+      415: refused("the body is compressed")
+    }
+  })
+  return {
+    get: operation("Get", {}),
+    post: operation("Post", {
+      requestBody: {
+        required: false,
+        description: `Empty, or a form carrying the access token as access_token instead of the header (RFC 6750 §2.2). At most ${Http.maxBodyBytes} bytes.`,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: { type: "object", properties: { access_token: { type: "string" } } }
+          }
+        }
+      }
+    })
+  }
+}
+
+/** The JWK Set and the OpenID provider configuration (the metadata document again). */
+const keyPaths: Json = {
+  [Paths.oauth.jwks]: {
+    get: {
+      operationId: "jwks",
+      summary: "The published signing keys (RFC 7517 JWK Set) the ID tokens verify with",
+      responses: {
+        ...jsonOk(
+          "the JWK Set: public keys only",
+          { type: "object", required: ["keys"], properties: { keys: { type: "array" } } },
+          { "cache-control": `public, max-age=${Http.jwksMaxAge}` }
+        ),
+        503: {
+          description: "storage is unavailable",
+          headers: retryAfter,
+          content: { "application/json": { schema: errorBody(["temporarily_unavailable"]) } }
+        }
+      }
+    }
+  },
+  [Paths.oauth.openidConfiguration]: {
+    get: {
+      ...(metadataPath.get as Json),
+      operationId: "openidConfiguration",
+      summary: "OpenID provider configuration (OpenID Connect Discovery 1.0 §4): the metadata document"
+    }
+  }
+}
+
 /** This document, and the health probes at the root of the origin. */
 const serverOwnPaths = (b: Build, origin: string): Json => ({
   [Paths.openapi]: {
@@ -352,6 +428,8 @@ const paths = (b: Build, origin: string): Json => ({
   [Paths.oauth.token]: tokenPath(b),
   ...tokenFormPaths(b),
   [Paths.oauth.metadata]: metadataPath,
+  [Paths.oauth.userinfo]: userinfoPath(b),
+  ...keyPaths,
   [Paths.oauth.authorize]: authorizePath(b),
   [Paths.oauth.login]: loginPath(b),
   [Paths.consents]: consentsPagePath(b),

@@ -30,7 +30,15 @@ export const oauth = {
 export const consents = `${folder}/consents` as const
 
 /** The JSON endpoints `Http.route` answers. */
-export const json: ReadonlyArray<string> = [oauth.token, oauth.introspect, oauth.revoke, oauth.metadata]
+export const json: ReadonlyArray<string> = [
+  oauth.token,
+  oauth.introspect,
+  oauth.revoke,
+  oauth.metadata,
+  oauth.userinfo,
+  oauth.jwks,
+  oauth.openidConfiguration
+]
 
 /** The pages `Interaction.handle` answers. */
 export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents]

@@ -1,14 +1,19 @@
 /**
- * Authorization server metadata (RFC 8414).
+ * Authorization server metadata (RFC 8414) and the OpenID provider configuration (OpenID
+ * Connect Discovery 1.0 §3): one document, served at both well-known paths.
  */
 import * as Paths from "../http/Paths.js"
 import { GrantType } from "../model/Application.js"
 import type { Settings } from "../model/Config.js"
+import * as Discovery from "../openid/Discovery.js"
 
 /** The paths of the OAuth endpoints and the sign-in form, relative to the issuer: `Paths.oauth`. */
 export const paths = Paths.oauth
 
-/** The metadata document for these settings. */
+/**
+ * The metadata document for these settings: the RFC 8414 fields and the OpenID Connect ones
+ * (`Discovery.fields`). Clients authenticate with HTTP Basic, or not at all when public.
+ */
 export const document = (settings: Settings): Record<string, unknown> => {
   const base = settings.issuer.replace(/\/+$/, "")
   return {
@@ -20,10 +25,11 @@ export const document = (settings: Settings): Record<string, unknown> => {
     response_types_supported: ["code", "token"],
     response_modes_supported: ["query", "fragment"],
     grant_types_supported: [...GrantType.literals],
-    token_endpoint_auth_methods_supported: ["client_secret_basic"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic"],
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
-    authorization_response_iss_parameter_supported: true
+    authorization_response_iss_parameter_supported: true,
+    ...Discovery.fields({ userinfo: base + paths.userinfo, jwks: base + paths.jwks })
   }
 }

@@ -75,7 +75,8 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     grantScope: registeredScope(app, code.scope),
     familyId: code.familyId,
     parentHash: null,
-    withRefresh: refreshAllowed(app)
+    withRefresh: refreshAllowed(app),
+    openIdContext: { user: user.value, nonce: code.nonce ?? null, authTime: code.authTime ?? null }
   }
   const minted = yield* mint(grant)
   yield* Audit.recordWith(codes.redeem(codeHash, now, minted.records), [issuedEvent(grant, grantType)]).pipe(

@@ -9,6 +9,8 @@ import { accessTokenAudience, accessTokenFormat, allows } from "../../model/Appl
 import { Config } from "../../model/Config.js"
 import * as Scope from "../../model/Scope.js"
 import type { Token } from "../../model/Token.js"
+import * as Claims from "../../openid/Claims.js"
+import * as IdToken from "../../openid/IdToken.js"
 import type * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
@@ -22,7 +24,9 @@ export const TokenResponse = Schema.Struct({
   expires_in: Schema.Int,
   scope: Schema.String,
   refresh_token: Schema.optionalWith(Schema.String, { exact: true }),
-  open_id: Schema.optionalWith(Schema.String, { exact: true })
+  open_id: Schema.optionalWith(Schema.String, { exact: true }),
+  /** OpenID Connect Core §3.1.3.3: the ID token, when the scope includes `openid`. */
+  id_token: Schema.optionalWith(Schema.String, { exact: true })
 }).annotations({ identifier: "TokenResponse" })
 /** A token response. */
 export type TokenResponse = typeof TokenResponse.Type
@@ -39,6 +43,11 @@ export interface Grant {
   readonly familyId: string
   readonly parentHash: string | null
   readonly withRefresh: boolean
+  /**
+   * The user and the authorization request's nonce and sign-in time, for an ID token: given by
+   * the authorization_code and refresh_token grants only, minted when `scope` includes `openid`.
+   */
+  readonly openIdContext?: Pick<IdToken.Subject, "user" | "nonce" | "authTime">
 }
 
 /** A minted token set: the records to store and the response to send once they are stored. */
@@ -83,6 +92,18 @@ const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
     })
   })
 
+/**
+ * The ID token of a grant whose scope includes `openid` (the application registered for it, as
+ * the scope is cut to its registration) and that names a user and an open_id; none otherwise.
+ */
+const idTokenOf = (grant: Grant, accessToken: string, issuedAt: number) => {
+  const context = grant.openIdContext
+  if (context === undefined || grant.openId === null || !Claims.requested(grant.scope))
+    return Effect.succeed(Option.none<string>())
+  const subject = { ...context, appKey: grant.app.appKey, openId: grant.openId, scope: grant.scope }
+  return Effect.map(IdToken.mint(subject, accessToken, issuedAt), Option.some)
+}
+
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
 export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config
@@ -123,13 +144,15 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       expiresAt: issuedAt + ttl
     })
   }
+  const idToken = yield* idTokenOf(grant, access, issuedAt)
   const response: TokenResponse = {
     access_token: access,
     token_type: "Bearer",
     expires_in: accessTtl,
     scope: Scope.format(grant.scope),
     ...(Option.isSome(refresh) ? { refresh_token: refresh.value } : {}),
-    ...(grant.openId !== null ? { open_id: grant.openId } : {})
+    ...(grant.openId !== null ? { open_id: grant.openId } : {}),
+    ...(Option.isSome(idToken) ? { id_token: idToken.value } : {})
   }
   return { records, response } satisfies Minted
 })

@@ -7,7 +7,7 @@ import type { Application } from "../../model/Application.js"
 import { Config } from "../../model/Config.js"
 import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
-import { isDisabled } from "../../model/User.js"
+import { isDisabled, type User } from "../../model/User.js"
 import * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import { nowSeconds } from "../../services/internal/time.js"
@@ -59,12 +59,14 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     )
   }
   const scope = registeredScope(app, requested)
+  let user: User | null = null
   if (old.userId !== null) {
     const users = yield* UserStore
-    const user = yield* users.findById(old.userId)
-    if (Option.isNone(user)) return yield* invalid("the user no longer exists")
+    const found = yield* users.findById(old.userId)
+    if (Option.isNone(found)) return yield* invalid("the user no longer exists")
     // A disabled account's tokens were revoked when it was disabled; none is refreshed while it is
-    if (isDisabled(user.value)) return yield* invalid("refresh token is invalid, expired or revoked")
+    if (isDisabled(found.value)) return yield* invalid("refresh token is invalid, expired or revoked")
+    user = found.value
   }
   const grant: Grant = {
     app,
@@ -74,7 +76,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     grantScope: registeredScope(app, old.scope),
     familyId: old.familyId,
     parentHash: hash,
-    withRefresh: true
+    withRefresh: true,
+    // OpenID Connect Core §12.2: a refreshed ID token keeps sub and aud, with no nonce or auth_time
+    ...(user === null ? {} : { openIdContext: { user, nonce: null, authTime: null } })
   }
   const minted = yield* mint(grant)
   yield* Audit.recordWith(tokens.rotate(hash, now, refreshReuseGrace, minted.records), [

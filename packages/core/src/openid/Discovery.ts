@@ -1,0 +1,26 @@
+/**
+ * What the provider metadata says about OpenID Connect (Discovery 1.0 §3): the fields the RFC
+ * 8414 document and the OpenID configuration both carry (`Metadata.document` builds both).
+ */
+import { SigningAlgorithm } from "../model/Config.js"
+import * as Claims from "./Claims.js"
+
+/** The `prompt` values the authorize endpoint understands (OpenID Connect Core 1.0 §3.1.2.1). */
+const promptValues = ["none", "login", "consent", "select_account"] as const
+
+/**
+ * The OpenID Connect fields of the provider metadata, given the absolute URLs of the userinfo
+ * and JWKS endpoints. Subjects are pairwise: each application has its own open_id of a user.
+ */
+export const fields = (urls: {
+  readonly userinfo: string
+  readonly jwks: string
+}): Record<string, unknown> => ({
+  userinfo_endpoint: urls.userinfo,
+  jwks_uri: urls.jwks,
+  scopes_supported: [...Claims.scopesSupported],
+  claims_supported: [...Claims.claimsSupported],
+  subject_types_supported: ["pairwise"],
+  id_token_signing_alg_values_supported: [...SigningAlgorithm.literals],
+  prompt_values_supported: [...promptValues]
+})

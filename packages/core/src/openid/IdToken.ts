@@ -1,0 +1,61 @@
+/**
+ * The ID token of OpenID Connect Core 1.0 §2, minted at the token endpoint beside an access
+ * token: signed with the current signing key (`Jwt.sign`, `typ` JWT), about the application's
+ * pairwise open_id of the user, for the App Key.
+ */
+import { Effect } from "effect"
+import { Config } from "../model/Config.js"
+import type * as Scope from "../model/Scope.js"
+import type { User } from "../model/User.js"
+import { encode, utf8 } from "../services/internal/base64url.js"
+import * as Jwt from "../signing/Jwt.js"
+import type { KeyStore } from "../storage/KeyStore.js"
+import type { StorageError } from "../storage/StorageError.js"
+import * as Claims from "./Claims.js"
+
+/** What an ID token says besides its user claims: from the code or the refresh token it is minted for. */
+export interface Subject {
+  /** The App Key: the token's `aud`. */
+  readonly appKey: string
+  /** The application's open_id of the user: the token's `sub`. */
+  readonly openId: string
+  readonly user: User
+  /** The granted scope: its standard scopes choose the user claims (`Claims.forScope`). */
+  readonly scope: Scope.ScopeSet
+  /** The authorization request's `nonce`; null on a refresh or when none was sent. */
+  readonly nonce: string | null
+  /** When the user signed in (epoch seconds); null on a refresh or when unknown. */
+  readonly authTime: number | null
+}
+
+/**
+ * `at_hash` (OpenID Connect Core §3.1.3.6): base64url of the left half of the SHA-256 of the
+ * access token's ASCII, SHA-256 being the hash of both ES256 and RS256.
+ */
+export const accessTokenHash = (accessToken: string): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => crypto.subtle.digest("SHA-256", utf8(accessToken))),
+    (digest) => encode(new Uint8Array(digest, 0, 16))
+  )
+
+/** Sign the ID token issued at `issuedAt` (epoch seconds) beside `accessToken`. */
+export const mint = (
+  subject: Subject,
+  accessToken: string,
+  issuedAt: number
+): Effect.Effect<string, StorageError, KeyStore | Config> =>
+  Effect.gen(function* () {
+    const config = yield* Config
+    const claims = {
+      iss: config.issuer,
+      sub: subject.openId,
+      aud: subject.appKey,
+      exp: issuedAt + config.idTokenTtl,
+      iat: issuedAt,
+      ...(subject.authTime === null ? {} : { auth_time: subject.authTime }),
+      ...(subject.nonce === null ? {} : { nonce: subject.nonce }),
+      at_hash: yield* accessTokenHash(accessToken),
+      ...Claims.forScope(subject.user, subject.scope)
+    }
+    return yield* Jwt.sign(claims, Jwt.idTokenType)
+  })
