@@ -146,12 +146,16 @@ const importPublic = (record: SigningKey) =>
     catch: failure(`stored signing key ${record.kid} is unreadable`)
   })
 
-/** Read the key set from the store now, creating the first signing key when there is none. */
-const load = Effect.fnUntraced(function* (cache: Cache) {
+/**
+ * Read the key set from the store now; with `create`, first store a signing key when there is
+ * none. Only signing creates one (and the server's start): a request naming a key id, or asking
+ * for the JWKS, never writes.
+ */
+const load = Effect.fnUntraced(function* (cache: Cache, create: boolean) {
   const store = yield* KeyStore
   const now = yield* nowSeconds
   let records = yield* store.list()
-  if (!records.some((k) => k.retiredAt === null)) {
+  if (create && !records.some((k) => k.retiredAt === null)) {
     const config = yield* Config
     yield* store.initialize(yield* generate(config.signingAlgorithm, now))
     records = yield* store.list()
@@ -169,14 +173,23 @@ const load = Effect.fnUntraced(function* (cache: Cache) {
 
 /**
  * The key set, from this process's copy while it is younger than `refreshSeconds`, else read
- * again. Reading an empty store generates and stores the first signing key.
+ * again (an empty set on a store no key was ever created in).
  */
 export const current: Effect.Effect<KeySet, StorageError, KeyStore | Config> = Effect.gen(function* () {
   const cache = cacheOf(yield* KeyStore)
   const now = yield* nowSeconds
-  if (cache.set !== null && now - cache.set.loadedAt < refreshSeconds && cache.set.keys.length > 0)
-    return cache.set
-  return yield* load(cache)
+  if (cache.set !== null && now - cache.set.loadedAt < refreshSeconds) return cache.set
+  return yield* load(cache, false)
+})
+
+/**
+ * The key set with a signing key in it: `current`, creating and storing the first signing key
+ * when the store has none (on the server's start, or the first token signed by an embedder).
+ */
+export const ensured: Effect.Effect<KeySet, StorageError, KeyStore | Config> = Effect.gen(function* () {
+  const set = yield* current
+  if (set.keys[0]?.record.retiredAt === null) return set
+  return yield* load(cacheOf(yield* KeyStore), true)
 })
 
 /**
@@ -192,7 +205,7 @@ export const find = (kid: string): Effect.Effect<LoadedKey | undefined, StorageE
     if (held !== undefined) return held
     const now = yield* nowSeconds
     if (now <= set.loadedAt) return undefined
-    return (yield* load(cache)).keys.find((k) => k.record.kid === kid)
+    return (yield* load(cache, false)).keys.find((k) => k.record.kid === kid)
   })
 
 /** The signing key and its unsealed private key. */
@@ -203,7 +216,7 @@ export const signingKey: Effect.Effect<
 > = Effect.gen(function* () {
   const cache = cacheOf(yield* KeyStore)
   const { serverKey } = yield* Config
-  const set = yield* current
+  const set = yield* ensured
   const signer = set.keys[0]
   if (signer === undefined || signer.record.retiredAt !== null)
     return yield* Effect.fail(new StorageError({ message: "no signing key is stored" }))
@@ -264,7 +277,7 @@ export const rotate = (
     const next = yield* generate(alg ?? config.signingAlgorithm, now)
     const keep = yield* longestSignedLifetime
     yield* store.rotate(next, now, now + keep)
-    yield* load(cacheOf(store))
+    yield* load(cacheOf(store), false)
     return info(next, now)
   })
 
@@ -281,7 +294,7 @@ export const info = (key: SigningKey, now: number): KeyInfo => ({
 /** Every stored key, newest first, without private parts (the first call on an empty store creates the first). */
 export const list: Effect.Effect<ReadonlyArray<KeyInfo>, StorageError, KeyStore | Config> = Effect.gen(
   function* () {
-    yield* current
+    yield* ensured
     const now = yield* nowSeconds
     const records = yield* Effect.flatMap(KeyStore, (s) => s.list())
     return records.map((k) => info(k, now))

@@ -16,7 +16,7 @@ const introspect = (value: string, basic: string) =>
 
 const revoke = (value: string, basic: string) => post("/oauth2/oauth2/revoke", { token: value }, basic)
 
-const signingKid = Effect.map(Keys.current, (set) => set.keys[0]?.record.kid as string)
+const signingKid = Effect.map(Keys.ensured, (set) => set.keys[0]?.record.kid as string)
 
 describe("JWT access tokens: minting", () => {
   it.effect(

@@ -43,7 +43,7 @@ const minted = (audience?: string) =>
 
 const b64 = (value: object) => jose.base64url.encode(JSON.stringify(value))
 
-const signingKey = Effect.map(Keys.current, (set) => {
+const signingKey = Effect.map(Keys.ensured, (set) => {
   const key = set.keys[0]
   if (key === undefined) throw new Error("no signing key")
   return key.record

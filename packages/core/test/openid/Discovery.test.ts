@@ -72,6 +72,8 @@ describe("discovery and JWKS", () => {
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(1_700_000_000_000)
+        // The first signing key is made by the server's start (or the first token signed)
+        yield* Keys.ensured
         const res = yield* documentAt(Paths.oauth.jwks)
         assert.strictEqual(res.status, 200)
         assert.strictEqual(res.headers["cache-control"], "public, max-age=60")

@@ -23,7 +23,7 @@ const claims = (now: number, extra: jose.JWTPayload = {}): jose.JWTPayload => ({
 describe("signing keys", () => {
   it.effect("the first use creates one ES256 signing key, its private part sealed", () =>
     Effect.gen(function* () {
-      const set = yield* Keys.current
+      const set = yield* Keys.ensured
       assert.strictEqual(set.keys.length, 1)
       const [stored] = yield* Effect.flatMap(KeyStore, (s) => s.list())
       assert.strictEqual(stored?.alg, "ES256")
@@ -86,7 +86,7 @@ describe("signing keys", () => {
     "alg none, HS256 keyed with the public key, a foreign kid, another issuer, expired and future tokens are refused",
     () =>
       Effect.gen(function* () {
-        const set = yield* Keys.current
+        const set = yield* Keys.ensured
         const publicJwk = JSON.parse(set.keys[0]?.record.publicJwk ?? "{}") as jose.JWK
         const kid = publicJwk.kid as string
         const refused = (t: string) =>
@@ -113,5 +113,17 @@ describe("signing keys", () => {
         yield* TestClock.setTime(61_000)
         yield* refused(yield* Jwt.sign(claims(0), Jwt.idTokenType))
       }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("reading keys never creates one", () => {
+  it.effect("the JWKS of an empty store is empty and a JWT naming an unknown kid writes nothing", () =>
+    Effect.gen(function* () {
+      assert.deepStrictEqual((yield* Keys.jwks).keys, [])
+      const forged = "eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUiLCJ0eXAiOiJKV1QifQ.e30.c2ln"
+      yield* TestClock.adjust("2 seconds")
+      assert.isTrue(Either.isLeft(yield* Effect.either(Jwt.verify(forged, { typ: Jwt.idTokenType }))))
+      assert.deepStrictEqual(yield* Effect.flatMap(KeyStore, (s) => s.list()), [])
+    }).pipe(Effect.provide(TestLayer()))
   )
 })
