@@ -10,7 +10,8 @@ import {
   type Application,
   defaultGrantTypes,
   livePreviousSecret,
-  maxSecretGrace
+  maxSecretGrace,
+  publicGrantTypes
 } from "../model/Application.js"
 import { OpenIdParam } from "../model/OpenId.js"
 import * as Scope from "../model/Scope.js"
@@ -21,11 +22,12 @@ import * as Audit from "../security/Audit.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
-import { type ApplicationChanges, ApplicationStore } from "../storage/ApplicationStore.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { type PasswordOptions, UserStore } from "../storage/UserStore.js"
+import { type Changes, checkImport, checkPublic, clientChanges, tokenFields } from "./internal/clientType.js"
 import {
   checkGrantTypes,
   checkName,
@@ -52,6 +54,9 @@ export {
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export { InvalidField } from "./internal/fields.js"
 
+/** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
+export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
+
 /** There is no such application, user or consent (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   what: Schema.Literal("application", "user", "consent"),
@@ -61,46 +66,27 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   readonly status = 404
 }
 
-/** What `app create` takes. */
-export interface NewApplication {
-  readonly name: string
-  readonly redirectUris: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  /** Import an App Key that exists elsewhere (migration). */
-  readonly appKey?: string
-  /** Import an App Secret that exists elsewhere: at least 32 characters. */
-  readonly appSecret?: string
-  /** Access token lifetime in seconds; absent or null for the server default. */
-  readonly accessTokenTtl?: number | null
-  /** Refresh token lifetime in seconds; absent or null for the server default. */
-  readonly refreshTokenTtl?: number | null
-}
+/** What `app create` takes and answers, and what `app update` takes and answers. */
+export type {
+  ApplicationPatch,
+  Created,
+  CreatedFor,
+  NewApplication,
+  PublicCreated,
+  Updated
+} from "./internal/registration.js"
 
-/** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
-export interface ApplicationPatch {
-  readonly name?: string
-  readonly redirectUris?: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  readonly accessTokenTtl?: number | null
-  readonly refreshTokenTtl?: number | null
-}
+import type {
+  ApplicationPatch,
+  Created,
+  CreatedFor,
+  NewApplication,
+  PublicCreated,
+  Updated
+} from "./internal/registration.js"
 
-/** A created application and its secret, shown this once. */
-export interface Created {
-  readonly app: Application
-  readonly appSecret: string
-}
-
-/** Imported App Keys: URL-safe characters only, so Basic credentials need no escaping. */
-export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
-/** Imported App Secrets: 32–512 printable ASCII characters. */
-export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
+/** Imported App Keys (URL-safe characters only) and App Secrets (32–512 printable ASCII characters). */
+export { AppKeyPattern, AppSecretPattern } from "./internal/clientType.js"
 /** Longest token or code lifetime an application may set: one year, in seconds. */
 export const maxTtl: number = longestTtl
 
@@ -120,56 +106,64 @@ const found =
     Effect.flatMap(write, (done) => (done ? Effect.void : Effect.fail(error())))
 
 /** Validate and register a new application; recorded as `application_created` in the same write. */
-export const createApplication = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
   const name = yield* checkName(input.name)
   const redirectUris = yield* checkRedirectUris(input.redirectUris)
   const scopes = yield* checkScope(input.scope ?? "")
-  const grantTypes = yield* checkGrantTypes(input.grantTypes ?? defaultGrantTypes)
-  if (input.appKey !== undefined && !AppKeyPattern.test(input.appKey)) {
-    return yield* invalid("app_key", "an imported App Key must be 1-128 characters of A-Z a-z 0-9 - . _ ~")
-  }
-  if (input.appSecret !== undefined && !AppSecretPattern.test(input.appSecret)) {
-    return yield* invalid("app_secret", "an imported App Secret must be 32-512 printable ASCII characters")
-  }
-  if ((input.appSecret === undefined) !== (input.appKey === undefined)) {
-    return yield* invalid(
-      input.appKey === undefined ? "app_key" : "app_secret",
-      "--app-key and --app-secret are imported together"
-    )
-  }
+  const isPublicApp = input.public === true
+  const grantTypes = yield* checkGrantTypes(
+    input.grantTypes ?? (isPublicApp ? publicGrantTypes : defaultGrantTypes)
+  )
+  if (isPublicApp) yield* checkPublic(grantTypes, input.requirePkce)
+  yield* checkImport(input)
   const appKey = input.appKey ?? (yield* generateAppKey)
-  const appSecret = input.appSecret ?? (yield* Entropy.token)
+  const appSecret = isPublicApp ? null : (input.appSecret ?? (yield* Entropy.token))
   const app: Application = {
     appKey,
     name,
-    secretDigest: yield* secretDigest(appKey, appSecret),
+    secretDigest: appSecret === null ? "" : yield* secretDigest(appKey, appSecret),
     redirectUris,
     scopes,
     grantTypes,
-    requirePkce: input.requirePkce ?? false,
+    requirePkce: isPublicApp || (input.requirePkce ?? false),
     accessTokenTtl: yield* checkTtl("access_token_ttl", input.accessTokenTtl),
     refreshTokenTtl: yield* checkTtl("refresh_token_ttl", input.refreshTokenTtl),
-    createdAt: yield* nowSeconds
+    createdAt: yield* nowSeconds,
+    ...(isPublicApp ? { public: true } : {}),
+    ...(yield* tokenFields(input))
   }
   const apps = yield* ApplicationStore
   yield* Audit.recordWith(apps.insert(app), [
     ["application_created", { appKey, detail: `name ${JSON.stringify(name)}` }]
   ])
-  return { app, appSecret } satisfies Created
+  return { app, appSecret } satisfies Created | PublicCreated
 })
+
+/**
+ * Validate and register a new application; recorded as `application_created` in the same write.
+ * A public one gets no App Secret (`secretDigest` empty, `Created.appSecret` null) and PKCE.
+ */
+export const createApplication = <I extends NewApplication>(
+  input: I
+): Effect.Effect<
+  CreatedFor<I>,
+  Effect.Effect.Error<ReturnType<typeof create>>,
+  Effect.Effect.Context<ReturnType<typeof create>>
+> => create(input) as Effect.Effect<CreatedFor<I>, never, never>
 
 /**
  * Change an application's registration, validated like `createApplication`; recorded as
  * `application_updated` (detail: the fields changed) in the same write. Tokens issued before
  * keep working until they expire or are revoked. A patch that changes nothing writes and
- * records nothing.
+ * records nothing. Making an application public empties its secret (and requires PKCE) in the
+ * same write; making it confidential gives it a new App Secret, returned once in `appSecret`.
  */
 export const updateApplication = Effect.fn("Admin.updateApplication")(function* (
   appKey: string,
   patch: ApplicationPatch
 ) {
   yield* plain("app_key", appKey)
-  const changes: { -readonly [K in keyof ApplicationChanges]: ApplicationChanges[K] } = {}
+  const changes: Changes = {}
   const fields: Array<string> = []
   if (patch.name !== undefined) {
     changes.name = yield* checkName(patch.name)
@@ -199,15 +193,18 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
     changes.refreshTokenTtl = yield* checkTtl("refresh_token_ttl", patch.refreshTokenTtl)
     fields.push("refresh_token_ttl")
   }
-  if (fields.length === 0) return yield* findApplication(appKey)
+  const client = yield* clientChanges(appKey, patch, changes, findApplication(appKey))
+  fields.push(...client.fields)
+  if (fields.length === 0) return { app: yield* findApplication(appKey), appSecret: null } satisfies Updated
   const apps = yield* ApplicationStore
   // Fails inside the write when there is no such application, so no event is kept for it
   const write = Effect.flatMap(apps.update(appKey, changes), (updated) =>
     Option.match(updated, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
   )
-  return yield* Audit.recordWith(write, [
+  const app = yield* Audit.recordWith(write, [
     ["application_updated", { appKey, detail: `changed ${fields.join(", ")}` }]
   ])
+  return { app, appSecret: client.appSecret } satisfies Updated
 })
 
 /** A rotated App Secret, shown this once, and until when the one it replaced still works. */

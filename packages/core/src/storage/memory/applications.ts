@@ -16,7 +16,11 @@ const changeable = [
   "grantTypes",
   "requirePkce",
   "accessTokenTtl",
-  "refreshTokenTtl"
+  "refreshTokenTtl",
+  "public",
+  "accessTokenFormat",
+  "accessTokenAudience",
+  "secretDigest"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** Applications in `state.apps`; removing one revokes its tokens. */
@@ -70,6 +74,13 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         for (const field of changeable) {
           if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
         }
+        // A new secret (or none, for a public client) ends any previous one at once
+        if (changes.secretDigest !== undefined)
+          Object.assign(updated, {
+            previousSecretDigest: null,
+            previousSecretExpiresAt: null,
+            previousSecretUsedAt: null
+          })
         apps.set(appKey, updated)
         return Option.some(updated)
       }),
