@@ -1030,3 +1030,20 @@ describe("AdminApi: signing keys", () => {
     }).pipe(Effect.provide(Audited()))
   )
 })
+
+describe("AdminApi: the first rotation", () => {
+  it.effect("rotating on a store without keys makes the first key too, and leaves it published", () =>
+    Effect.gen(function* () {
+      const rotated = yield* api("POST", "/keys/rotate", {})
+      assert.strictEqual(rotated.status, 200, rotated.body)
+      const listed = yield* api("GET", "/keys")
+      assert.deepStrictEqual(
+        listed.list?.map((k) => [k.kid === rotated.json?.kid, k.status]),
+        [
+          [true, "signing"],
+          [false, "published"]
+        ]
+      )
+    }).pipe(Effect.provide(Audited()))
+  )
+})

@@ -17,22 +17,10 @@ import * as Entropy from "../../services/Entropy.js"
 import type { ApplicationChanges } from "../../storage/ApplicationStore.js"
 import { invalid } from "./fields.js"
 
-/** Imported App Keys: URL-safe characters only, so Basic credentials need no escaping. */
-export const AppKeyPattern = /^[A-Za-z0-9\-._~]{1,128}$/
-/** Imported App Secrets: 32–512 printable ASCII characters. */
-export const AppSecretPattern = /^[\x21-\x7E]{32,512}$/
-
 /** What the access token fields of a registration or patch hold. */
 interface TokenInput {
   readonly accessTokenFormat?: string
   readonly accessTokenAudience?: string | null
-}
-
-/** What an imported registration holds. */
-interface ImportInput {
-  readonly appKey?: string
-  readonly appSecret?: string
-  readonly public?: boolean
 }
 
 /** What a patch says about the kind of client. */
@@ -83,25 +71,6 @@ export const checkPublic = (grantTypes: ReadonlyArray<GrantType>, requirePkce: b
     ? invalid("require_pkce", "a public application always requires PKCE")
     : Effect.void
 }
-
-/** The imported App Key and App Secret, checked: both or neither, and no secret for a public application. */
-export const checkImport = Effect.fnUntraced(function* (input: ImportInput) {
-  if (input.appKey !== undefined && !AppKeyPattern.test(input.appKey)) {
-    return yield* invalid("app_key", "an imported App Key must be 1-128 characters of A-Z a-z 0-9 - . _ ~")
-  }
-  if (input.public === true && input.appSecret !== undefined) {
-    return yield* invalid("app_secret", "a public application has no App Secret")
-  }
-  if (input.appSecret !== undefined && !AppSecretPattern.test(input.appSecret)) {
-    return yield* invalid("app_secret", "an imported App Secret must be 32-512 printable ASCII characters")
-  }
-  if (input.public !== true && (input.appSecret === undefined) !== (input.appKey === undefined)) {
-    return yield* invalid(
-      input.appKey === undefined ? "app_key" : "app_secret",
-      "--app-key and --app-secret are imported together"
-    )
-  }
-})
 
 /** The fields of a new application's access tokens: left out when they are the defaults. */
 export const tokenFields = Effect.fnUntraced(function* (input: TokenInput) {

@@ -15,7 +15,8 @@ export const listSigningKeys = Keys.list
 
 /**
  * Make a new signing key (of `algorithm`, else the configured `signingAlgorithm`) the one new
- * tokens are signed with; the one it replaces stays published while tokens it signed may live.
+ * tokens are signed with; the one it replaces (made first on a store that has none) stays
+ * published while tokens it signed may live.
  * Recorded as `signing_key_rotated` (detail: the new kid and algorithm). An algorithm other than
  * ES256 or RS256 is `InvalidField` for `algorithm`, and changes nothing.
  */
@@ -23,6 +24,8 @@ export const rotateSigningKey = Effect.fn("Admin.rotateSigningKey")(function* (a
   if (algorithm !== undefined && !isAlgorithm(algorithm)) {
     return yield* invalid("algorithm", `algorithm must be one of ${SigningAlgorithm.literals.join(", ")}`)
   }
+  // The key being replaced exists first, so a rotation on a new store leaves the first key published
+  yield* Keys.current
   const key = yield* Keys.rotate(algorithm)
   yield* Audit.record("signing_key_rotated", { detail: `kid ${key.kid}, ${key.alg}` })
   return key
