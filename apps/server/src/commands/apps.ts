@@ -135,7 +135,7 @@ export const commands: Record<string, Command> = {
         redirectUris: values["redirect-uri"] ?? [],
         ...(values.scope !== undefined ? { scope: values.scope } : {}),
         ...(grantTypes !== undefined ? { grantTypes } : {}),
-        requirePkce: values["require-pkce"] ?? false,
+        ...(values["require-pkce"] === true ? { requirePkce: true } : {}),
         ...(values["app-key"] !== undefined ? { appKey: values["app-key"] } : {}),
         ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {}),
         ...(values.public === true ? { public: true } : {}),
