@@ -5,6 +5,7 @@ import * as Pkce from "../src/model/Pkce.js"
 import * as Authorize from "../src/oauth/Authorize.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import * as Audit from "../src/security/Audit.js"
+import * as Throttle from "../src/security/Throttle.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, form, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
@@ -261,18 +262,24 @@ describe("public clients: the token endpoint", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
-  it.effect("unauthenticated public requests are no failures: they never throttle the client", () =>
+  it.effect("requests without a header are no secret checks: they never throttle the address", () =>
     Effect.gen(function* () {
       const { app } = yield* newPublicApp()
-      for (let i = 0; i < 30; i++) {
-        const r = yield* token({
-          grant_type: "refresh_token",
-          refresh_token: `bad-${i}`,
-          client_id: app.appKey
-        })
-        assert.strictEqual(r.json?.error, "invalid_grant")
+      const { app: confidential, basic } = yield* newApp()
+      for (let i = 0; i < 3; i++) {
+        yield* token({ grant_type: "refresh_token", refresh_token: `bad-${i}`, client_id: app.appKey })
+        yield* token({ grant_type: "client_credentials", client_id: confidential.appKey })
       }
-    }).pipe(Effect.provide(TestLayer()))
+      const after = yield* token({ grant_type: "client_credentials" }, basic)
+      assert.strictEqual(after.status, 200, "the address is not locked")
+      // whereas wrong secrets from the address are failures, and lock it
+      const wrong = BasicAuth.encode({ appKey: confidential.appKey, appSecret: "w".repeat(43) })
+      for (let i = 0; i < 3; i++) yield* token({ grant_type: "client_credentials" }, wrong)
+      const locked = yield* token({ grant_type: "client_credentials" }, basic)
+      assert.strictEqual(locked.status, 429)
+    }).pipe(
+      Effect.provide(TestLayer({}, { ...Throttle.defaultPolicy, freeFailures: 1, addressFreeFailures: 1 }))
+    )
   )
 })
 
