@@ -11,6 +11,7 @@ import * as AuditCommands from "./commands/audit.js"
 import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
+import * as KeyCommands from "./commands/keys.js"
 import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -29,10 +30,12 @@ export const usage = `Usage: pnpm --silent cli <command> [options]
 Applications
   app create --name <name> --redirect-uri <uri> [--redirect-uri <uri2> ...]
              [--scope a,b] [--grant-types authorization_code,implicit,password,client_credentials,refresh_token]
-             [--require-pkce] [--app-key <key> --app-secret <secret>] [--json]
+             [--require-pkce] [--public] [--access-token-format opaque|jwt]
+             [--access-token-audience <uri>] [--app-key <key> --app-secret <secret>] [--json]
   app update <app-key> [--name <name>] [--redirect-uri <uri> ...] [--scope a,b] [--grant-types a,b]
-             [--require-pkce | --no-require-pkce] [--access-token-ttl <seconds>|default]
-             [--refresh-token-ttl <seconds>|default] [--json]
+             [--require-pkce | --no-require-pkce] [--public | --confidential]
+             [--access-token-format opaque|jwt] [--access-token-audience <uri>|default]
+             [--access-token-ttl <seconds>|default] [--refresh-token-ttl <seconds>|default] [--json]
   app list [--json]
   app show <app-key> [--json]
   app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]
@@ -54,12 +57,18 @@ Tokens and consents
 Audit trail
   audit tail [--app <app-key>] [--type <event-type>] [--since <time>] [--limit <n>] [--json]
 
+Signing keys
+  keys list [--json]
+  keys rotate [--algorithm ES256|RS256] [--json]
+
 Database
   backup <file> [--json]
 
 --grace keeps the old App Secret working that long (at most 30d; default 0: it stops at once).
 --since is ISO 8601 (2026-01-31, 2026-01-31T12:00:00Z), epoch seconds, or a time ago (15m, 24h, 7d).
 app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
+--public registers a public client (no App Secret; authorization_code and refresh_token with PKCE S256);
+app update --confidential gives a public application a new App Secret, shown once.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 
 The database is DATABASE_URL (PostgreSQL) or else LATCHKEY_DB (default ./data/latchkey.sqlite),
@@ -73,6 +82,7 @@ const commands: Readonly<Record<string, Command>> = {
   ...Users.commands,
   ...Consents.commands,
   ...AuditCommands.commands,
+  ...KeyCommands.commands,
   ...Backup.commands
 }
 

@@ -10,6 +10,7 @@ import {
   Config,
   Entropy,
   type Http,
+  Keys,
   PasswordChecks,
   type PasswordHasher,
   SettingStore,
@@ -92,6 +93,9 @@ export const layer = (
         ...(env.accessTokenTtl !== undefined ? { accessTokenTtl: env.accessTokenTtl } : {}),
         ...(env.refreshTokenTtl !== undefined ? { refreshTokenTtl: env.refreshTokenTtl } : {}),
         ...(env.refreshReuseGrace !== undefined ? { refreshReuseGrace: env.refreshReuseGrace } : {}),
+        ...(env.idTokenTtl !== undefined ? { idTokenTtl: env.idTokenTtl } : {}),
+        ...(env.jwtAccessTokenTtl !== undefined ? { jwtAccessTokenTtl: env.jwtAccessTokenTtl } : {}),
+        signingAlgorithm: env.signingAlgorithm,
         ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {}),
         ...(env.sessionMaxAge !== undefined ? { sessionMaxAge: env.sessionMaxAge } : {})
       })
@@ -134,6 +138,8 @@ export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promi
   )
   try {
     await runtime.runtime()
+    // The first signing key is made on first start (after the store migrated), not on a first request
+    await runtime.runPromise(Keys.current)
   } catch (e) {
     await runtime.dispose()
     throw e

@@ -222,7 +222,7 @@ describe("Admin.updateApplication", () => {
     Effect.gen(function* () {
       const { app } = yield* newApp({ accessTokenTtl: 600 })
       assert.strictEqual(app.accessTokenTtl, 600)
-      const updated = yield* Admin.updateApplication(app.appKey, {
+      const { app: updated } = yield* Admin.updateApplication(app.appKey, {
         name: "  Renamed  ",
         redirectUris: ["https://new.example/cb", "https://new.example/cb"],
         scope: ["profile", "email"],

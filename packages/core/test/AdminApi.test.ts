@@ -147,7 +147,10 @@ describe("AdminApi: applications", () => {
           "redirect_uris",
           "scopes",
           "grant_types",
-          "require_pkce"
+          "require_pkce",
+          "public",
+          "access_token_format",
+          "access_token_audience"
         ])
         const created = r.json as Json & { app_key: string; app_secret: string }
         assert.strictEqual(r.headers.location, `/admin/v1/applications/${created.app_key}`)
@@ -198,7 +201,10 @@ describe("AdminApi: applications", () => {
         "refresh_token_ttl",
         "created_at",
         "previous_secret_expires_at",
-        "previous_secret_first_used_at"
+        "previous_secret_first_used_at",
+        "public",
+        "access_token_format",
+        "access_token_audience"
       ])
       assert.notInclude(listed.body, a.app_secret)
       const patched = yield* api("PATCH", `/applications/${a.app_key}`, {
@@ -917,5 +923,127 @@ describe("AdminApi: a new password and the user's sign-in sessions", () => {
           ["password set; sessions ended", "password set; sessions kept"]
         )
       }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: public clients and access token fields", () => {
+  it.effect("create public: 201 without app_secret; client_id alone works at the token endpoint", () =>
+    Effect.gen(function* () {
+      const created = yield* createApp({ public: true, access_token_format: "jwt" })
+      assert.notProperty(created, "app_secret")
+      assert.isTrue(created.public)
+      assert.strictEqual(created.access_token_format, "jwt")
+      assert.isNull(created.access_token_audience)
+      assert.deepStrictEqual(created.grant_types, ["authorization_code", "refresh_token"])
+      assert.isTrue(created.require_pkce)
+      const r = yield* token({ grant_type: "refresh_token", refresh_token: "x", client_id: created.app_key })
+      assert.strictEqual(r.json?.error, "invalid_grant", "authenticated as the public application")
+      const refused = yield* api("POST", "/applications", {
+        name: "Bad",
+        redirect_uris: [cb],
+        public: true,
+        grant_types: ["client_credentials"]
+      })
+      expectError(refused, 400, "invalid_request", "grant_types")
+      const badFormat = yield* api("POST", "/applications", {
+        name: "Bad",
+        redirect_uris: [cb],
+        access_token_format: "x"
+      })
+      assert.strictEqual(badFormat.status, 400)
+      const shown = yield* api("GET", `/applications/${created.app_key}`)
+      assert.deepInclude(shown.json, {
+        public: true,
+        access_token_format: "jwt",
+        access_token_audience: null
+      })
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect(
+    "PATCH public: false answers a new app_secret once; public: true answers none and ends the secret",
+    () =>
+      Effect.gen(function* () {
+        const app = yield* createApp({ grant_types: ["authorization_code", "refresh_token"] })
+        const toPublic = yield* api("PATCH", `/applications/${app.app_key}`, {
+          public: true,
+          access_token_audience: "https://api.example/"
+        })
+        assert.strictEqual(toPublic.status, 200, toPublic.body)
+        assert.notProperty(toPublic.json, "app_secret")
+        assert.deepInclude(toPublic.json, { public: true, access_token_audience: "https://api.example/" })
+        const old = yield* token({ grant_type: "client_credentials" }, basicOf(app.app_key, app.app_secret))
+        assert.strictEqual(old.status, 401)
+        const toConfidential = yield* api("PATCH", `/applications/${app.app_key}`, { public: false })
+        assert.strictEqual(toConfidential.status, 200, toConfidential.body)
+        const secret = toConfidential.json?.app_secret as string
+        assert.match(secret, /^[A-Za-z0-9_-]{43}$/)
+        assert.isFalse(toConfidential.json?.public)
+        const shown = yield* api("GET", `/applications/${app.app_key}`)
+        assert.notInclude(shown.body, secret)
+        const works = yield* token(
+          { grant_type: "refresh_token", refresh_token: "x" },
+          basicOf(app.app_key, secret)
+        )
+        assert.strictEqual(works.json?.error, "invalid_grant", "the new secret authenticates")
+        const plain = yield* api("PATCH", `/applications/${app.app_key}`, { name: "Renamed" })
+        assert.notProperty(plain.json, "app_secret")
+      }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: signing keys", () => {
+  it.effect("list creates the first key; rotate makes a new signing key, audited; never a private part", () =>
+    Effect.gen(function* () {
+      const first = yield* api("GET", "/keys")
+      assert.strictEqual(first.status, 200, first.body)
+      assert.lengthOf(first.list ?? [], 1)
+      assert.deepStrictEqual(Object.keys(first.list?.[0] ?? {}), [
+        "kid",
+        "alg",
+        "status",
+        "created_at",
+        "retired_at",
+        "publish_until"
+      ])
+      assert.deepInclude(first.list?.[0], { alg: "ES256", status: "signing", retired_at: null })
+      const rotated = yield* api("POST", "/keys/rotate", { algorithm: "RS256" })
+      assert.strictEqual(rotated.status, 200, rotated.body)
+      assert.deepInclude(rotated.json, { alg: "RS256", status: "signing" })
+      const empty = yield* api("POST", "/keys/rotate")
+      assert.strictEqual(empty.status, 200, empty.body)
+      assert.strictEqual(empty.json?.alg, "ES256", "no body: the configured algorithm")
+      const listed = yield* api("GET", "/keys")
+      assert.deepStrictEqual(
+        listed.list?.map((k) => k.status),
+        ["signing", "published", "published"]
+      )
+      assert.strictEqual(listed.list?.[0]?.kid, empty.json?.kid)
+      assert.notMatch(listed.body, /"d"|private|sealed/i)
+      const bad = yield* api("POST", "/keys/rotate", { algorithm: "HS256" })
+      expectError(bad, 400, "invalid_request", "algorithm")
+      const events = yield* Effect.flatMap(AuditStore, (s) =>
+        s.query({ limit: 10, type: "signing_key_rotated" })
+      )
+      assert.lengthOf(events, 2)
+      assert.deepInclude(events[0], { actor: "admin-api", detail: `kid ${empty.json?.kid}, ES256` })
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: the first rotation", () => {
+  it.effect("rotating on a store without keys makes the first key too, and leaves it published", () =>
+    Effect.gen(function* () {
+      const rotated = yield* api("POST", "/keys/rotate", {})
+      assert.strictEqual(rotated.status, 200, rotated.body)
+      const listed = yield* api("GET", "/keys")
+      assert.deepStrictEqual(
+        listed.list?.map((k) => [k.kid === rotated.json?.kid, k.status]),
+        [
+          [true, "signing"],
+          [false, "published"]
+        ]
+      )
+    }).pipe(Effect.provide(Audited()))
   )
 })

@@ -27,7 +27,13 @@ describe("token endpoint HTTP rules", () => {
         assert.strictEqual(res.status, 401, String(auth))
         assert.strictEqual(res.json?.error, "invalid_client")
         assert.strictEqual(res.headers["www-authenticate"], 'Basic realm="latchkey"')
-        bodies.add(res.body)
+        // No Authorization header says how to authenticate (public clients exist, see PublicClients.test.ts)
+        if (auth === undefined)
+          assert.strictEqual(
+            res.json?.error_description,
+            "client authentication failed: send the App Key and App Secret with HTTP Basic (RFC 6749 §2.3.1)"
+          )
+        else bodies.add(res.body)
       }
       assert.strictEqual(bodies.size, 1, "unknown App Key and wrong secret get the same answer")
     }).pipe(Effect.provide(TestLayer()))

@@ -337,7 +337,7 @@ describe("OpenApi.adminDocument", () => {
       const declared = ((item.parameters ?? []) as unknown as Array<{ name: string }>).map((p) => p.name)
       assert.deepStrictEqual(declared, named, path)
     }
-    assert.strictEqual(ids.size, 16)
+    assert.strictEqual(ids.size, 18)
     assert.deepStrictEqual(
       (OpenApi.adminDocument({ server: "http://127.0.0.1:9090/" }) as { servers: unknown }).servers,
       [{ url: "http://127.0.0.1:9090" }]
@@ -395,6 +395,25 @@ describe("OpenApi.adminDocument", () => {
           adminRequest("GET", `${base}/audit`, undefined, { query: "limit=5&type=application_created" })
         ],
         ["bad audit", adminRequest("GET", `${base}/audit`, undefined, { query: "limit=0" })],
+        [
+          "create public app",
+          adminRequest("POST", `${base}/applications`, { name: "P", redirect_uris: [cb], public: true })
+        ],
+        [
+          "patch to public",
+          adminRequest("PATCH", `${base}/applications/${app.appKey}`, {
+            public: true,
+            grant_types: ["authorization_code"]
+          })
+        ],
+        [
+          "patch to confidential",
+          adminRequest("PATCH", `${base}/applications/${app.appKey}`, { public: false })
+        ],
+        ["list keys", adminRequest("GET", `${base}/keys`)],
+        ["rotate key", adminRequest("POST", `${base}/keys/rotate`, { algorithm: "RS256" })],
+        ["rotate key empty", adminRequest("POST", `${base}/keys/rotate`)],
+        ["bad algorithm", adminRequest("POST", `${base}/keys/rotate`, { algorithm: "HS256" })],
         ["openapi", adminRequest("GET", `${base}/openapi.json`)],
         ["delete user", adminRequest("DELETE", `${base}/users/${user.userId}`)],
         ["delete app", adminRequest("DELETE", `${base}/applications/${app.appKey}`)]

@@ -32,7 +32,7 @@ export const TestLayer = (
 
 export const cb = "https://app.example/cb"
 
-export const newApp = (input: Partial<Admin.NewApplication> = {}) =>
+export const newApp = (input: Omit<Partial<Admin.NewApplication>, "public"> = {}) =>
   Effect.map(
     Admin.createApplication({
       name: "Test App",

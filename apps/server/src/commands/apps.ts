@@ -39,8 +39,19 @@ const describeApp = (a: Application.Application): string =>
     `  Require PKCE:  ${a.requirePkce ? "yes" : "no"}`,
     `  Lifetimes:     access ${lifetime(a.accessTokenTtl)}, refresh ${lifetime(a.refreshTokenTtl)}`,
     `  Created:       ${iso(a.createdAt)}`,
+    ...clientLines(a),
     ...oldSecretLine(a)
   ].join("\n")
+
+/** What an application opted into: shown only when it is public or its tokens are JWTs. */
+const clientLines = (a: Application.Application): Array<string> => [
+  ...(Application.isPublic(a) ? ["  Client type:   public (no App Secret; PKCE S256)"] : []),
+  ...(Application.accessTokenFormat(a) === "jwt" || (a.accessTokenAudience ?? null) !== null
+    ? [
+        `  Access tokens: ${Application.accessTokenFormat(a)}${a.accessTokenAudience == null ? "" : `, audience ${a.accessTokenAudience}`}`
+      ]
+    : [])
+]
 
 const oldSecretLine = (a: Application.Application): Array<string> => {
   const shown = appJson(a)
@@ -51,6 +62,12 @@ const oldSecretLine = (a: Application.Application): Array<string> => {
       : `first used after the rotation at ${shown.previous_secret_first_used_at}`
   return [`  Old secret:    works until ${shown.previous_secret_expires_at}; ${use}`]
 }
+
+/** The App Secret of a created (or newly confidential) application, shown this once; none for a public one. */
+const secretText = (appSecret: string | null): string =>
+  appSecret === null
+    ? "\nA public application has no App Secret: it sends client_id and uses PKCE (S256).\n"
+    : `  App Secret:    ${appSecret}\n\nThe App Secret is shown only this once: store it now.\n`
 
 /** `--access-token-ttl` and `--refresh-token-ttl`: whole seconds, or `default` (null). */
 const ttlOption = (value: string | undefined, flag: string): number | null | undefined => {
@@ -66,8 +83,41 @@ const registration = {
   "redirect-uri": { type: "string", multiple: true },
   scope: { type: "string" },
   "grant-types": { type: "string" },
-  "require-pkce": { type: "boolean" }
+  "require-pkce": { type: "boolean" },
+  public: { type: "boolean" },
+  "access-token-format": { type: "string" },
+  "access-token-audience": { type: "string" }
 } as const
+
+/** `--access-token-format` and `--access-token-audience` (`default`: the issuer, null), as `Admin` takes them. */
+const tokenOptions = (values: {
+  readonly "access-token-format"?: string | undefined
+  readonly "access-token-audience"?: string | undefined
+}) => {
+  const format = values["access-token-format"]
+  const audience = values["access-token-audience"]
+  return {
+    ...(format !== undefined ? { accessTokenFormat: format } : {}),
+    ...(audience !== undefined ? { accessTokenAudience: audience === "default" ? null : audience } : {})
+  }
+}
+
+/** `app create --json`: the registration's JSON without `require_pkce`, and the client fields only when not the defaults. */
+const createdJson = (app: Application.Application, appSecret: string | null) => {
+  const {
+    require_pkce: _,
+    public: isPublic,
+    access_token_format,
+    access_token_audience,
+    ...created
+  } = AdminJson.createdApplication(app, appSecret)
+  return {
+    ...created,
+    ...(isPublic ? { public: true } : {}),
+    ...(access_token_format !== "opaque" ? { access_token_format } : {}),
+    ...(access_token_audience !== null ? { access_token_audience } : {})
+  }
+}
 
 /** The commands on applications. */
 export const commands: Record<string, Command> = {
@@ -85,21 +135,20 @@ export const commands: Record<string, Command> = {
         redirectUris: values["redirect-uri"] ?? [],
         ...(values.scope !== undefined ? { scope: values.scope } : {}),
         ...(grantTypes !== undefined ? { grantTypes } : {}),
-        requirePkce: values["require-pkce"] ?? false,
+        ...(values["require-pkce"] === true ? { requirePkce: true } : {}),
         ...(values["app-key"] !== undefined ? { appKey: values["app-key"] } : {}),
-        ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {})
+        ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {}),
+        ...(values.public === true ? { public: true } : {}),
+        ...tokenOptions(values)
       }
       if (input.redirectUris.length === 0)
         throw new UsageError("--redirect-uri is required (repeat it for several)")
       const { app, appSecret } = await exec(runtime(), Admin.createApplication(input))
-      if (values.json === true) {
-        const { require_pkce: _, ...created } = AdminJson.createdApplication(app, appSecret)
-        io.stdout(`${JSON.stringify(created)}\n`)
-      } else {
+      if (values.json === true) io.stdout(`${JSON.stringify(createdJson(app, appSecret))}\n`)
+      else
         io.stdout(
-          `Created application ${JSON.stringify(app.name)}\n${describeApp(app)}\n  App Secret:    ${appSecret}\n\nThe App Secret is shown only this once: store it now.\n`
+          `Created application ${JSON.stringify(app.name)}\n${describeApp(app)}\n${secretText(appSecret)}`
         )
-      }
     }
   },
   "app update": {
@@ -107,12 +156,16 @@ export const commands: Record<string, Command> = {
       const { values, positionals } = parse(args, {
         ...registration,
         "no-require-pkce": { type: "boolean" },
+        confidential: { type: "boolean" },
         "access-token-ttl": { type: "string" },
         "refresh-token-ttl": { type: "string" }
       })
       const appKey = one(positionals, "App Key")
       if (values["require-pkce"] === true && values["no-require-pkce"] === true) {
         throw new UsageError("give either --require-pkce or --no-require-pkce")
+      }
+      if (values.public === true && values.confidential === true) {
+        throw new UsageError("give either --public or --confidential")
       }
       const grantTypes = list(values["grant-types"])
       const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
@@ -126,18 +179,24 @@ export const commands: Record<string, Command> = {
         ...(grantTypes !== undefined ? { grantTypes } : {}),
         ...(requirePkce !== undefined ? { requirePkce } : {}),
         ...(accessTokenTtl !== undefined ? { accessTokenTtl } : {}),
-        ...(refreshTokenTtl !== undefined ? { refreshTokenTtl } : {})
+        ...(refreshTokenTtl !== undefined ? { refreshTokenTtl } : {}),
+        ...(values.public === true
+          ? { public: true }
+          : values.confidential === true
+            ? { public: false }
+            : {}),
+        ...tokenOptions(values)
       }
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --access-token-ttl or --refresh-token-ttl"
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --access-token-ttl or --refresh-token-ttl"
         )
       }
-      const app = await exec(runtime(), Admin.updateApplication(appKey, patch))
+      const { app, appSecret } = await exec(runtime(), Admin.updateApplication(appKey, patch))
       io.stdout(
         values.json === true
-          ? `${JSON.stringify(appJson(app))}\n`
-          : `Updated application ${JSON.stringify(app.name)}\n${describeApp(app)}\n`
+          ? `${JSON.stringify(AdminJson.updatedApplication(app, appSecret, nowSeconds()))}\n`
+          : `Updated application ${JSON.stringify(app.name)}\n${describeApp(app)}\n${appSecret === null ? "" : secretText(appSecret)}`
       )
     }
   },

@@ -97,7 +97,7 @@ export const oneOf = <C extends string>(
   return {
     read: (raw = "", name) => {
       const value = raw.trim().toLowerCase()
-      const choice = value === "" ? fallback : choices.find((c) => c === value)
+      const choice = value === "" ? fallback : choices.find((c) => c.toLowerCase() === value)
       if (choice !== undefined) return choice
       throw new EnvError(`${name} must be ${must} (got ${shown(raw)})`)
     },

@@ -155,7 +155,7 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
           headersTimeoutMs: 10_000,
           requestTimeoutMs: 10_000
         })
-  const client = async (input: Partial<Admin.NewApplication> = {}): Promise<Client> => {
+  const client = async (input: Omit<Partial<Admin.NewApplication>, "public"> = {}): Promise<Client> => {
     const { app, appSecret } = await runtime.runPromise(
       Admin.createApplication({
         name: "Acme Notes",

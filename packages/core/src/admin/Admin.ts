@@ -10,29 +10,27 @@ import {
   type Application,
   defaultGrantTypes,
   livePreviousSecret,
-  maxSecretGrace
+  maxSecretGrace,
+  publicGrantTypes
 } from "../model/Application.js"
 import { OpenIdParam } from "../model/OpenId.js"
 import * as Scope from "../model/Scope.js"
 import type { User } from "../model/User.js"
 import { secretDigest } from "../oauth/ClientAuth.js"
-import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
-import { PasswordHasher } from "../services/PasswordHasher.js"
-import { type ApplicationChanges, ApplicationStore } from "../storage/ApplicationStore.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
-import { type PasswordOptions, UserStore } from "../storage/UserStore.js"
+import { type Changes, checkPublic, clientChanges, tokenFields } from "./internal/clientType.js"
 import {
   checkGrantTypes,
   checkName,
   checkRedirectUris,
   checkScope,
   checkTtl,
-  InvalidField,
   invalid,
   maxTtl as longestTtl,
   plain
@@ -51,15 +49,27 @@ export {
 
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export { InvalidField } from "./internal/fields.js"
+/**
+ * The users (lookups, creation, passwords, disabling and deletion, each change audited), and
+ * `NotFound`: there is no such application, user or consent (404).
+ */
+export {
+  createUser,
+  deleteUser,
+  disableUser,
+  enableUser,
+  findUser,
+  findUserById,
+  listUsers,
+  NotFound,
+  setPassword,
+  type UserRef
+} from "./internal/users.js"
 
-/** There is no such application, user or consent (404). */
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literal("application", "user", "consent"),
-  description: Schema.String
-}) {
-  readonly error = "not_found"
-  readonly status = 404
-}
+import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
+
+/** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
+export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
 
 /** What `app create` takes. */
 export interface NewApplication {
@@ -77,6 +87,15 @@ export interface NewApplication {
   readonly accessTokenTtl?: number | null
   /** Refresh token lifetime in seconds; absent or null for the server default. */
   readonly refreshTokenTtl?: number | null
+  /**
+   * A public client (RFC 6749 §2.1): no App Secret, only the authorization_code and
+   * refresh_token grants (the default for it), PKCE required. Absent means confidential.
+   */
+  readonly public?: boolean
+  /** `opaque` (the default) or `jwt` (RFC 9068). */
+  readonly accessTokenFormat?: string
+  /** The `aud` of its JWT access tokens: an absolute URI, or absent or null for the issuer. */
+  readonly accessTokenAudience?: string | null
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -89,12 +108,43 @@ export interface ApplicationPatch {
   readonly requirePkce?: boolean
   readonly accessTokenTtl?: number | null
   readonly refreshTokenTtl?: number | null
+  /**
+   * Make it public (its App Secret, and any previous one, stop working) or confidential (a new
+   * App Secret is generated and returned once, in `Updated.appSecret`).
+   */
+  readonly public?: boolean
+  readonly accessTokenFormat?: string
+  readonly accessTokenAudience?: string | null
 }
 
-/** A created application and its secret, shown this once. */
+/** A created confidential application and its secret, shown this once. */
 export interface Created {
   readonly app: Application
   readonly appSecret: string
+}
+
+/** A created public application: it has no App Secret. */
+export interface PublicCreated {
+  readonly app: Application
+  readonly appSecret: null
+}
+
+/**
+ * What `createApplication` answers for an input of type `I`: `PublicCreated` when `I` says
+ * `public: true`, `Created` when it cannot be public, either when it may be.
+ */
+export type CreatedFor<I extends NewApplication> = I extends { readonly public: true }
+  ? PublicCreated
+  : I extends { readonly public: false }
+    ? Created
+    : "public" extends keyof I
+      ? Created | PublicCreated
+      : Created
+
+/** An updated application, and the App Secret generated when it became confidential (else null), shown this once. */
+export interface Updated {
+  readonly app: Application
+  readonly appSecret: string | null
 }
 
 /** Imported App Keys: URL-safe characters only, so Basic credentials need no escaping. */
@@ -110,66 +160,84 @@ const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.ar
 const noApplication = (appKey: string) =>
   new NotFound({ what: "application", description: `no application with App Key ${JSON.stringify(appKey)}` })
 
-const noUser = (user: string) =>
-  new NotFound({ what: "user", description: `no user named or with id ${JSON.stringify(user)}` })
-
-/** Fail with `error` when a store's write reports that it found nothing to change. */
-const found =
-  <E>(error: () => E) =>
-  <R>(write: Effect.Effect<boolean, R>): Effect.Effect<void, E | R> =>
-    Effect.flatMap(write, (done) => (done ? Effect.void : Effect.fail(error())))
-
-/** Validate and register a new application; recorded as `application_created` in the same write. */
-export const createApplication = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
-  const name = yield* checkName(input.name)
-  const redirectUris = yield* checkRedirectUris(input.redirectUris)
-  const scopes = yield* checkScope(input.scope ?? "")
-  const grantTypes = yield* checkGrantTypes(input.grantTypes ?? defaultGrantTypes)
+/** The imported App Key and App Secret, checked: both or neither, and no secret for a public application. */
+const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
   if (input.appKey !== undefined && !AppKeyPattern.test(input.appKey)) {
     return yield* invalid("app_key", "an imported App Key must be 1-128 characters of A-Z a-z 0-9 - . _ ~")
+  }
+  if (input.public === true && input.appSecret !== undefined) {
+    return yield* invalid("app_secret", "a public application has no App Secret")
   }
   if (input.appSecret !== undefined && !AppSecretPattern.test(input.appSecret)) {
     return yield* invalid("app_secret", "an imported App Secret must be 32-512 printable ASCII characters")
   }
-  if ((input.appSecret === undefined) !== (input.appKey === undefined)) {
+  if (input.public !== true && (input.appSecret === undefined) !== (input.appKey === undefined)) {
     return yield* invalid(
       input.appKey === undefined ? "app_key" : "app_secret",
       "--app-key and --app-secret are imported together"
     )
   }
+})
+
+/** Validate and register a new application; recorded as `application_created` in the same write. */
+const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+  const name = yield* checkName(input.name)
+  const redirectUris = yield* checkRedirectUris(input.redirectUris)
+  const scopes = yield* checkScope(input.scope ?? "")
+  const isPublicApp = input.public === true
+  const grantTypes = yield* checkGrantTypes(
+    input.grantTypes ?? (isPublicApp ? publicGrantTypes : defaultGrantTypes)
+  )
+  if (isPublicApp) yield* checkPublic(grantTypes, input.requirePkce)
+  yield* checkImport(input)
   const appKey = input.appKey ?? (yield* generateAppKey)
-  const appSecret = input.appSecret ?? (yield* Entropy.token)
+  const appSecret = isPublicApp ? null : (input.appSecret ?? (yield* Entropy.token))
   const app: Application = {
     appKey,
     name,
-    secretDigest: yield* secretDigest(appKey, appSecret),
+    secretDigest: appSecret === null ? "" : yield* secretDigest(appKey, appSecret),
     redirectUris,
     scopes,
     grantTypes,
-    requirePkce: input.requirePkce ?? false,
+    requirePkce: isPublicApp || (input.requirePkce ?? false),
     accessTokenTtl: yield* checkTtl("access_token_ttl", input.accessTokenTtl),
     refreshTokenTtl: yield* checkTtl("refresh_token_ttl", input.refreshTokenTtl),
-    createdAt: yield* nowSeconds
+    createdAt: yield* nowSeconds,
+    ...(isPublicApp ? { public: true } : {}),
+    ...(yield* tokenFields(input))
   }
   const apps = yield* ApplicationStore
   yield* Audit.recordWith(apps.insert(app), [
     ["application_created", { appKey, detail: `name ${JSON.stringify(name)}` }]
   ])
-  return { app, appSecret } satisfies Created
+  return { app, appSecret } satisfies Created | PublicCreated
 })
+
+/**
+ * Validate and register a new application; recorded as `application_created` in the same write.
+ * A public one gets no App Secret (`secretDigest` empty, `Created.appSecret` null) and PKCE.
+ */
+export const createApplication = <I extends NewApplication>(
+  input: I
+): Effect.Effect<
+  CreatedFor<I>,
+  Effect.Effect.Error<ReturnType<typeof create>>,
+  Effect.Effect.Context<ReturnType<typeof create>>
+> => create(input) as Effect.Effect<CreatedFor<I>, never, never>
 
 /**
  * Change an application's registration, validated like `createApplication`; recorded as
  * `application_updated` (detail: the fields changed) in the same write. Tokens issued before
  * keep working until they expire or are revoked. A patch that changes nothing writes and
- * records nothing.
+ * records nothing. Making an application public empties its secret (and requires PKCE) in the
+ * same write; making it confidential gives it a new App Secret, returned once in `appSecret`.
  */
 export const updateApplication = Effect.fn("Admin.updateApplication")(function* (
   appKey: string,
   patch: ApplicationPatch
 ) {
   yield* plain("app_key", appKey)
-  const changes: { -readonly [K in keyof ApplicationChanges]: ApplicationChanges[K] } = {}
+  const changes: Changes = {}
   const fields: Array<string> = []
   if (patch.name !== undefined) {
     changes.name = yield* checkName(patch.name)
@@ -199,15 +267,18 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
     changes.refreshTokenTtl = yield* checkTtl("refresh_token_ttl", patch.refreshTokenTtl)
     fields.push("refresh_token_ttl")
   }
-  if (fields.length === 0) return yield* findApplication(appKey)
+  const client = yield* clientChanges(appKey, patch, changes, findApplication(appKey))
+  fields.push(...client.fields)
+  if (fields.length === 0) return { app: yield* findApplication(appKey), appSecret: null } satisfies Updated
   const apps = yield* ApplicationStore
   // Fails inside the write when there is no such application, so no event is kept for it
   const write = Effect.flatMap(apps.update(appKey, changes), (updated) =>
     Option.match(updated, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
   )
-  return yield* Audit.recordWith(write, [
+  const app = yield* Audit.recordWith(write, [
     ["application_updated", { appKey, detail: `changed ${fields.join(", ")}` }]
   ])
+  return { app, appSecret: client.appSecret } satisfies Updated
 })
 
 /** A rotated App Secret, shown this once, and until when the one it replaced still works. */
@@ -272,122 +343,6 @@ export const deleteApplication = Effect.fn("Admin.deleteApplication")(function* 
   yield* Audit.recordWith(found(() => noApplication(appKey))(apps.remove(appKey, now)), [
     ["application_deleted", { appKey }]
   ])
-})
-
-/** A user, or a username or user id to look one up by (`findUser`). */
-export type UserRef = User | string
-
-/** The user with this username or else this user id; `NotFound` when there is none. */
-export const findUser = Effect.fnUntraced(function* (usernameOrId: string) {
-  yield* plain("user", usernameOrId)
-  const users = yield* UserStore
-  const byName = yield* users.findByUsername(usernameOrId)
-  const user = Option.isSome(byName) ? byName : yield* users.findById(usernameOrId)
-  if (Option.isNone(user)) return yield* Effect.fail(noUser(usernameOrId))
-  return user.value
-})
-
-/** The user with exactly this user id; `NotFound` when there is none. */
-export const findUserById = Effect.fnUntraced(function* (userId: string) {
-  yield* plain("user_id", userId)
-  const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
-  if (Option.isNone(user)) return yield* Effect.fail(noUser(userId))
-  return user.value
-})
-
-const resolveUser = (user: UserRef) => (typeof user === "string" ? findUser(user) : Effect.succeed(user))
-
-/** Every user, oldest first. */
-export const listUsers: Effect.Effect<ReadonlyArray<User>, StorageError, UserStore> = Effect.flatMap(
-  UserStore,
-  (users) => users.list()
-)
-
-/**
- * Create a user with a hashed password (the rules of `Accounts.createUser`); recorded as
- * `user_created` in the same write. Neither the username nor the password goes into the event.
- */
-export const createUser = Effect.fn("Admin.createUser")(function* (username: string, password: string) {
-  const usernameProblem = Accounts.usernameProblem(username)
-  if (usernameProblem !== null) return yield* invalid("username", usernameProblem)
-  const passwordProblem = Accounts.passwordProblem(password)
-  if (passwordProblem !== null) return yield* invalid("password", passwordProblem)
-  const user = yield* Accounts.makeUser(username, password).pipe(
-    Effect.mapError((e) => new InvalidField({ field: "password", description: e.description }))
-  )
-  const users = yield* UserStore
-  yield* Audit.recordWith(users.insert(user), [["user_created", { userId: user.userId }]])
-  return user
-})
-
-/**
- * Set a user's password (the length rules of `Accounts.createUser`), hashed with the
- * PasswordHasher. In the same write every sign-in session of the user ends (ASVS V3.3.3) unless
- * `options.keepSessions`, and `user_updated` is recorded with what ended ("password set; sessions
- * ended" or "password set; sessions kept"). The browsers trusted for the user's sign-ins are
- * trusted no longer either way (the trust is bound to the password). Tokens already issued keep
- * working: disable the account to end them.
- */
-export const setPassword = Effect.fn("Admin.setPassword")(function* (
-  user: UserRef,
-  password: string,
-  options: PasswordOptions = {}
-) {
-  const problem = Accounts.passwordProblem(password)
-  if (problem !== null) return yield* invalid("password", problem)
-  const target = yield* resolveUser(user)
-  const passwordHash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(password))
-  const users = yield* UserStore
-  const detail = `password set; sessions ${options.keepSessions === true ? "kept" : "ended"}`
-  yield* Audit.recordWith(
-    found(() => noUser(target.userId))(users.setPasswordHash(target.userId, passwordHash, options)),
-    [["user_updated", { userId: target.userId, detail }]]
-  )
-  return { ...target, passwordHash } satisfies User
-})
-
-const setDisabled = (user: UserRef, disabled: boolean) =>
-  Effect.gen(function* () {
-    const target = yield* resolveUser(user)
-    const now = yield* nowSeconds
-    const users = yield* UserStore
-    yield* Audit.recordWith(
-      found(() => noUser(target.userId))(users.setDisabled(target.userId, disabled, now)),
-      [
-        [
-          "user_updated",
-          { userId: target.userId, detail: disabled ? "disabled; tokens revoked, sessions ended" : "enabled" }
-        ]
-      ]
-    )
-    return { ...target, disabledAt: disabled ? (target.disabledAt ?? now) : null } satisfies User
-  })
-
-/**
- * Disable an account: it can no longer sign in or refresh, and every token of the user is revoked
- * and every sign-in session of theirs ended in the same write, which records `user_updated`
- * (detail "disabled; tokens revoked, sessions ended").
- */
-export const disableUser = Effect.fn("Admin.disableUser")((user: UserRef) => setDisabled(user, true))
-
-/**
- * Enable a disabled account again (revoked tokens stay revoked, ended sessions stay ended: the user
- * signs in again); recorded as `user_updated` (detail "enabled").
- */
-export const enableUser = Effect.fn("Admin.enableUser")((user: UserRef) => setDisabled(user, false))
-
-/**
- * Delete a user: their tokens are revoked, their consents forgotten and their sign-in sessions
- * ended, recorded as `user_deleted`, in one write. Returns the deleted user.
- */
-export const deleteUser = Effect.fn("Admin.deleteUser")(function* (user: UserRef) {
-  const target = yield* resolveUser(user)
-  const users = yield* UserStore
-  yield* Audit.recordWith(
-    found(() => noUser(target.userId))(users.remove(target.userId, yield* nowSeconds)),
-    [["user_deleted", { userId: target.userId }]]
-  )
-  return target satisfies User
 })
 
 const isOpenId = Schema.is(OpenIdParam)

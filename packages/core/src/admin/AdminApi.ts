@@ -16,6 +16,7 @@ import * as Audit from "../security/Audit.js"
 import { timingSafeEqual } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import type { AuditStore } from "../storage/AuditStore.js"
+import type { KeyStore } from "../storage/KeyStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import * as Admin from "./Admin.js"
 import * as AdminEndpoints from "./AdminEndpoints.js"
@@ -27,7 +28,7 @@ import { badField, type Refused, readBody, readQuery } from "./internal/request.
 export const basePath: string = AdminJson.basePath
 
 /** Every service the admin API needs. */
-export type Requirements = Http.Requirements | Audit.AuditLog | AuditStore
+export type Requirements = Http.Requirements | Audit.AuditLog | AuditStore | KeyStore
 
 /** What the route needs to know. */
 export interface Options {
@@ -118,7 +119,10 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.grant_types !== undefined ? { grantTypes: body.grant_types } : {}),
   ...(body.require_pkce !== undefined ? { requirePkce: body.require_pkce } : {}),
   ...(body.access_token_ttl !== undefined ? { accessTokenTtl: body.access_token_ttl } : {}),
-  ...(body.refresh_token_ttl !== undefined ? { refreshTokenTtl: body.refresh_token_ttl } : {})
+  ...(body.refresh_token_ttl !== undefined ? { refreshTokenTtl: body.refresh_token_ttl } : {}),
+  ...(body.public !== undefined ? { public: body.public } : {}),
+  ...(body.access_token_format !== undefined ? { accessTokenFormat: body.access_token_format } : {}),
+  ...(body.access_token_audience !== undefined ? { accessTokenAudience: body.access_token_audience } : {})
 })
 
 /** `PATCH /users/{user_id}`: the password first (checked before anything changes), then disabled. */
@@ -175,7 +179,9 @@ const handlers: {
     ),
   getApplication: ({ params }) => Effect.flatMap(Admin.findApplication(params.app_key), applicationJson),
   updateApplication: ({ params, body }) =>
-    Effect.flatMap(Admin.updateApplication(params.app_key, applicationFields(body)), applicationJson),
+    Effect.flatMap(Admin.updateApplication(params.app_key, applicationFields(body)), ({ app, appSecret }) =>
+      Effect.map(nowSeconds, (now) => AdminJson.updatedApplication(app, appSecret, now))
+    ),
   deleteApplication: ({ params }) =>
     Effect.as(Admin.deleteApplication(params.app_key), { app_key: params.app_key, deleted: true as const }),
   rotateSecret: ({ params, body }) =>
@@ -196,6 +202,8 @@ const handlers: {
         withdrawn: true as const
       })
     ),
+  listKeys: () => Effect.map(Admin.listSigningKeys, (keys) => keys.map(AdminJson.signingKey)),
+  rotateKey: ({ body }) => Effect.map(Admin.rotateSigningKey(body.algorithm), AdminJson.signingKey),
   listUsers: () => Effect.map(Admin.listUsers, (users) => users.map(AdminJson.user)),
   createUser: ({ body }) =>
     Effect.map(Admin.createUser(body.username, body.password), (user) => ({

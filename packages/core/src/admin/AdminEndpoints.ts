@@ -119,11 +119,11 @@ export const endpoints = {
   createApplication: endpoint({
     method: "POST",
     path: "/applications",
-    summary: "Register an application (cli app create); its App Secret is shown this once",
+    summary: "Register an application (cli app create); its App Secret (none when public) is shown this once",
     body: {
       schema: AdminJson.CreateApplication,
       description:
-        "The registration; grant types default to authorization_code, refresh_token and client_credentials."
+        "The registration; grant types default to authorization_code, refresh_token and client_credentials (for a public application: authorization_code and refresh_token)."
     },
     status: 201,
     response: AdminJson.CreatedApplication,
@@ -145,10 +145,11 @@ export const endpoints = {
     summary: "Change a registration (cli app update); tokens issued before keep working",
     body: {
       schema: AdminJson.UpdateApplication,
-      description: "The fields to change; a null lifetime returns to the server default."
+      description:
+        "The fields to change; a null lifetime returns to the server default. public false gives a public application a new App Secret, answered once."
     },
     status: 200,
-    response: AdminJson.ApplicationJson,
+    response: AdminJson.UpdatedApplication,
     description: "the application as it is now"
   }),
   deleteApplication: endpoint({
@@ -253,6 +254,29 @@ export const endpoints = {
     status: 200,
     response: Schema.Array(AdminJson.AuditEventJson),
     description: "the events"
+  }),
+  listKeys: endpoint({
+    method: "GET",
+    path: "/keys",
+    summary:
+      "Every signing key, newest first, never a private part (cli keys list --json); the first call creates the first key",
+    status: 200,
+    response: Schema.Array(AdminJson.SigningKeyJson),
+    description: "the keys"
+  }),
+  rotateKey: endpoint({
+    method: "POST",
+    path: "/keys/rotate",
+    summary:
+      "Make a new signing key the one new tokens are signed with (cli keys rotate); the replaced key stays published while tokens it signed live",
+    body: {
+      schema: AdminJson.RotateKey,
+      description: "An empty body uses the configured signing algorithm.",
+      required: false
+    },
+    status: 200,
+    response: AdminJson.SigningKeyJson,
+    description: "the new signing key"
   }),
   adminOpenapi: endpoint({
     method: "GET",

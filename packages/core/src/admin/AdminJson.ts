@@ -6,9 +6,18 @@
  */
 import { Schema } from "effect"
 import * as Paths from "../http/Paths.js"
-import { type Application, GrantType, livePreviousSecret } from "../model/Application.js"
+import {
+  AccessTokenFormat,
+  type Application,
+  accessTokenFormat,
+  GrantType,
+  isPublic,
+  livePreviousSecret
+} from "../model/Application.js"
+import { SigningAlgorithm } from "../model/Config.js"
 import type { User } from "../model/User.js"
 import { type AuditEvent, EventType } from "../security/AuditEvent.js"
+import type { KeyInfo } from "../signing/Keys.js"
 import type { Consent } from "../storage/ConsentStore.js"
 
 /** The path every admin endpoint is under (`AdminApi.basePath`): `Paths.admin`. */
@@ -25,6 +34,15 @@ const Lifetime = Schema.NullOr(Schema.Int).annotations({
 
 const optional = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
+const Public = Schema.Boolean.annotations({
+  description:
+    "a public client (RFC 6749 §2.1): no App Secret, only authorization_code and refresh_token, PKCE S256 required"
+})
+const Format = AccessTokenFormat.annotations({ description: "opaque (the default) or jwt (RFC 9068)" })
+const Audience = Schema.NullOr(Schema.String).annotations({
+  description: "the aud of its JWT access tokens: an absolute URI without a fragment; null for the issuer"
+})
+
 /** `POST /admin/v1/applications`. */
 export const CreateApplication = Schema.Struct({
   name: Schema.String.annotations({ description: "1-200 characters" }),
@@ -35,7 +53,10 @@ export const CreateApplication = Schema.Struct({
   grant_types: optional(Schema.Array(GrantType)),
   require_pkce: optional(Schema.Boolean),
   access_token_ttl: optional(Lifetime),
-  refresh_token_ttl: optional(Lifetime)
+  refresh_token_ttl: optional(Lifetime),
+  public: optional(Public),
+  access_token_format: optional(Format),
+  access_token_audience: optional(Audience)
 }).annotations({ identifier: "CreateApplication" })
 
 /** `PATCH /admin/v1/applications/{app_key}`: a field left out keeps its value. */
@@ -46,7 +67,15 @@ export const UpdateApplication = Schema.Struct({
   grant_types: optional(Schema.Array(GrantType)),
   require_pkce: optional(Schema.Boolean),
   access_token_ttl: optional(Lifetime),
-  refresh_token_ttl: optional(Lifetime)
+  refresh_token_ttl: optional(Lifetime),
+  public: optional(
+    Public.annotations({
+      description:
+        "true: the App Secret stops working; false: a new App Secret is generated and answered once in app_secret"
+    })
+  ),
+  access_token_format: optional(Format),
+  access_token_audience: optional(Audience)
 }).annotations({ identifier: "UpdateApplication" })
 
 /** `POST /admin/v1/applications/{app_key}/secret`; an empty body rotates without grace. */
@@ -83,8 +112,7 @@ export const UpdateUser = Schema.Struct({
 
 const Time = Schema.String.annotations({ format: "date-time" })
 
-/** An application as `app list --json`, `app show --json` and the admin API show it; never a secret. */
-export const ApplicationJson = Schema.Struct({
+const applicationFields = {
   app_key: Schema.String,
   name: Schema.String,
   redirect_uris: Schema.Array(Schema.String),
@@ -95,21 +123,61 @@ export const ApplicationJson = Schema.Struct({
   refresh_token_ttl: Schema.NullOr(Schema.Int),
   created_at: Time,
   previous_secret_expires_at: Schema.NullOr(Time),
-  previous_secret_first_used_at: Schema.NullOr(Time)
-}).annotations({ identifier: "Application" })
+  previous_secret_first_used_at: Schema.NullOr(Time),
+  public: Public,
+  access_token_format: Format,
+  access_token_audience: Audience
+}
+
+/** An application as `app list --json`, `app show --json` and the admin API show it; never a secret. */
+export const ApplicationJson = Schema.Struct(applicationFields).annotations({ identifier: "Application" })
 /** An application as shown. */
 export type ApplicationJson = typeof ApplicationJson.Type
 
-/** A created application with its App Secret, shown this once (`app create --json` and `require_pkce`). */
+const AppSecret = Schema.String.annotations({ description: "the App Secret, shown this once" })
+
+/**
+ * A created application with its App Secret, shown this once (`app create --json`); a public
+ * application has none, so `app_secret` is absent.
+ */
 export const CreatedApplication = Schema.Struct({
   app_key: Schema.String,
-  app_secret: Schema.String,
+  app_secret: optional(AppSecret),
   name: Schema.String,
   redirect_uris: Schema.Array(Schema.String),
   scopes: Schema.Array(Schema.String),
   grant_types: Schema.Array(GrantType),
-  require_pkce: Schema.Boolean
+  require_pkce: Schema.Boolean,
+  public: Public,
+  access_token_format: Format,
+  access_token_audience: Audience
 }).annotations({ identifier: "CreatedApplication" })
+
+/** An updated application; `app_secret` only when it became confidential, shown this once. */
+export const UpdatedApplication = Schema.Struct({
+  ...applicationFields,
+  app_secret: optional(AppSecret)
+}).annotations({ identifier: "UpdatedApplication" })
+
+/** `POST /admin/v1/keys/rotate`; an empty body uses the configured signing algorithm. */
+export const RotateKey = Schema.Struct({
+  algorithm: optional(SigningAlgorithm)
+}).annotations({ identifier: "RotateKey" })
+
+/** A signing key as `keys list --json` and the admin API show it: never its private part. */
+export const SigningKeyJson = Schema.Struct({
+  kid: Schema.String,
+  alg: SigningAlgorithm,
+  status: Schema.Literal("signing", "published", "expired").annotations({
+    description:
+      "signing: signs every new token; published: retired, still in the JWKS for the tokens it signed; expired: retired and no longer published"
+  }),
+  created_at: Time,
+  retired_at: Schema.NullOr(Time),
+  publish_until: Schema.NullOr(
+    Time.annotations({ description: "until when a retired key stays in the JWKS, for tokens it signed" })
+  )
+}).annotations({ identifier: "SigningKey" })
 
 /** A rotated App Secret, shown this once, and until when the replaced one works. */
 export const RotatedSecret = Schema.Struct({
@@ -201,19 +269,49 @@ export const application = (app: Application, now: number): ApplicationJson => {
     refresh_token_ttl: app.refreshTokenTtl,
     created_at: time(app.createdAt),
     previous_secret_expires_at: live ? timeOrNull(app.previousSecretExpiresAt) : null,
-    previous_secret_first_used_at: live ? timeOrNull(app.previousSecretUsedAt) : null
+    previous_secret_first_used_at: live ? timeOrNull(app.previousSecretUsedAt) : null,
+    ...clientJson(app)
   }
 }
 
-/** A created application with its secret. */
-export const createdApplication = (app: Application, appSecret: string): typeof CreatedApplication.Type => ({
+const clientJson = (app: Application) => ({
+  public: isPublic(app),
+  access_token_format: accessTokenFormat(app),
+  access_token_audience: app.accessTokenAudience ?? null
+})
+
+const secretJson = (appSecret: string | null) => (appSecret === null ? {} : { app_secret: appSecret })
+
+/** A created application with its secret (none for a public application). */
+export const createdApplication = (
+  app: Application,
+  appSecret: string | null
+): typeof CreatedApplication.Type => ({
   app_key: app.appKey,
-  app_secret: appSecret,
+  ...secretJson(appSecret),
   name: app.name,
   redirect_uris: [...app.redirectUris],
   scopes: [...app.scopes],
   grant_types: [...app.grantTypes],
-  require_pkce: app.requirePkce
+  require_pkce: app.requirePkce,
+  ...clientJson(app)
+})
+
+/** An updated application as shown at `now`, with the App Secret generated when it became confidential. */
+export const updatedApplication = (
+  app: Application,
+  appSecret: string | null,
+  now: number
+): typeof UpdatedApplication.Type => ({ ...application(app, now), ...secretJson(appSecret) })
+
+/** A signing key as shown. */
+export const signingKey = (k: KeyInfo): typeof SigningKeyJson.Type => ({
+  kid: k.kid,
+  alg: k.alg,
+  status: k.status,
+  created_at: time(k.createdAt),
+  retired_at: timeOrNull(k.retiredAt),
+  publish_until: timeOrNull(k.publishUntil)
 })
 
 /** A rotated secret. */

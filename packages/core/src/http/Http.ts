@@ -8,7 +8,7 @@ import { Cause, Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
-import { authenticate } from "../oauth/ClientAuth.js"
+import { authenticate, authenticateConfidential } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
 import * as Metadata from "../oauth/Metadata.js"
@@ -278,7 +278,8 @@ const withForm = <R>(
       )
   })
 
-const authorization = (req: HttpRequest): string | undefined => header(req, "authorization") ?? undefined
+// The Authorization header; null when it came more than once (never a public client's request)
+const authorization = (req: HttpRequest): string | null | undefined => header(req, "authorization")
 
 /** `POST /oauth2/oauth2/token` (`Paths.oauth.token`). */
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
@@ -303,7 +304,7 @@ const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.Inval
 export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm("Http.introspection", req, (params) =>
     Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
+      const app = yield* authenticateConfidential(authorization(req), params, req.remoteAddress)
       yield* tokenNotInQuery(req)
       return json(200, yield* introspect(params, app))
     })

@@ -109,19 +109,21 @@ interface Build {
 const noStore = () => Http.json(200, null).headers
 
 const clientAuth = [{ clientBasic: [] }]
+/** Basic, or none: a public application (RFC 6749 §2.1) sends only its `client_id` in the body. */
+const clientAuthOrPublic = [{ clientBasic: [] }, {}]
 
 /** The token endpoint: one request body per grant type, from `TokenRequest.requests`. */
 const tokenPath = (b: Build): Json => ({
   post: {
     operationId: "token",
     summary: "Token endpoint (RFC 6749 §3.2)",
-    security: clientAuth,
+    security: clientAuthOrPublic,
     requestBody: formBody(
       {
         oneOf: Object.values(TokenRequest.requests).map((request) => b.schema(request)),
         discriminator: { propertyName: "grant_type" }
       },
-      "The parameters of one grant type; client credentials go only in the Authorization header (a client_secret parameter, or a client_id other than the App Key, is invalid_request)."
+      "The parameters of one grant type. A confidential application's credentials go only in the Authorization header (with it, a client_secret parameter or a client_id other than the App Key is invalid_request; without it, invalid_client). A public application sends no Authorization header and no client_secret, only client_id (its App Key), and uses authorization_code with PKCE S256 and refresh_token."
     ),
     responses: {
       ...jsonOk("the token response (RFC 6749 §5.1)", b.schema(TokenResponse), noStore()),
@@ -137,7 +139,8 @@ const tokenFormPaths = (b: Build): Json => {
     [Paths.oauth.introspect]: {
       post: {
         operationId: "introspect",
-        summary: "Token introspection (RFC 7662) of the application's own tokens",
+        summary:
+          "Token introspection (RFC 7662) of the application's own tokens; confidential applications only (a public one is invalid_client)",
         security: clientAuth,
         requestBody,
         responses: {
@@ -149,8 +152,9 @@ const tokenFormPaths = (b: Build): Json => {
     [Paths.oauth.revoke]: {
       post: {
         operationId: "revoke",
-        summary: "Token revocation (RFC 7009); a refresh token revokes its family",
-        security: clientAuth,
+        summary:
+          "Token revocation (RFC 7009); a refresh token revokes its family. A public application sends client_id in the body instead of Basic",
+        security: clientAuthOrPublic,
         requestBody,
         responses: {
           200: {
@@ -468,7 +472,8 @@ export const document = (options: { readonly issuer: string }): Json => {
         clientBasic: {
           type: "http",
           scheme: "basic",
-          description: "App Key and App Secret (RFC 6749 §2.3.1); the only client authentication"
+          description:
+            "App Key and App Secret (RFC 6749 §2.3.1); the only client authentication of a confidential application"
         },
         bearer: { type: "http", scheme: "bearer", description: "an access token (RFC 6750)" }
       }

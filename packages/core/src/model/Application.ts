@@ -133,8 +133,15 @@ export const validateRedirectUri = (uri: string): Either.Either<string, InvalidR
   return fail("must use https (http only for 127.0.0.1, [::1] or localhost)")
 }
 
-/** Whether the application may use a grant or response type. */
-export const allows = (app: Application, grant: GrantType): boolean => app.grantTypes.includes(grant)
+/** The grant types a public application may be registered for (OAuth 2.1 §2.1, RFC 8252). */
+export const publicGrantTypes: ReadonlyArray<GrantType> = ["authorization_code", "refresh_token"]
+
+/**
+ * Whether the application may use a grant or response type: it is registered for it, and a
+ * public application only ever uses one of `publicGrantTypes`, whatever its row says.
+ */
+export const allows = (app: Application, grant: GrantType): boolean =>
+  app.grantTypes.includes(grant) && (!isPublic(app) || publicGrantTypes.includes(grant))
 
 /**
  * RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else.

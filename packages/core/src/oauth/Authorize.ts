@@ -4,7 +4,7 @@
  * code (query) or token (fragment) with `state` and `iss` (RFC 9207).
  */
 import { Data, Effect, Either, Option } from "effect"
-import { type Application, allows, matchesRedirectUri } from "../model/Application.js"
+import { type Application, allows, isPublic, matchesRedirectUri } from "../model/Application.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { Config } from "../model/Config.js"
 import { forUser } from "../model/OpenId.js"
@@ -154,7 +154,10 @@ const orFail = <A, E extends { readonly error: RedirectErrorCode; readonly descr
 ): Effect.Effect<A, ErrorRedirect> =>
   Either.match(decoded, { onLeft: (e) => fail(e.error, e.description), onRight: Effect.succeed })
 
-/** The PKCE challenge of a code request (RFC 7636 §4.3); a missing method means plain. */
+/**
+ * The PKCE challenge of a code request (RFC 7636 §4.3); a missing method means plain. A public
+ * application (RFC 9700 §2.1.1) always needs one, with S256, whatever `allowPlainPkce` says.
+ */
 const challengeOf = Effect.fnUntraced(function* (
   params: Form.Params,
   app: Application,
@@ -164,12 +167,14 @@ const challengeOf = Effect.fnUntraced(function* (
   if (params.code_challenge === undefined) {
     if (params.code_challenge_method !== undefined)
       return yield* fail("invalid_request", "code_challenge_method without code_challenge")
+    if (isPublic(app))
+      return yield* fail("invalid_request", "a public application must use PKCE (code_challenge with S256)")
     if (app.requirePkce)
       return yield* fail("invalid_request", "this application must use PKCE (code_challenge)")
     return { codeChallenge: null, codeChallengeMethod: null }
   }
   const { code_challenge_method: method = "plain" } = yield* orFail(parts.challengeMethod(params), fail)
-  if (method === "plain" && !allowPlainPkce)
+  if (method === "plain" && (!allowPlainPkce || isPublic(app)))
     return yield* fail("invalid_request", "code_challenge_method must be S256")
   const { code_challenge: challenge } = yield* orFail(parts.challenge(params), fail)
   return { codeChallenge: challenge ?? null, codeChallengeMethod: method }

@@ -1,9 +1,11 @@
 /**
- * Client authentication at the token, introspection and revocation endpoints:
- * HTTP Basic only (RFC 6749 §2.3.1), keyed digests compared in constant time.
+ * Client authentication at the token, introspection and revocation endpoints: a confidential
+ * application uses HTTP Basic only (RFC 6749 §2.3.1), keyed digests compared in constant time;
+ * a public application (RFC 6749 §2.1) names itself with `client_id` and sends no Authorization
+ * header and no secret.
  */
 import { Effect, Either, Option } from "effect"
-import { type Application, livePreviousSecret } from "../model/Application.js"
+import { type Application, isPublic, livePreviousSecret } from "../model/Application.js"
 import { Config } from "../model/Config.js"
 import { InvalidClient, InvalidRequest } from "../model/OAuthError.js"
 import * as Audit from "../security/Audit.js"
@@ -20,10 +22,47 @@ export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<s
 
 const failed = new InvalidClient({ description: "client authentication failed" })
 
+/** The answer to a request with no Authorization header that names no public application. */
+const basicRequired = new InvalidClient({
+  description:
+    "client authentication failed: send the App Key and App Secret with HTTP Basic (RFC 6749 §2.3.1)"
+})
+
+/** The answer to a request with `client_secret` in the body and no Authorization header. */
+const secretInBody = new InvalidClient({
+  description:
+    "client authentication failed: send the App Secret with HTTP Basic (RFC 6749 §2.3.1), not in the body"
+})
+
+/** The answer to a public application sending `client_secret`: it has none. */
+const publicWithSecret = new InvalidClient({
+  description: "client authentication failed: a public application has no App Secret; send only client_id"
+})
+
 /**
- * Authenticate the application from the Authorization header. Credentials also
- * sent in the body are `invalid_request`; an unknown App Key and a wrong secret
- * get the same answer. Failures are throttled per App Key from one address and
+ * The application a request without an Authorization header names: the public application of
+ * its `client_id`, else `invalid_client` (the same answer for a confidential application and an
+ * unknown App Key, so it tells nothing about which App Keys exist). Nothing is a secret check
+ * here, so nothing counts toward throttling.
+ */
+const publicClient = Effect.fnUntraced(function* (params: Params) {
+  const appKey = params.client_id
+  const app =
+    appKey === undefined || appKey === ""
+      ? null
+      : Option.getOrNull(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(appKey)))
+  if (app !== null && isPublic(app)) {
+    if (params.client_secret !== undefined) return yield* Effect.fail(publicWithSecret)
+    return app
+  }
+  return yield* Effect.fail(params.client_secret !== undefined ? secretInBody : basicRequired)
+})
+
+/**
+ * Authenticate the application from the Authorization header (`null`: one sent more than once,
+ * malformed). With no header at all, the application is the public one `client_id` names
+ * (`publicClient`); otherwise, credentials also sent in the body are `invalid_request`; an
+ * unknown App Key, a wrong secret and a public application's App Key get the same answer. Failures are throttled per App Key from one address and
  * per address; while throttled, even the right secret from there gets 429.
  *
  * The current App Secret authenticates, and so does the previous one while its grace
@@ -34,11 +73,12 @@ const failed = new InvalidClient({ description: "client authentication failed" }
  * recorded once (`client_auth_previous_secret`, in the write that marks it), not per request.
  */
 export const authenticate = Effect.fnUntraced(function* (
-  authorization: string | undefined,
+  authorization: string | null | undefined,
   params: Params,
   address: string | undefined
 ) {
-  const creds = yield* Either.match(BasicAuth.decode(authorization), {
+  if (authorization === undefined) return yield* publicClient(params)
+  const creds = yield* Either.match(BasicAuth.decode(authorization ?? undefined), {
     onLeft: (e) => Effect.fail(e),
     onRight: (c) => Effect.succeed(c)
   })
@@ -64,7 +104,8 @@ export const authenticate = Effect.fnUntraced(function* (
   const previous = (app !== null ? livePreviousSecret(app, now) : null) ?? never
   const currentOk = timingSafeEqual(digest, current)
   const previousOk = timingSafeEqual(digest, previous)
-  if (app === null || !(currentOk || previousOk)) {
+  // A public application has no secret (its digest is empty), so Basic never authenticates it
+  if (app === null || isPublic(app) || !(currentOk || previousOk)) {
     // One audit event per lockout, not one per refused request
     if (yield* Throttle.failure(keys))
       yield* Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) })
@@ -100,4 +141,23 @@ const markPreviousUsed = (app: Application, previous: string, now: number) =>
           )
     ),
     Effect.catchAllCause(() => Effect.void)
+  )
+
+/**
+ * `authenticate`, for an endpoint only confidential applications use (introspection, RFC 7662
+ * §2.1): a public application is `invalid_client`.
+ */
+export const authenticateConfidential = (
+  authorization: string | null | undefined,
+  params: Params,
+  address: string | undefined
+) =>
+  Effect.filterOrFail(
+    authenticate(authorization, params, address),
+    (app) => !isPublic(app),
+    () =>
+      new InvalidClient({
+        description:
+          "a public application may not introspect tokens: only confidential applications, with HTTP Basic"
+      })
   )

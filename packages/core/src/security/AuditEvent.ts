@@ -27,7 +27,8 @@ export const EventType = Schema.Literal(
   "user_updated",
   "user_deleted",
   "subject_tokens_revoked",
-  "consent_withdrawn"
+  "consent_withdrawn",
+  "signing_key_rotated"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -3,7 +3,7 @@
  * bound to client and redirect URI, PKCE enforced, replay revokes the family.
  */
 import { Effect, Option } from "effect"
-import type { Application } from "../../model/Application.js"
+import { type Application, isPublic } from "../../model/Application.js"
 import { InvalidGrant } from "../../model/OAuthError.js"
 import * as Pkce from "../../model/Pkce.js"
 import { isDisabled } from "../../model/User.js"
@@ -51,6 +51,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
   if (code.expiresAt <= now) return yield* invalid("authorization code is invalid or expired")
   if (code.redirectUri !== req.redirectUri)
     return yield* invalid("redirect_uri does not match the authorization request")
+  // RFC 9700 §2.1.1: a public application proves possession only with PKCE S256
+  if (isPublic(app) && code.codeChallengeMethod !== "S256")
+    return yield* invalid("a public application redeems only codes issued with a PKCE S256 challenge")
   // RFC 7636 §4.6 and RFC 9700 §4.8.2: enforce the challenge, refuse a verifier without one
   if (code.codeChallenge !== null && code.codeChallengeMethod !== null) {
     if (Option.isNone(req.codeVerifier)) return yield* invalid("code_verifier is required")
