@@ -139,7 +139,7 @@ export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promi
   try {
     await runtime.runtime()
     // The first signing key is made on first start (after the store migrated), not on a first request
-    await runtime.runPromise(Keys.current)
+    await runtime.runPromise(Keys.ensured)
   } catch (e) {
     await runtime.dispose()
     throw e

@@ -25,7 +25,7 @@ export const rotateSigningKey = Effect.fn("Admin.rotateSigningKey")(function* (a
     return yield* invalid("algorithm", `algorithm must be one of ${SigningAlgorithm.literals.join(", ")}`)
   }
   // The key being replaced exists first, so a rotation on a new store leaves the first key published
-  yield* Keys.current
+  yield* Keys.ensured
   const key = yield* Keys.rotate(algorithm)
   yield* Audit.record("signing_key_rotated", { detail: `kid ${key.kid}, ${key.alg}` })
   return key
