@@ -74,14 +74,20 @@ describe("Sweep.scheduled", () => {
     }).pipe(Effect.provide(recording(calls, Throttle.defaultPolicy, 2)))
   })
 
-  it.scoped("forgets throttle counters by the window of the ThrottlePolicy in force", () => {
-    const calls: Calls = { codes: [], windows: [] }
-    return Effect.gen(function* () {
-      yield* Effect.forkScoped(Sweep.scheduled())
-      yield* TestClock.adjust(Sweep.defaultInterval)
-      assert.deepStrictEqual(calls.windows, [77])
-    }).pipe(Effect.provide(recording(calls, { ...Throttle.defaultPolicy, window: 77 })))
-  })
+  it.scoped(
+    "forgets throttle counters by the window of the ThrottlePolicy in force, unless given one",
+    () => {
+      const calls: Calls = { codes: [], windows: [] }
+      return Effect.gen(function* () {
+        yield* Effect.forkScoped(Sweep.scheduled())
+        yield* Effect.forkScoped(Sweep.scheduled({ interval: "10 minutes", throttleWindow: 99 }))
+        yield* TestClock.adjust(Sweep.defaultInterval)
+        assert.deepStrictEqual(calls.windows, [77])
+        yield* TestClock.adjust(Sweep.defaultInterval)
+        assert.sameMembers(calls.windows, [77, 77, 99])
+      }).pipe(Effect.provide(recording(calls, { ...Throttle.defaultPolicy, window: 77 })))
+    }
+  )
 })
 
 describe("Sweep.layer", () => {

@@ -68,18 +68,15 @@ export const defaultInterval: Duration.Duration = Duration.minutes(5)
 type Swept = CodeStore | TokenStore | SessionStore | ThrottleStore
 
 /**
- * One sweep (`expired`) with the throttle window of the `ThrottlePolicy` in force when one is
- * provided (else `options.throttleWindow`, else the default policy's), logged at info when it
+ * One sweep (`expired`) with `options.throttleWindow`, else the window of the `ThrottlePolicy`
+ * in force when one is provided, else the default policy's; logged at info when it
  * deleted anything (`swept expired rows`, with the counts) and at warning when it failed
  * (`sweep failed`, with the reason): a failure never fails the schedule.
  */
 const once = (options: Options): Effect.Effect<void, never, Swept> =>
   Effect.gen(function* () {
     const policy = yield* Effect.serviceOption(ThrottlePolicy)
-    const window = Option.match(policy, {
-      onNone: () => options.throttleWindow,
-      onSome: (p) => p.window
-    })
+    const window = options.throttleWindow ?? Option.getOrUndefined(Option.map(policy, (p) => p.window))
     const result = yield* expired({ ...options, ...(window === undefined ? {} : { throttleWindow: window }) })
     const { codes, tokens, sessions, throttle } = result
     if (codes + tokens + sessions + throttle > 0) {
