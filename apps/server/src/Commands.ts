@@ -25,7 +25,8 @@ export { auditJsonText, parseSince, visible } from "./commands/audit.js"
 export type { Io } from "./commands/common.js"
 
 /** The usage text (`cli help`). */
-export const usage = `Usage: pnpm --silent cli <command> [options]
+export const usage = `Usage: latchkey <command> [options]   (in a checkout of the repository: pnpm --silent cli <command>)
+       latchkey [serve]                starts the server
 
 Applications
   app create --name <name> --redirect-uri <uri> [--redirect-uri <uri2> ...]
@@ -132,7 +133,7 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
     return exitCodes.ok
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr(`latchkey: ${e.message}\nRun "pnpm --silent cli help" for usage.\n`)
+      io.stderr(`latchkey: ${e.message}\nRun "latchkey help" (pnpm --silent cli help) for usage.\n`)
       return exitCodes.usage
     }
     io.stderr(`latchkey: error: ${e instanceof Error ? e.message : String(e)}\n`)

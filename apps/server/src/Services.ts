@@ -19,16 +19,14 @@ import {
   type Stores,
   Throttle
 } from "@latchkey/core"
-import { NodeCrypto } from "@latchkey/node"
+import { NodeCrypto, ScryptHasher } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { ServerEnv } from "./Env.js"
-import * as HashPool from "./HashPool.js"
 import * as Log from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import { countingAudit, sessionStats, timedStorage } from "./Observed.js"
-import * as ScryptHasher from "./ScryptHasher.js"
 import * as Tracing from "./Tracing.js"
 
 /** Every service of the server. */
@@ -114,7 +112,10 @@ export const layer = (
     overrides.hasher ?? ScryptHasher.layer(),
     // Counters in the store: every process on the database shares one budget. As many
     // password checks run at once as there are hashing threads; the others wait in line.
-    Throttle.policyLayer(env.throttle, { ...PasswordChecks.defaultLimits, concurrency: HashPool.size }),
+    Throttle.policyLayer(env.throttle, {
+      ...PasswordChecks.defaultLimits,
+      concurrency: ScryptHasher.threads
+    }),
     audit,
     Log.effectLayer(log)
   )

@@ -16,13 +16,13 @@ import {
   Throttle,
   TokenStore
 } from "@latchkey/core"
+import { ScryptHasher } from "@latchkey/node"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect, Layer, ManagedRuntime, TestClock } from "effect"
 import * as App from "../src/App.js"
 import * as Env from "../src/Env.js"
 import * as Log from "../src/Log.js"
-import * as ScryptHasher from "../src/ScryptHasher.js"
 import { sweepAudit, sweepExpired, sweepLimit } from "../src/Server.js"
 import * as Services from "../src/Services.js"
 

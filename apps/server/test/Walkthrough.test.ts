@@ -30,6 +30,8 @@ describe("the README walk-through", () => {
     const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string)
     const script = [
       "set -eu",
+      // the published package's command, as a user who installed it runs it
+      `latchkey() { node ${JSON.stringify(join(serverDir, "dist", "bin.js"))} "$@"; }`,
       ...blocks.slice(1).filter((b) => !b.includes("paste-the-code-here") && !b.includes("pnpm start"))
     ]
       .join("\n")
@@ -46,5 +48,23 @@ describe("the README walk-through", () => {
     assert.include(r.stdout, '{"active":false}')
     assert.match(r.stdout, /http:\/\/127\.0\.0\.1:9000\/cb\?code=[^&]+&state=abc&iss=/)
     assert.include(r.stdout, '"error":"unsupported_grant_type"')
+  })
+
+  it("the root README's quick start asks for a token on the port PORT names", async () => {
+    const readme = readFileSync(join(repoRoot, "README.md"), "utf8")
+    const quickStart = readme.slice(
+      readme.indexOf("## Quick start"),
+      readme.indexOf("\n## ", readme.indexOf("## Quick start") + 1)
+    )
+    const blocks = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string)
+    assert.strictEqual(blocks.length, 2)
+    assert.include(blocks[0], "pnpm start")
+    const r = await runProcess("bash", ["-c", ["set -eu", blocks[1]].join("\n")], {
+      cwd: repoRoot,
+      env: { LATCHKEY_DB: db, PORT: String(server.port) },
+      timeoutMs: 60_000
+    })
+    assert.strictEqual(r.code, 0, r.stderr)
+    assert.match(r.stdout, /"token_type":"Bearer"/)
   })
 })

@@ -15,6 +15,7 @@ import {
   StorageHealth,
   Throttle
 } from "@latchkey/core"
+import { ScryptHasher } from "@latchkey/node"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { pino } from "pino"
 import * as AdminServer from "../src/AdminServer.js"
@@ -22,7 +23,6 @@ import * as App from "../src/App.js"
 import { boundedServer, closeGracefully } from "../src/Listen.js"
 import * as Log from "../src/Log.js"
 import * as Metrics from "../src/Metrics.js"
-import * as ScryptHasher from "../src/ScryptHasher.js"
 import type { LogLine } from "./helpers.js"
 
 /** The admin token of the admin listener. */

@@ -8,7 +8,7 @@ const Services = Layer.mergeAll(
   Config.layer({ issuer: "https://auth.example", serverKey: "change-me-to-32-random-bytes....." }),
   Entropy.layer,
   Throttle.layer(),
-  // bring a memory-hard hash in production; this one only serves the example
+  // only for the example: in production on Node, ScryptHasher.layer() of @latchkey/node
   Layer.succeed(PasswordHasher.PasswordHasher, {
     hash: (p) => Effect.succeed(p),
     verify: (p, h) => Effect.succeed(p === h)

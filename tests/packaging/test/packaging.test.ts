@@ -1,7 +1,8 @@
 // Packs every published package the way `pnpm publish` does, lints the tarballs (publint, attw),
 // installs them with plain npm into a project outside the workspace, issues a token with them and
-// type-checks a consumer file against them.
-import { execFile } from "node:child_process"
+// type-checks a consumer file against them; the reference server, installed from its tarball too,
+// starts with its `latchkey` command and runs a CLI command.
+import { execFile, spawn } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
@@ -24,6 +25,9 @@ const published = [
   "storage-sqlite",
   "storage-testkit"
 ] as const
+
+/** The reference server: published for its `latchkey` command, not as a library (no exports). */
+const server = "server"
 
 interface Run {
   readonly code: number
@@ -70,6 +74,7 @@ let work = ""
 let tarballs = ""
 let consumer = ""
 const tarball = (pkg: string) => join(tarballs, `latchkey-${pkg}-0.1.0.tgz`)
+const withServer = [...published, server]
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "latchkey-packaging-"))
@@ -77,15 +82,11 @@ beforeAll(async () => {
   consumer = join(work, "consumer")
   mkdirSync(tarballs)
   mkdirSync(consumer)
-  // pnpm pack: runs each prepack (the build), swaps publishConfig.exports in, rewrites workspace: ranges.
-  const pack = await run(
-    "pnpm",
-    ["-r", "--filter", "./packages/*", "pack", "--pack-destination", tarballs],
-    root,
-    240_000
-  )
+  // The documented command (`pnpm pack:published`): pnpm pack of every package that is not private,
+  // which runs each prepack (the build), swaps publishConfig.exports in, rewrites workspace: ranges.
+  const pack = await run(process.execPath, [join(root, "scripts/pack.mjs"), tarballs], root, 240_000)
   expect(pack.code, explain(pack)).toBe(0)
-  expect(readdirSync(tarballs).sort()).toEqual(published.map((p) => `latchkey-${p}-0.1.0.tgz`).sort())
+  expect(readdirSync(tarballs).sort()).toEqual(withServer.map((p) => `latchkey-${p}-0.1.0.tgz`).sort())
 }, 300_000)
 
 afterAll(() => {
@@ -135,6 +136,91 @@ describe("the packed tarballs", () => {
   })
 })
 
+describe("the reference server's tarball", () => {
+  it("passes publint and holds LICENSE, README.md and the latchkey command", async () => {
+    const lint = await run(
+      bin("publint"),
+      ["run", tarball(server), "--strict", "--level", "suggestion"],
+      work
+    )
+    expect(lint.code, explain(lint)).toBe(0)
+    const r = await run("tar", ["-tzf", tarball(server)], work)
+    const files = r.stdout.split("\n")
+    for (const f of ["LICENSE", "README.md", "package.json", "dist/bin.js", "dist/main.js", "dist/cli.js"]) {
+      expect(files).toContain(`package/${f}`)
+    }
+    const manifest = JSON.parse(
+      (await run("tar", ["-xzOf", tarball(server), "package/package.json"], work)).stdout
+    )
+    expect(manifest.bin).toEqual({ latchkey: "dist/bin.js" })
+    expect(manifest.private).toBeUndefined()
+    expect(JSON.stringify(manifest)).not.toContain("workspace:")
+    const binJs = await run("tar", ["-xzOf", tarball(server), "package/dist/bin.js"], work)
+    expect(binJs.stdout.startsWith("#!/usr/bin/env node\n")).toBe(true)
+  })
+})
+
+/** The environment of the installed server and CLI: none of this machine's Latchkey settings. */
+const serverEnv = (db: string): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries({ ...env, LATCHKEY_DB: db, PORT: "0", HOST: "127.0.0.1" }).filter(
+      ([k]) => k === "LATCHKEY_DB" || !(k.startsWith("LATCHKEY_") || k === "DATABASE_URL" || k === "INIT_CWD")
+    )
+  )
+
+interface Started {
+  readonly port: number
+  readonly stop: () => Promise<number | string | null>
+  readonly output: () => string
+}
+
+/**
+ * Starts the installed `latchkey` command with `args` and resolves once it logs the port it
+ * listens on; rejects if it exits first or logs nothing of the kind within 30 s (then killed).
+ * `stop` sends SIGTERM and resolves with the exit code, or "killed" when it is still running 15 s later.
+ */
+const startServer = (args: ReadonlyArray<string>, db: string) =>
+  new Promise<Started>((resolve, reject) => {
+    const child = spawn(join(consumer, "node_modules/.bin/latchkey"), args, {
+      cwd: consumer,
+      env: serverEnv(db),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let out = ""
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+    const stop = async () => {
+      child.kill("SIGTERM")
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<string>((done) => {
+        timer = setTimeout(() => {
+          child.kill("SIGKILL")
+          done("killed")
+        }, 15_000)
+      })
+      const code = await Promise.race([exited, late])
+      clearTimeout(timer)
+      return code
+    }
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`no listening line within 30 s\n${out}`))
+    }, 30_000)
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d
+      const port = /"port":(\d+),[^\n]*"msg":"listening/.exec(out)?.[1]
+      if (port === undefined) return
+      clearTimeout(timer)
+      resolve({ port: Number(port), stop, output: () => out })
+    })
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      out += d
+    })
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited with ${code} before listening\n${out}`))
+    })
+  })
+
 describe("installed with npm outside the workspace", () => {
   beforeAll(async () => {
     // better-sqlite3 compiles from source (minutes): reuse the workspace's built copy, vendored
@@ -154,7 +240,7 @@ describe("installed with npm outside the workspace", () => {
     const version = (name: string, from = "packages/express/package.json") =>
       JSON.parse(readFileSync(createRequire(join(root, from)).resolve(`${name}/package.json`), "utf8"))
         .version
-    const ours = Object.fromEntries(published.map((p) => [`@latchkey/${p}`, `file:${tarball(p)}`]))
+    const ours = Object.fromEntries(withServer.map((p) => [`@latchkey/${p}`, `file:${tarball(p)}`]))
     writeFileSync(
       join(consumer, "package.json"),
       JSON.stringify(
@@ -256,5 +342,54 @@ describe("installed with npm outside the workspace", () => {
       consumer
     )
     expect(r.code, explain(r)).toBe(0)
+  })
+
+  it.each([[[]], [["serve"]]])(
+    "latchkey %j starts the server: /healthz answers 200, SIGTERM stops it with exit code 0",
+    async (args) => {
+      const started = await startServer(args, join(work, `server-${args.length}.sqlite`))
+      try {
+        const res = await fetch(`http://127.0.0.1:${started.port}/healthz`, {
+          signal: AbortSignal.timeout(10_000)
+        })
+        expect(res.status, started.output()).toBe(200)
+        expect(await res.json()).toEqual({ status: "ok" })
+      } finally {
+        expect(await started.stop(), started.output()).toBe(0)
+      }
+    }
+  )
+
+  it("latchkey <command> runs the management CLI: app create, then app list --json", async () => {
+    const db = join(work, "cli.sqlite")
+    const latchkey = join(consumer, "node_modules/.bin/latchkey")
+    const cli = (args: ReadonlyArray<string>) =>
+      new Promise<Run>((done) => {
+        execFile(
+          latchkey,
+          args,
+          { cwd: consumer, env: serverEnv(db), timeout: 60_000, killSignal: "SIGKILL" },
+          (error, stdout, stderr) =>
+            done({
+              code: error === null ? 0 : typeof error.code === "number" ? error.code : 1,
+              stdout,
+              stderr
+            })
+        )
+      })
+    const created = await cli([
+      "app",
+      "create",
+      "--name",
+      "demo",
+      "--redirect-uri",
+      "http://127.0.0.1:9000/cb",
+      "--json"
+    ])
+    expect(created.code, explain(created)).toBe(0)
+    const { app_key } = JSON.parse(created.stdout) as { app_key: string }
+    const listed = await cli(["app", "list", "--json"])
+    expect(listed.code, explain(listed)).toBe(0)
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ app_key, name: "demo" })])
   })
 })

@@ -1,8 +1,9 @@
 /**
  * The sweep of what expired, over whichever stores are provided: every adapter's `sweep` is
- * this one, so they cannot differ in what they purge or how much at a time.
+ * this one, so they cannot differ in what they purge or how much at a time. `scheduled` and
+ * `layer` run it on a schedule for a program that embeds the endpoints.
  */
-import { Effect } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { KeyStore } from "../storage/KeyStore.js"
@@ -10,7 +11,7 @@ import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { ThrottleStore } from "../storage/ThrottleStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
-import { defaultPolicy } from "./Throttle.js"
+import { defaultPolicy, ThrottlePolicy } from "./Throttle.js"
 
 /** Bounds of one sweep. */
 export interface Options {
@@ -35,9 +36,9 @@ export interface Result {
 /**
  * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
  * expiry has passed by the Clock, at most `limit` of each, and the retired signing keys no longer
- * published (there are few: one a rotation). Tombstones (used codes, rotated
- * refresh tokens) stay until their original expiry, so replays are still detected. Schedule it,
- * e.g. `expired().pipe(Effect.repeat(Schedule.spaced("5 minutes")))`.
+ * published (there are few: one a rotation). Tombstones (used codes, rotated refresh tokens) stay
+ * until their original expiry, so replays are still detected. `scheduled` and `layer` run it
+ * every few minutes.
  *
  * Audit events are not swept here: purge them with `AuditStore.purgeBefore(now - retention,
  * limit)` on the same schedule. This sweep counts time by the Effect Clock, while an adapter may
@@ -58,3 +59,55 @@ export const expired = (
     const keys = yield* (yield* KeyStore).removeExpired(now)
     return { codes, tokens, sessions, throttle, keys }
   })
+
+/** Options of `scheduled` and `layer`: the bounds of each sweep, and how often it runs. */
+export interface ScheduleOptions extends Options {
+  /** Time from the start to the first sweep, and from the end of one sweep to the next (default 5 minutes). */
+  readonly interval?: Duration.DurationInput
+}
+
+/** The interval of `scheduled` when none is given. */
+export const defaultInterval: Duration.Duration = Duration.minutes(5)
+
+/** The stores one sweep deletes from. */
+type Swept = CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore
+
+/**
+ * One sweep (`expired`) with `options.throttleWindow`, else the window of the `ThrottlePolicy`
+ * in force when one is provided, else the default policy's; logged at info when it
+ * deleted anything (`swept expired rows`, with the counts) and at warning when it failed
+ * (`sweep failed`, with the reason): a failure never fails the schedule.
+ */
+const once = (options: Options): Effect.Effect<void, never, Swept> =>
+  Effect.gen(function* () {
+    const policy = yield* Effect.serviceOption(ThrottlePolicy)
+    const window = options.throttleWindow ?? Option.getOrUndefined(Option.map(policy, (p) => p.window))
+    const result = yield* expired({ ...options, ...(window === undefined ? {} : { throttleWindow: window }) })
+    const { codes, tokens, sessions, throttle, keys } = result
+    if (codes + tokens + sessions + throttle + keys > 0) {
+      yield* Effect.logInfo("swept expired rows").pipe(
+        Effect.annotateLogs({ codes, tokens, sessions, throttle, keys })
+      )
+    }
+  }).pipe(
+    Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))
+  )
+
+/**
+ * Sweep every `interval` (default 5 minutes), the first one `interval` after the start, for as
+ * long as it runs: fork it where it is interrupted at shutdown (or use `layer`, which does). A
+ * sweep that fails (the database unavailable) is logged and the next one runs as planned.
+ */
+export const scheduled = (options: ScheduleOptions = {}): Effect.Effect<never, never, Swept> => {
+  const { interval = defaultInterval, ...bounds } = options
+  return Effect.forever(Effect.zipRight(Effect.sleep(interval), once(bounds)))
+}
+
+/**
+ * A layer that runs `scheduled(options)` in the background while it is alive: built into a
+ * `ManagedRuntime`, the sweeps start with the runtime and stop with `runtime.dispose()` (in a
+ * scope, when the scope closes). It provides nothing; feed it the stores, e.g.
+ * `ManagedRuntime.make(Sweep.layer().pipe(Layer.provideMerge(services)))`.
+ */
+export const layer = (options: ScheduleOptions = {}): Layer.Layer<never, never, Swept> =>
+  Layer.scopedDiscard(Effect.forkScoped(scheduled(options)))

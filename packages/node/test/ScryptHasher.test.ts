@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
-import * as HashPool from "../src/HashPool.js"
-import * as ScryptHasher from "../src/ScryptHasher.js"
+import { PasswordHasher } from "@latchkey/core"
+import { Effect } from "effect"
+import { ScryptHasher } from "../src/index.js"
 
 const cheap = { N: 1024, r: 8, p: 1 }
 
@@ -34,6 +35,32 @@ describe("ScryptHasher", () => {
     assert.deepStrictEqual(order, ["timer", "hash"])
   })
 
+  it("provides the core's PasswordHasher: a hash made through the layer verifies through it", async () => {
+    const program = Effect.gen(function* () {
+      const hasher = yield* PasswordHasher.PasswordHasher
+      const stored = yield* hasher.hash("correct horse")
+      return {
+        stored,
+        right: yield* hasher.verify("correct horse", stored),
+        wrong: yield* hasher.verify("correct horsf", stored)
+      }
+    })
+    const r = await Effect.runPromise(Effect.provide(program, ScryptHasher.layer(cheap)))
+    assert.match(r.stored, /^scrypt\$1024\$8\$1\$/)
+    assert.isTrue(r.right)
+    assert.isFalse(r.wrong)
+  })
+
+  it("verifies a hash made with other parameters than its own (the parameters are in the hash)", async () => {
+    const stored = await ScryptHasher.hash("pw", { N: 2048, r: 4, p: 2 })
+    const verified = await Effect.runPromise(
+      Effect.flatMap(PasswordHasher.PasswordHasher, (h) => h.verify("pw", stored)).pipe(
+        Effect.provide(ScryptHasher.layer(cheap))
+      )
+    )
+    assert.isTrue(verified)
+  })
+
   it("treats malformed or absurd hashes as a mismatch", async () => {
     for (const bad of [
       "",
@@ -48,7 +75,7 @@ describe("ScryptHasher", () => {
   })
 })
 
-describe("HashPool", () => {
+describe("the hashing threads", () => {
   it("hashes on its own threads at the lowest CPU priority while the event loop keeps its own", async () => {
     await ScryptHasher.hash("pw", cheap)
     const nice = (task: string) =>
@@ -60,6 +87,6 @@ describe("HashPool", () => {
     const tasks = readdirSync("/proc/self/task").map((t) => `/proc/self/task/${t}/stat`)
     const niceValues = tasks.map(nice)
     assert.strictEqual(nice(`/proc/self/task/${process.pid}/stat`), 0)
-    assert.strictEqual(niceValues.filter((n) => n === 19).length, HashPool.size)
+    assert.strictEqual(niceValues.filter((n) => n === 19).length, ScryptHasher.threads)
   })
 })

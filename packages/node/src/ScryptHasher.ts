@@ -1,22 +1,37 @@
 /**
- * The PasswordHasher service over node:crypto scrypt (memory-hard), in
- * a self-describing format: `scrypt$N$r$p$salt$hash` (salt and hash base64url).
+ * A production PasswordHasher over node:crypto scrypt (memory-hard), in a self-describing
+ * format: `scrypt$N$r$p$salt$hash` (salt and hash base64url, a 16-byte salt and a 32-byte key),
+ * so a hash made with other parameters still verifies after the defaults change. Every hash runs
+ * on one of `threads` dedicated worker threads at the lowest CPU priority: never on the event
+ * loop, nor in the libuv thread pool that file and DNS work share.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { PasswordHasher } from "@latchkey/core"
 import { Effect, Layer } from "effect"
-import * as HashPool from "./HashPool.js"
+import * as HashPool from "./internal/HashPool.js"
 
 /** scrypt cost parameters. */
 export interface Params {
-  /** CPU/memory cost, a power of two. */
+  /** CPU/memory cost, a power of two (at most 2^20 when verifying). */
   readonly N: number
+  /** Block size (at most 32 when verifying). */
   readonly r: number
+  /** Parallelisation (at most 16 when verifying). */
   readonly p: number
 }
 
-/** Default cost: N=2^15, r=8, p=3, one of OWASP's equivalent minimums, with 32 MiB per hash. */
-const defaultParams: Params = { N: 2 ** 15, r: 8, p: 3 }
+/**
+ * The default cost: N=2^15, r=8, p=3, one of OWASP's equivalent minimums; each hash takes
+ * 32 MiB of memory (128 * N * r bytes) and tens of milliseconds of one thread.
+ */
+export const defaultParams: Params = { N: 2 ** 15, r: 8, p: 3 }
+
+/**
+ * How many hashing threads there are: two, or one on a single-core machine. As many password
+ * checks run at once; give it to `Throttle.layer`'s `concurrency` (`PasswordChecks`) so the
+ * others wait in line instead of queueing on the threads.
+ */
+export const threads: number = HashPool.size
 
 const keyLength = 32
 const saltLength = 16
@@ -65,7 +80,10 @@ export const verify = async (password: string, stored: string): Promise<boolean>
   return timingSafeEqual(actual, expected)
 }
 
-/** The PasswordHasher service with the given cost. */
+/**
+ * The PasswordHasher service with the given cost (default `defaultParams`): what the sign-in
+ * pages and the password grant check passwords with, and `Accounts` hashes new ones with.
+ */
 export const layer = (params: Params = defaultParams): Layer.Layer<PasswordHasher.PasswordHasher> =>
   Layer.succeed(PasswordHasher.PasswordHasher, {
     hash: (password) => Effect.promise(() => hash(password, params)),
