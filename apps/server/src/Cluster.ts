@@ -25,7 +25,7 @@ export const reportReady = (): void => {
 }
 
 /** The metrics of one registry, as `Registry.getMetricsAsJSON` gives them. */
-export type MetricsJson = ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
+type MetricsJson = ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
 
 /** The primary's request for a worker's metrics, and the worker's answer. */
 const metricsTag = "metrics"
