@@ -212,13 +212,13 @@ export const make = (options: MakeOptions = {}): Metrics => {
 }
 
 /**
- * The metrics of one process of a cluster, `process` its worker id (or "primary"), made ready for
+ * The metrics of one process of a cluster, `worker` its worker id (or "primary"), made ready for
  * `exposition`: a metric prom-client would average or omit across processes (the event loop lag
  * percentiles, `process_start_time_seconds`) gets a `worker` label instead, so each process's
  * value stays; the others are summed (or their min, max or first taken) as prom-client declares.
  */
 export const ofProcess = (
-  process: string,
+  worker: string,
   metrics: ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
 ): ReadonlyArray<MetricObjectWithValues<MetricValue<string>>> =>
   metrics.map((metric) =>
@@ -226,7 +226,7 @@ export const ofProcess = (
       ? {
           ...metric,
           aggregator: "sum",
-          values: metric.values.map((v) => ({ ...v, labels: { ...v.labels, worker: process } }))
+          values: metric.values.map((v) => ({ ...v, labels: { ...v.labels, worker } }))
         }
       : metric
   )
