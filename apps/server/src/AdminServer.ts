@@ -156,8 +156,12 @@ export const startForCluster = async (env: ServerEnv, log: Log): Promise<() => P
       log,
       headersTimeoutMs: env.headersTimeoutMs,
       requestTimeoutMs: env.requestTimeoutMs,
+      // Each process's own values of what would be averaged or omitted, labelled by worker
       metrics: async () =>
-        Metrics.exposition([...(await Cluster.workerMetrics()), await metrics.registry.getMetricsAsJSON()])
+        Metrics.exposition([
+          ...(await Cluster.workerMetrics()).map((w) => Metrics.ofProcess(String(w.worker), w.metrics)),
+          Metrics.ofProcess("primary", await metrics.registry.getMetricsAsJSON())
+        ])
     })
   } catch (e) {
     await runtime.dispose()

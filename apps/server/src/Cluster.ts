@@ -25,7 +25,7 @@ export const reportReady = (): void => {
 }
 
 /** The metrics of one registry, as `Registry.getMetricsAsJSON` gives them. */
-export type MetricsJson = ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
+type MetricsJson = ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
 
 /** The primary's request for a worker's metrics, and the worker's answer. */
 const metricsTag = "metrics"
@@ -52,11 +52,17 @@ let nextRequest = 0
 const pendingRequests = new Map<number, (worker: number, metrics: MetricsJson) => void>()
 let listening = false
 
+/** The metrics of one worker, by its node:cluster id. */
+export interface WorkerMetrics {
+  readonly worker: number
+  readonly metrics: MetricsJson
+}
+
 /**
  * In the primary: the metrics of every connected worker, each asked over its IPC channel; a worker
  * that has not answered within `timeoutMs` (starting, stopping, stuck) is left out of this answer.
  */
-export const workerMetrics = (timeoutMs = 2_000): Promise<Array<MetricsJson>> => {
+export const workerMetrics = (timeoutMs = 2_000): Promise<Array<WorkerMetrics>> => {
   if (!listening) {
     listening = true
     cluster.on("message", (worker, m: unknown) => {
@@ -75,7 +81,7 @@ export const workerMetrics = (timeoutMs = 2_000): Promise<Array<MetricsJson>> =>
     }
   }
   return new Promise((resolve) => {
-    const answers: Array<MetricsJson> = []
+    const answers: Array<WorkerMetrics> = []
     const done = () => {
       clearTimeout(timer)
       pendingRequests.delete(id)
@@ -84,7 +90,7 @@ export const workerMetrics = (timeoutMs = 2_000): Promise<Array<MetricsJson>> =>
     const timer = setTimeout(done, timeoutMs)
     pendingRequests.set(id, (worker, metrics) => {
       if (!asked.delete(worker)) return
-      answers.push(metrics)
+      answers.push({ worker, metrics })
       if (asked.size === 0) done()
     })
     if (asked.size === 0) done()
@@ -134,6 +140,8 @@ interface Primary {
   starting: boolean
   /** Once a signal (or a failed start) asked every worker to stop. */
   stopping: boolean
+  /** The signals passed on to the workers: a worker they ended stopped as asked. */
+  readonly signals: Set<string>
   exitCode: number
   /** Stops what the primary serves itself; nothing until `serve` has started it. */
   stopServing: () => Promise<void>
@@ -186,6 +194,7 @@ const forward = (signal: NodeJS.Signals): void => {
 /** Stop every worker with `signal`, the primary to exit at least with `code`; no more restarts. */
 const stopAll = (p: Primary, signal: NodeJS.Signals, code: number): void => {
   p.stopping = true
+  p.signals.add(signal)
   p.exitCode = Math.max(p.exitCode, code)
   for (const t of p.pending) clearTimeout(t)
   p.pending.clear()
@@ -231,20 +240,22 @@ const restart = (p: Primary, worker: Worker, code: number, signal: string | null
 const onExit = (p: Primary, worker: Worker, code: number, signal: string | null): void => {
   const wasReady = p.ready.delete(worker.id)
   if (p.stopping) {
-    if (code !== 0) p.exitCode = 1
+    // Ended by the very signal passed on (before its handler was set): stopped as asked
+    if (code !== 0 && !(signal !== null && p.signals.has(signal))) p.exitCode = 1
     p.log.info(exitFields(worker, code, signal), "worker stopped")
     exitIfLast(p, p.exitCode)
+    return
+  }
+  if (code === 0 && signal === null) {
+    // Asked to stop by a signal of its own (e.g. from a service manager signalling the whole
+    // group), at start-up too
+    p.log.info(exitFields(worker, code, signal), "worker stopped")
+    exitIfLast(p, 0)
     return
   }
   if (p.starting && !wasReady) {
     p.log.fatal(exitFields(worker, code, signal), "could not start: a worker exited before it was ready")
     stopAll(p, "SIGTERM", 1)
-    return
-  }
-  if (code === 0 && signal === null) {
-    // Asked to stop by a signal of its own (e.g. from a service manager signalling the whole group)
-    p.log.info(exitFields(worker, code, signal), "worker stopped")
-    exitIfLast(p, 0)
     return
   }
   restart(p, worker, code, signal)
@@ -270,6 +281,20 @@ const signalHandler = (p: Primary): ((signal: NodeJS.Signals) => void) => {
   }
 }
 
+/** What `runPrimary` runs. */
+export interface PrimaryOptions {
+  readonly workers: number
+  readonly log: Log
+  /** The server's version, for the `starting` line. */
+  readonly version: string
+  /** Migrate the database, before any worker starts. */
+  readonly migrate: () => Promise<void>
+  /** Start what the primary serves itself (the admin listener); resolves with the function that stops it. */
+  readonly serve?: () => Promise<() => Promise<void>>
+  /** Report a failure of `migrate` or `serve` before the `could not start` line. */
+  readonly onStartError?: (e: unknown) => void
+}
+
 /**
  * Run as the primary of `workers` workers: `migrate` first (failing it exits 1 with "could not
  * start"), then fork. A worker that exits before it is ready at the first start exits the whole
@@ -277,19 +302,16 @@ const signalHandler = (p: Primary): ((signal: NodeJS.Signals) => void) => {
  * stop (a signal of its own) and is not replaced; any other exit is a crash, restarted within
  * `restartPolicy`. The first SIGTERM or SIGINT is passed to every worker (the same signal again
  * within a second counts once, as in a worker); a later one is passed on too, so the workers exit
- * at once. The primary exits when the last worker has: 0 when every one stopped with code 0.
+ * at once. The primary exits when the last worker has: 0 when every one stopped with code 0 or
+ * ended by the signal passed on. Signals are handled from the start: one during the migration
+ * (or before any worker) exits 0 without forking.
  *
  * `serve`, when given, starts what the primary serves itself (the admin listener) after the
  * migration and before the workers: failing it exits 1 like a failed migration (`onStartError`
  * reports the reason first); the function it resolves with is called before the primary exits.
  */
-export const runPrimary = async (
-  workers: number,
-  log: Log,
-  migrate: () => Promise<void>,
-  serve?: () => Promise<() => Promise<void>>,
-  onStartError: (e: unknown) => void = () => {}
-): Promise<void> => {
+export const runPrimary = async (options: PrimaryOptions): Promise<void> => {
+  const { workers, log } = options
   const p: Primary = {
     workers,
     log,
@@ -299,23 +321,31 @@ export const runPrimary = async (
     ready: new Set(),
     starting: true,
     stopping: false,
+    signals: new Set(),
     exitCode: 0,
     stopServing: async () => {},
     exiting: false
   }
+  const onSignal = signalHandler(p)
+  process.on("SIGTERM", onSignal)
+  process.on("SIGINT", onSignal)
+  log.info({ workers, version: options.version }, `starting ${workers} workers`)
   try {
-    await migrate()
-    if (serve !== undefined) p.stopServing = await serve()
+    await options.migrate()
+    if (p.stopping) return
+    if (options.serve !== undefined) p.stopServing = await options.serve()
   } catch (e) {
-    onStartError(e)
+    if (p.stopping) return
+    options.onStartError?.(e)
     log.fatal({ reason: e instanceof Error ? e.message : String(e) }, "could not start")
     flushAndExit(p, 1)
     return
   }
+  // A signal while the admin listener started: it stops with the rest
+  if (p.stopping) {
+    flushAndExit(p, p.exitCode)
+    return
+  }
   cluster.on("exit", (worker, code, signal) => onExit(p, worker, code, signal))
-  const onSignal = signalHandler(p)
-  process.on("SIGTERM", onSignal)
-  process.on("SIGINT", onSignal)
-  log.info({ workers }, `starting ${workers} workers`)
   for (let i = 0; i < workers; i++) fork(p)
 }

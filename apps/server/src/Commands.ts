@@ -16,6 +16,7 @@ import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
 import * as Services from "./Services.js"
+import * as StartError from "./StartError.js"
 
 /** The `--grace` option of `app rotate-secret`. */
 export { parseGrace } from "./commands/apps.js"
@@ -111,21 +112,25 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
   // A misspelt setting (LATCHKEY_DBB) would silently leave the default in place: say so first
   for (const warning of Env.warnings(io.env)) io.stderr(`latchkey: warning: ${warning}\n`)
   let runtime: Runtime | undefined
+  let env: Env.ServerEnv | undefined
   try {
     const getRuntime = (): Runtime => {
       if (runtime === undefined) {
-        const env = Env.read(io.env)
-        if (env.databaseUrl === null && env.dbPath !== ":memory:" && !existsSync(env.dbPath)) {
+        const read = Env.read(io.env)
+        env = read
+        if (read.databaseUrl === null && read.dbPath !== ":memory:" && !existsSync(read.dbPath)) {
           if (command.readOnly === true) {
             throw new Failure(
-              `there is no database at ${env.dbPath} (LATCHKEY_DB); nothing to show. Point LATCHKEY_DB at the server's database`
+              `there is no database at ${read.dbPath} (LATCHKEY_DB); nothing to show. Point LATCHKEY_DB at the server's database`
             )
           }
-          io.stderr(`latchkey: warning: ${env.dbPath} does not exist; creating a new database there\n`)
+          io.stderr(`latchkey: warning: ${read.dbPath} does not exist; creating a new database there\n`)
         }
-        io.stderr(`latchkey: database ${Env.describeStore(env)}\n`)
-        const log = Log.make(env.logLevel === "info" ? "warn" : env.logLevel, 2)
-        runtime = ManagedRuntime.make(Services.layer(env, env.issuer ?? `http://localhost:${env.port}`, log))
+        io.stderr(`latchkey: database ${Env.describeStore(read)}\n`)
+        const log = Log.make(read.logLevel === "info" ? "warn" : read.logLevel, 2)
+        runtime = ManagedRuntime.make(
+          Services.layer(read, read.issuer ?? `http://localhost:${read.port}`, log)
+        )
       }
       return runtime
     }
@@ -136,7 +141,9 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
       io.stderr(`latchkey: ${e.message}\nRun "latchkey help" (pnpm --silent cli help) for usage.\n`)
       return exitCodes.usage
     }
-    io.stderr(`latchkey: error: ${e instanceof Error ? e.message : String(e)}\n`)
+    // A database the settings name wrongly: the setting, the path or database, and why
+    const explained = env === undefined ? undefined : StartError.explain(env, e)
+    io.stderr(`latchkey: error: ${explained ?? (e instanceof Error ? e.message : String(e))}\n`)
     return exitCodes.failed
   } finally {
     if (runtime !== undefined) await runtime.dispose()

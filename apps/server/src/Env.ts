@@ -83,6 +83,11 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
   const scopeDescriptions = get("LATCHKEY_SCOPE_DESCRIPTIONS")
   const productName = get("LATCHKEY_PRODUCT_NAME")
   const admin = adminOf(get)
+  if (admin !== null && admin.port !== 0 && admin.port === port) {
+    throw new EnvError(
+      `LATCHKEY_ADMIN_PORT must not be PORT, the public port (both are ${port}): the admin API and the metrics never share it; set LATCHKEY_ADMIN_PORT to another port`
+    )
+  }
   const throttle = throttleOf(get)
   const headersTimeoutMs = get("LATCHKEY_HEADERS_TIMEOUT_MS")
   const requestTimeoutMs = get("LATCHKEY_REQUEST_TIMEOUT_MS")
@@ -128,33 +133,44 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
   }
 }
 
+/** Every variable the server and the CLI read: the names of `settings`. */
+const settingNames: ReadonlyArray<string> = Object.keys(settings)
+
 /** Every `LATCHKEY_*` variable the server and the CLI read: the `LATCHKEY_*` names of `settings`. */
-export const knownVariables: ReadonlyArray<string> = Object.keys(settings).filter((name) =>
+export const knownVariables: ReadonlyArray<string> = settingNames.filter((name) =>
   name.startsWith("LATCHKEY_")
 )
 
 /** `LATCHKEY_*` variables of the repository's own tools (the benchmark, the runtime tests): no warning. */
 const toolVariables = new Set(["LATCHKEY_CMD", "LATCHKEY_CLI_CMD", "LATCHKEY_CWD", "LATCHKEY_RUNTIME"])
 
-/** Levenshtein distance between two strings. */
+/** Edit distance between two strings: insertions, deletions, substitutions and swaps of neighbours count 1. */
 const editDistance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  const rows: Array<Array<number>> = [Array.from({ length: b.length + 1 }, (_, j) => j)]
   for (let i = 1; i <= a.length; i++) {
-    const current = [i]
+    const row = [i]
+    const up = rows[i - 1] as Array<number>
     for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution)
+      const same = a[i - 1] === b[j - 1]
+      let d = Math.min(
+        (up[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (up[j - 1] as number) + (same ? 0 : 1)
+      )
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, (rows[i - 2]?.[j - 2] as number) + 1)
+      row[j] = d
     }
-    previous = current
+    rows.push(row)
   }
-  return previous[b.length] as number
+  return rows[a.length]?.[b.length] as number
 }
 
-/** The known variable nearest to `name` by edit distance (the first of the nearest). */
-export const nearestVariable = (name: string): string => {
-  let best = knownVariables[0] as string
+/** The variable of `candidates` (by default the `LATCHKEY_*` ones) nearest to `name` by edit distance (the first of the nearest). */
+export const nearestVariable = (name: string, candidates: ReadonlyArray<string> = knownVariables): string => {
+  let best = candidates[0] as string
   let distance = Number.POSITIVE_INFINITY
-  for (const known of knownVariables) {
+  for (const known of candidates) {
     const d = editDistance(name, known)
     if (d < distance) {
       best = known
@@ -164,21 +180,39 @@ export const nearestVariable = (name: string): string => {
   return best
 }
 
+/**
+ * The setting a variable outside `LATCHKEY_*` most likely misspells, or undefined: one whose name,
+ * in capitals, is at most one edit away (two for names of 8 characters or more). The environment
+ * holds many other programs' variables, so only names that close count: `HOME` is no `HOST`.
+ */
+const misspelt = (name: string): string | undefined => {
+  const upper = name.toUpperCase()
+  const nearest = nearestVariable(upper, settingNames)
+  return editDistance(upper, nearest) <= (nearest.length >= 8 ? 2 : 1) ? nearest : undefined
+}
+
+/** The setting an unknown variable `name` was meant to be, or undefined when it is none of Latchkey's business. */
+const meantFor = (name: string): string | undefined =>
+  name.startsWith("LATCHKEY_") ? nearestVariable(name) : misspelt(name)
+
 const loopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || (isIP(host) === 4 && host.startsWith("127."))
 
 /**
  * Warnings about an environment that `read` accepts: each `LATCHKEY_*` variable nobody reads (a
- * typo, most likely), with the nearest known name, and admin settings that have no effect or
+ * typo, most likely), with the nearest known name; each other variable a near miss of a setting
+ * (`DATABSE_URL`, `LOG_LEVLE`), with the setting, never with the value; and admin settings that have no effect or
  * expose the admin listener. One line each, without the `latchkey:` prefix; the server logs them
  * once at start and the CLI writes them on stderr.
  */
 export const warnings = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<string> => {
-  const known = new Set(knownVariables)
+  const known = new Set(settingNames)
   const found: Array<string> = []
   for (const name of Object.keys(env).sort()) {
-    if (!name.startsWith("LATCHKEY_") || known.has(name) || toolVariables.has(name)) continue
-    found.push(`${name} is not a Latchkey setting and is ignored; did you mean ${nearestVariable(name)}?`)
+    if (known.has(name) || toolVariables.has(name)) continue
+    const meant = meantFor(name)
+    if (meant !== undefined)
+      found.push(`${name} is not a Latchkey setting and is ignored; did you mean ${meant}?`)
   }
   const adminPort = (env.LATCHKEY_ADMIN_PORT ?? "").trim()
   if (adminPort === "") {

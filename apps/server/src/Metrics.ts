@@ -16,6 +16,7 @@ import {
   type MetricValue,
   Registry
 } from "prom-client"
+import { version } from "./Version.js"
 
 // The endpoint label of each path under the issuer's: the core's names of the OAuth endpoints, and the rest
 const underIssuer = {
@@ -166,11 +167,23 @@ const sessionGauges = (registers: Registers): ((stats: SessionStats) => void) =>
   }
 }
 
+/** `latchkey_build_info`: 1, labelled with the server's version and Node.js's; the same in every process. */
+const buildInfo = (registers: Registers): void => {
+  new Gauge({
+    name: "latchkey_build_info",
+    help: "The running server: its version and the Node.js version, as labels (always 1)",
+    labelNames: ["version", "nodejs_version"],
+    aggregator: "max",
+    registers
+  }).set({ version, nodejs_version: process.version }, 1)
+}
+
 /** A fresh registry with every Latchkey metric. */
 export const make = (options: MakeOptions = {}): Metrics => {
   const registry = new Registry()
   if (options.defaults !== false) collectDefaultMetrics({ register: registry })
   const registers = [registry]
+  buildInfo(registers)
   const { tokens, errors, throttle, audit } = counters(registers)
   const { requests, storage } = histograms(registers)
   const bindSessions = sessionGauges(registers)
@@ -197,6 +210,26 @@ export const make = (options: MakeOptions = {}): Metrics => {
     bindSessions
   }
 }
+
+/**
+ * The metrics of one process of a cluster, `worker` its worker id (or "primary"), made ready for
+ * `exposition`: a metric prom-client would average or omit across processes (the event loop lag
+ * percentiles, `process_start_time_seconds`) gets a `worker` label instead, so each process's
+ * value stays; the others are summed (or their min, max or first taken) as prom-client declares.
+ */
+export const ofProcess = (
+  worker: string,
+  metrics: ReadonlyArray<MetricObjectWithValues<MetricValue<string>>>
+): ReadonlyArray<MetricObjectWithValues<MetricValue<string>>> =>
+  metrics.map((metric) =>
+    metric.aggregator === "average" || metric.aggregator === "omit"
+      ? {
+          ...metric,
+          aggregator: "sum",
+          values: metric.values.map((v) => ({ ...v, labels: { ...v.labels, worker } }))
+        }
+      : metric
+  )
 
 /** The metrics of one or more registries (a cluster's workers and its primary) in the Prometheus text format. */
 export const exposition = async (

@@ -50,6 +50,26 @@ const stores = [
 ] as ReadonlyArray<Context.Tag<unknown, object>> as ReadonlyArray<Context.Tag<unknown, Store>>
 
 /**
+ * `context` with every call of every store the core declares passed through `around` (given the
+ * call's effect and its name, `<Store>.<method>`, the store's name being its tag's); the rest of
+ * the context is unchanged.
+ */
+export const aroundStores = <R>(
+  context: Context.Context<R>,
+  around: (call: Effect.Effect<unknown, unknown>, name: string) => Effect.Effect<unknown, unknown>
+): Context.Context<R> =>
+  stores.reduce((out, tag) => {
+    const service = Context.getOption(out, tag)
+    if (service._tag === "None") return out
+    const name = tag.key.slice(tag.key.lastIndexOf("/") + 1)
+    const methods = Object.entries(service.value).map(([method, call]) => [
+      method,
+      (...args: Array<never>) => around(call(...args), `${name}.${method}`)
+    ])
+    return Context.add(out, tag, Object.fromEntries(methods))
+  }, context)
+
+/**
  * The stores of a storage layer with every call timed into `latchkey_storage_operation_duration_seconds`
  * as `<Store>.<method>` (the store's name is its tag's: `@latchkey/core/TokenStore`); the rest of its
  * output passes through. The timing wraps the call's effect, so a store that runs it in a transaction still can.
@@ -61,16 +81,7 @@ export const timedStorage = <ROut, E, RIn>(
   Layer.provide(
     Layer.effectContext(
       Effect.map(Effect.context<ROut>(), (context) =>
-        stores.reduce((out, tag) => {
-          const service = Context.getOption(out, tag)
-          if (service._tag === "None") return out
-          const name = tag.key.slice(tag.key.lastIndexOf("/") + 1)
-          const methods = Object.entries(service.value).map(([method, call]) => [
-            method,
-            (...args: Array<never>) => timed(call(...args), (s) => metrics.storage(`${name}.${method}`, s))
-          ])
-          return Context.add(out, tag, Object.fromEntries(methods))
-        }, context)
+        aroundStores(context, (call, name) => timed(call, (s) => metrics.storage(name, s)))
       )
     ),
     storage

@@ -15,6 +15,7 @@ import { boundedServer, closeGracefully, listen } from "./Listen.js"
 import type { Log } from "./Log.js"
 import type * as Metrics from "./Metrics.js"
 import * as Services from "./Services.js"
+import { version } from "./Version.js"
 
 /** Interval of the sweep of expired codes, tokens and sign-in sessions, and of old audit events. */
 const sweepInterval = Duration.minutes(5)
@@ -167,6 +168,9 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     })()
     return stopping
   }
-  log.info({ port, address: env.host, issuer, db: describeStore(env) }, `listening on ${env.host}:${port}`)
+  log.info(
+    { port, address: env.host, issuer, db: describeStore(env), version },
+    `listening on ${env.host}:${port}`
+  )
   return { server, port, issuer, admin, metrics, stop }
 }

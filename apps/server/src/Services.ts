@@ -2,7 +2,8 @@
  * The layers the server and the CLI run on: SQLite or PostgreSQL storage, settings with the
  * server key, randomness, scrypt, the throttle policy (its counters are in the store),
  * and the audit trail as log lines; with `Overrides.metrics`, the stores timed and the audit
- * events counted into Prometheus metrics.
+ * events counted into Prometheus metrics; with `Overrides.watch`, the store's changes of
+ * availability logged.
  */
 import {
   Audit,
@@ -23,7 +24,8 @@ import { NodeCrypto, ScryptHasher } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import type { ServerEnv } from "./Env.js"
+import * as Availability from "./Availability.js"
+import { describeStore, type ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
 import * as Metrics from "./Metrics.js"
 import { countingAudit, sessionStats, timedStorage } from "./Observed.js"
@@ -58,6 +60,8 @@ export interface Overrides {
   readonly storage?: ReturnType<typeof storageLayer>
   /** Time every store call and count every audit event into these metrics (the server's); none by default (the CLI). */
   readonly metrics?: Metrics.Metrics
+  /** Log when the store becomes unavailable and available again (`Availability.watched`); off by default (the CLI). */
+  readonly watch?: boolean
 }
 
 /** Name of the generated server key in the settings table. */
@@ -74,7 +78,8 @@ export const layer = (
   overrides: Overrides = {}
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
   const metrics = overrides.metrics
-  const chosen = overrides.storage ?? storageLayer(env)
+  const given = overrides.storage ?? storageLayer(env)
+  const chosen = overrides.watch === true ? Availability.watched(given, describeStore(env)) : given
   const storage = metrics === undefined ? chosen : timedStorage(chosen, metrics)
   const config = Layer.effect(
     Config.Config,
@@ -135,7 +140,7 @@ export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promi
   const metrics = Metrics.make()
   const tracing = await Tracing.layer(env.otel)
   const runtime: ManagedRuntime.ManagedRuntime<Services, unknown> = ManagedRuntime.make(
-    Layer.merge(layer(env, issuer, log, { metrics }), tracing)
+    Layer.merge(layer(env, issuer, log, { metrics, watch: true }), tracing)
   )
   try {
     await runtime.runtime()

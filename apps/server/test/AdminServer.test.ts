@@ -3,6 +3,7 @@
  * `/metrics`, neither on the public port, and the metrics moving by exactly what was done on the
  * public port (one process, and a cluster whose primary sums its workers).
  */
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import {
@@ -10,11 +11,15 @@ import {
   cliInProcess,
   createApp,
   type ServerProcess,
+  serverDir,
   spawnServer,
   tempDir,
   waitUntil
 } from "./helpers.js"
 import { adminPort, adminToken, parse, type Sample, scrape, value } from "./prometheus.js"
+
+/** The server's version: its package.json's. */
+const { version } = JSON.parse(readFileSync(join(serverDir, "package.json"), "utf8")) as { version: string }
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
@@ -42,6 +47,16 @@ describe("the admin listener", () => {
   })
   afterAll(async () => {
     await server.stop()
+  })
+
+  it("tells the server's version in the listening line and as latchkey_build_info", async () => {
+    const listening = server.lines().find((l) => l.msg?.startsWith("listening") === true)
+    assert.strictEqual(listening?.version, version)
+    const samples = await scrape(Number(new URL(admin).port))
+    const info = samples.filter((s) => s.name === "latchkey_build_info")
+    assert.deepStrictEqual(info, [
+      { name: "latchkey_build_info", labels: { version, nodejs_version: process.version }, value: 1 }
+    ])
   })
 
   it("is not the public port, and the public port serves neither the admin API nor /metrics", async () => {
@@ -295,6 +310,13 @@ describe("the admin listener of a cluster (LATCHKEY_WORKERS=2)", () => {
         }),
         6
       )
+      // Each process's start time and event loop lag stay its own, labelled by worker; one build_info
+      for (const name of ["process_start_time_seconds", "nodejs_eventloop_lag_p99_seconds"]) {
+        const workers = samples.filter((s) => s.name === name).map((s) => s.labels.worker)
+        assert.sameMembers(workers, ["1", "2", "primary"], name)
+      }
+      assert.strictEqual(samples.filter((s) => s.name === "latchkey_build_info").length, 1)
+      assert.strictEqual(value(samples, "latchkey_build_info"), 1)
       const unauthorized = await fetch(`http://127.0.0.1:${port}/metrics`)
       assert.strictEqual(unauthorized.status, 401)
       const apps = await fetch(`http://127.0.0.1:${port}/admin/v1/applications`, {

@@ -221,6 +221,25 @@ describe("Env.read: every refusal names the variable, the value and what is allo
     }
   })
 
+  it("refuses LATCHKEY_ADMIN_PORT equal to PORT, saying it is the public port; 0 for both picks two free ports", () => {
+    const token = "t".repeat(32)
+    for (const env of [
+      { PORT: "9090", LATCHKEY_ADMIN_PORT: "9090", LATCHKEY_ADMIN_TOKEN: token },
+      { LATCHKEY_ADMIN_PORT: "8080", LATCHKEY_ADMIN_TOKEN: token }
+    ]) {
+      const port = env.LATCHKEY_ADMIN_PORT
+      assert.throws(
+        () => Env.read(env),
+        Env.EnvError,
+        `LATCHKEY_ADMIN_PORT must not be PORT, the public port (both are ${port}): the admin API and the metrics never share it; set LATCHKEY_ADMIN_PORT to another port`
+      )
+    }
+    assert.strictEqual(
+      Env.read({ PORT: "0", LATCHKEY_ADMIN_PORT: "0", LATCHKEY_ADMIN_TOKEN: token }).admin?.port,
+      0
+    )
+  })
+
   it("reads the admin listener: off without LATCHKEY_ADMIN_PORT, which needs a token of 32 characters", () => {
     assert.isNull(Env.read({}).admin)
     assert.isNull(Env.read({ LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }).admin)
@@ -267,6 +286,49 @@ describe("Env.warnings", () => {
       LATCHKEY_RUNTIME: "node"
     }
     for (const name of Env.knownVariables) env[name] = ""
+    assert.deepStrictEqual(Env.warnings(env), [])
+  })
+
+  it("names the setting a misspelt variable outside LATCHKEY_ was meant to be, never its value", () => {
+    for (const [typo, meant] of [
+      ["DATABSE_URL", "DATABASE_URL"],
+      ["DATABASEURL", "DATABASE_URL"],
+      ["database_url", "DATABASE_URL"],
+      ["PROT", "PORT"],
+      ["HOTS", "HOST"],
+      ["LOG_LEVLE", "LOG_LEVEL"],
+      ["LOGLEVEL", "LOG_LEVEL"],
+      ["OTEL_EXPORTER_OTLP_ENDPIONT", "OTEL_EXPORTER_OTLP_ENDPOINT"],
+      ["OTEL_SERVICENAME", "OTEL_SERVICE_NAME"],
+      ["OTEL_SDK_DISABLE", "OTEL_SDK_DISABLED"]
+    ] as const) {
+      assert.deepStrictEqual(
+        Env.warnings({ [typo]: "postgres://latchkey:pw-never-shown@db/latchkey" }),
+        [`${typo} is not a Latchkey setting and is ignored; did you mean ${meant}?`],
+        typo
+      )
+    }
+  })
+
+  it("says nothing of other programs' variables that merely resemble a setting", () => {
+    const env: NodeJS.ProcessEnv = {}
+    for (const name of [
+      "HOME",
+      "HOSTNAME",
+      "PGHOST",
+      "PATH",
+      "PWD",
+      "TERM",
+      "NODE_ENV",
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "OTEL_EXPORTER_OTLP_TIMEOUT",
+      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
+      "OTEL_TRACES_SAMPLER",
+      "OTEL_RESOURCE_ATTRIBUTES",
+      "OTEL_BSP_MAX_QUEUE_SIZE"
+    ])
+      env[name] = "x"
     assert.deepStrictEqual(Env.warnings(env), [])
   })
 

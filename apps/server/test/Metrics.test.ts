@@ -111,4 +111,36 @@ describe("Metrics over the services", () => {
     assert.strictEqual(value(s, "latchkey_tokens_issued_total", { app_key: "app-1" }), 2)
     assert.strictEqual(value(s, "latchkey_tokens_issued_total", { app_key: "app-2" }), 1)
   })
+
+  it("keeps what prom-client would average or omit across processes by worker, and sums the rest", async () => {
+    const a = Metrics.make()
+    const b = Metrics.make()
+    a.tokenIssued("client_credentials", "app-1")
+    b.tokenIssued("client_credentials", "app-1")
+    const s = parse(
+      await Metrics.exposition([
+        Metrics.ofProcess("1", await a.registry.getMetricsAsJSON()),
+        Metrics.ofProcess("2", await b.registry.getMetricsAsJSON())
+      ])
+    )
+    for (const name of [
+      "process_start_time_seconds",
+      "nodejs_eventloop_lag_mean_seconds",
+      "nodejs_eventloop_lag_p50_seconds"
+    ]) {
+      assert.sameMembers(
+        s.filter((x) => x.name === name).map((x) => x.labels.worker),
+        ["1", "2"],
+        name
+      )
+    }
+    assert.strictEqual(value(s, "latchkey_tokens_issued_total", { app_key: "app-1" }), 2)
+    assert.isTrue(
+      s.filter((x) => x.name === "latchkey_tokens_issued_total").every((x) => x.labels.worker === undefined)
+    )
+    assert.deepStrictEqual(
+      s.filter((x) => x.name === "latchkey_build_info").map((x) => x.value),
+      [1]
+    )
+  })
 })

@@ -90,7 +90,7 @@ export const settings = {
   LATCHKEY_PRODUCT_NAME: text({ fallback: "Latchkey", bounds: `at most ${maxProductName} characters`, check: productNameProblem },
     "Product name the sign-in, consent and error pages show"),
   LATCHKEY_ADMIN_PORT: whole({ min: 0, max: 65535, fallback: undefined, defaultText: "unset (off)" },
-    "Port of the admin listener ({bounds}; `0` picks a free one, see the `admin listening` log line): the admin API under `/admin/v1` and Prometheus metrics at `/metrics`, never on the public port. With `LATCHKEY_WORKERS` above 1 the primary runs it and sums every worker's metrics. More in docs/operations.md of the Latchkey repository"),
+    "Port of the admin listener ({bounds}; `0` picks a free one, see the `admin listening` log line): the admin API under `/admin/v1` and Prometheus metrics at `/metrics`, never on the public port (the number of `PORT` is refused). With `LATCHKEY_WORKERS` above 1 the primary runs it and sums every worker's metrics. More in docs/operations.md of the Latchkey repository"),
   LATCHKEY_ADMIN_HOST: text({ fallback: defaultHost, check: listenAddressProblem },
     "Address of the admin listener; a non-loopback address is warned of at start (plain HTTP: put TLS or a private network in front)"),
   LATCHKEY_ADMIN_TOKEN: secret({ min: minAdminTokenLength, fallback: undefined, defaultText: "unset", hint: " when LATCHKEY_ADMIN_PORT is set, e.g. openssl rand -base64 32" },

@@ -9,6 +9,7 @@ import {
   fchmodSync,
   mkdirSync,
   openSync as openFile,
+  type Stats,
   statSync
 } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -154,18 +155,78 @@ export const assertSameFile = (identity: FileIdentity | null): void => {
   }
 }
 
+const isCode = (e: unknown, code: string): boolean =>
+  typeof e === "object" && e !== null && "code" in e && e.code === code
+
+/** Words for the file system errors that refuse a path. */
+const refusals: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "the file system is read-only",
+  ENOTDIR: "a part of the path is not a directory",
+  ENOENT: "no such file or directory (the file system may not allow it)",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "the disk quota is exceeded",
+  ELOOP: "too many symbolic links",
+  ENAMETOOLONG: "the name is too long",
+  EISDIR: "it is a directory"
+}
+
+/** Why a file system call refused, in words with its code (`permission denied (EACCES)`). */
+const refusal = (cause: unknown): string => {
+  const code =
+    typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+      ? cause.code
+      : undefined
+  if (code === undefined) return cause instanceof Error ? cause.message : String(cause)
+  return `${refusals[code] ?? "refused"} (${code})`
+}
+
+/** A path the adapter cannot use, with what it tried and why, in words. */
+const pathError = (message: string, cause?: unknown): StorageError.StorageError =>
+  new StorageError.StorageError({ message, cause })
+
+/**
+ * The directories of `dir` that do not exist, outermost first; throws StorageError when a part of
+ * it is no directory or cannot be looked at.
+ */
+const missingDirectories = (dir: string): Array<string> => {
+  const missing: Array<string> = []
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    let found: Stats | undefined
+    try {
+      found = statSync(d, { throwIfNoEntry: false })
+    } catch (cause) {
+      // Under a file: the walk up finds it and says so
+      if (!isCode(cause, "ENOTDIR"))
+        throw pathError(`the directory ${d} cannot be looked at: ${refusal(cause)}`, cause)
+    }
+    if (found !== undefined) {
+      if (!found.isDirectory()) throw pathError(`${d} is not a directory`)
+      return missing
+    }
+    missing.unshift(d)
+    if (dirname(d) === d) return missing
+  }
+}
+
 /**
  * Create the missing directories of `dir` with mode 0700, whatever the umask: they hold the
  * server key and password hashes (K9 in docs/security.md). Existing directories keep their mode.
+ * One directory at a time, each failure a StorageError naming the directory and the reason (a
+ * recursive mkdir loops forever where the file system refuses with ENOENT, as /proc does).
  */
 export const makePrivateDirectory = (dir: string): void => {
-  const first = mkdirSync(dir, { recursive: true, mode: 0o700 })
-  if (first === undefined) return
-  // mkdir applied the umask to 0700: set each directory created (from `dir` up to `first`) exactly
-  const top = resolve(first)
-  for (let d = resolve(dir); d.length >= top.length; d = dirname(d)) {
+  for (const d of missingDirectories(dir)) {
+    try {
+      mkdirSync(d, { mode: 0o700 })
+    } catch (cause) {
+      // Another process created it meanwhile: theirs, with their mode
+      if (isCode(cause, "EEXIST")) continue
+      throw pathError(`the directory ${d} cannot be created: ${refusal(cause)}`, cause)
+    }
+    // mkdir applied the umask to 0700: set it exactly
     chmodSync(d, 0o700)
-    if (d === top || d === dirname(d)) break
   }
 }
 
@@ -182,20 +243,23 @@ export const createPrivateFile = (path: string): void => {
   }
 }
 
-const isCode = (e: unknown, code: string): boolean =>
-  typeof e === "object" && e !== null && "code" in e && e.code === code
-
 /**
  * Create the database file (and its directories) readable by its owner only before SQLite opens
  * it: SQLite gives the `-wal` and `-shm` files the mode of the database file. A file that exists
  * keeps its mode: the operator chose it.
  */
 const createDatabaseFile = (filename: string): void => {
-  makePrivateDirectory(dirname(resolve(filename)))
+  const path = resolve(filename)
   try {
-    createPrivateFile(resolve(filename))
+    makePrivateDirectory(dirname(path))
   } catch (e) {
-    if (!isCode(e, "EEXIST")) throw e
+    const reason = e instanceof StorageError.StorageError ? e.message : refusal(e)
+    throw pathError(`the database file ${path} cannot be created: ${reason}`, e)
+  }
+  try {
+    createPrivateFile(path)
+  } catch (e) {
+    if (!isCode(e, "EEXIST")) throw pathError(`the database file ${path} cannot be created: ${refusal(e)}`, e)
   }
 }
 
