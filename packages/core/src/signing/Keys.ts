@@ -148,8 +148,8 @@ const importPublic = (record: SigningKey) =>
 
 /**
  * Read the key set from the store now; with `create`, first store a signing key when there is
- * none. Only signing creates one (and the server's start): a request naming a key id, or asking
- * for the JWKS, never writes.
+ * none. Only signing, the JWKS and the server's start create one: a request naming a key id
+ * never writes.
  */
 const load = Effect.fnUntraced(function* (cache: Cache, create: boolean) {
   const store = yield* KeyStore
@@ -238,12 +238,16 @@ export const signingKey: Effect.Effect<
   return { record, privateKey: key }
 })
 
-/** The JWK Set document (RFC 7517 §5) of the published keys: public parts only. */
+/**
+ * The JWK Set document (RFC 7517 §5) of the published keys: public parts only. It always holds
+ * the signing key (made first if the store has none), so a relying party that fetches it before
+ * any token was signed already has the key the first token names.
+ */
 export const jwks: Effect.Effect<
   { readonly keys: ReadonlyArray<jose.JWK> },
   StorageError,
   KeyStore | Config
-> = Effect.map(current, (set) => ({ keys: set.keys.map((k) => JSON.parse(k.record.publicJwk) as jose.JWK) }))
+> = Effect.map(ensured, (set) => ({ keys: set.keys.map((k) => JSON.parse(k.record.publicJwk) as jose.JWK) }))
 
 /**
  * The longest any token signed so far can still live, in seconds: the ID token lifetime, the

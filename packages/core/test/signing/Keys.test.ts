@@ -117,9 +117,8 @@ describe("signing keys", () => {
 })
 
 describe("reading keys never creates one", () => {
-  it.effect("the JWKS of an empty store is empty and a JWT naming an unknown kid writes nothing", () =>
+  it.effect("a JWT naming an unknown kid on an empty store writes nothing", () =>
     Effect.gen(function* () {
-      assert.deepStrictEqual((yield* Keys.jwks).keys, [])
       const forged = "eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUiLCJ0eXAiOiJKV1QifQ.e30.c2ln"
       yield* TestClock.adjust("2 seconds")
       assert.isTrue(Either.isLeft(yield* Effect.either(Jwt.verify(forged, { typ: Jwt.idTokenType }))))
