@@ -81,6 +81,15 @@ module.exports = {
       to: { path: "^packages/core/", pathNot: "^packages/core/src/index\\.ts$" }
     },
 
+    {
+      name: "no-cycles",
+      comment:
+        "No module imports itself through others at run time: a cycle makes load order decide what is defined, and blurs which module is below which. A type-only import is erased and closes no cycle.",
+      severity: "error",
+      from: { path: "^(packages|apps)/" },
+      to: { circular: true, dependencyTypesNot: ["type-only"], viaOnly: { dependencyTypesNot: ["type-only"] } }
+    },
+
     // --- folders inside the core (what holds today; docs/contributing.md has the graph) ---
     {
       name: "core-services-leaf",

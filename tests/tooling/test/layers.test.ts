@@ -48,7 +48,10 @@ const breaks: ReadonlyArray<readonly [rule: string, file: string, from: string]>
   ["core-oauth-below-pages", "packages/core/src/oauth/Bad.ts", "../admin/Admin.js"],
   ["core-openid-below-protocol", "packages/core/src/openid/Bad.ts", "../oauth/Grant.js"],
   ["core-openid-below-protocol", "packages/core/src/openid/Bad2.ts", "../http/Http.js"],
-  ["core-openid-below-protocol", "packages/core/src/openid/Bad3.ts", "../security/Session.js"]
+  ["core-openid-below-protocol", "packages/core/src/openid/Bad3.ts", "../security/Session.js"],
+  ["core-signing-below-protocol", "packages/core/src/signing/Bad.ts", "../oauth/Grant.js"],
+  ["core-signing-below-protocol", "packages/core/src/signing/Bad2.ts", "../security/Session.js"],
+  ["no-cycles", "packages/core/src/oauth/Bad.ts", "./Bad.js"]
 ]
 
 const cruise = (dir: string) =>

@@ -4,7 +4,7 @@
  * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009,
  * RFC 8414, OpenID Connect Core §5.3 userinfo, RFC 7517 JWK Set).
  */
-import { Cause, Effect, Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
@@ -23,6 +23,17 @@ import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Keys from "../signing/Keys.js"
 import type { Stores } from "../storage/Stores.js"
 import * as Paths from "./Paths.js"
+import { type HttpResponse, json, retryAfter, type StorageFailure, settle } from "./Response.js"
+
+export {
+  type HttpResponse,
+  json,
+  retryAfter,
+  type Settled,
+  serverError,
+  settle,
+  unavailable
+} from "./Response.js"
 
 /** A request as a binding hands it over. Header names are lower-case. */
 export interface HttpRequest {
@@ -43,18 +54,6 @@ export interface HttpRequest {
   readonly requestId?: string | undefined
 }
 
-/** A response for the binding to write. */
-export interface HttpResponse {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-  /**
-   * The OAuth error code this response answers with (its JSON `error`, or the `error` of its
-   * Bearer challenge), as a value for metrics and logs: bindings never write it.
-   */
-  readonly error?: OAuthError.Code | undefined
-}
-
 /** Every service the endpoints need. */
 export type Requirements =
   | Stores
@@ -67,24 +66,6 @@ export type Requirements =
 
 /** Largest accepted body, 16 KiB: larger is 413. */
 export const maxBodyBytes = 16 * 1024
-
-const jsonHeaders = {
-  "content-type": "application/json; charset=utf-8",
-  "cache-control": "no-store",
-  pragma: "no-cache"
-} as const
-
-/** A JSON response with the no-store headers of RFC 6749 §5.1. */
-export const json = (status: number, value: unknown, extra: Record<string, string> = {}): HttpResponse => ({
-  status,
-  headers: { ...jsonHeaders, ...extra },
-  body: JSON.stringify(value)
-})
-
-/** The `Retry-After` header for a wait of `seconds`: whole seconds, at least one. */
-export const retryAfter = (seconds: number): { readonly "retry-after": string } => ({
-  "retry-after": String(Math.max(1, Math.ceil(seconds)))
-})
 
 /** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
 export const errorResponse = (
@@ -208,48 +189,6 @@ export const refusalResponse = (r: Refusal): HttpResponse => ({
   ...json(r.status, { error: "invalid_request", error_description: r.description }, r.headers),
   error: "invalid_request"
 })
-
-/** The answer when a store is unavailable (RFC 6749 §5.2 `temporarily_unavailable`), with Retry-After. */
-export const unavailable = new OAuthError.TemporarilyUnavailable({
-  description: "storage is unavailable; retry shortly",
-  retryAfter: 1
-})
-
-/** The answer to a defect; its cause goes to the log, never to the client. */
-export const serverError = new OAuthError.ServerError({ description: "internal server error" })
-
-/** A store's failure to answer (`StorageError`), by its tag. */
-type StorageFailure = { readonly _tag: "StorageError" }
-
-const isStorageFailure = (e: unknown): e is StorageFailure =>
-  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "StorageError"
-
-/** The failures of an effect `E` once `settle`d: storage failures and defects become OAuth errors. */
-export type Settled<E> =
-  | Exclude<E, StorageFailure>
-  | OAuthError.TemporarilyUnavailable
-  | OAuthError.ServerError
-
-/**
- * The boundary between an endpoint's failures and its answer, the same for every endpoint: a
- * store that cannot answer (`StorageError`) fails as `unavailable` (503 with Retry-After), a
- * defect or interruption as `serverError` (500; its cause is logged with `message`, never
- * answered). Every other failure passes through, for the caller to answer in its own form (JSON,
- * a page, a Bearer challenge) with these two.
- */
-export const settle = <A, E, R>(
-  program: Effect.Effect<A, E, R>,
-  message = "unexpected failure"
-): Effect.Effect<A, Settled<E>, R> =>
-  Effect.catchAllCause(
-    Effect.mapError(program, (e) => (isStorageFailure(e) ? unavailable : (e as Exclude<E, StorageFailure>))),
-    (cause): Effect.Effect<never, Settled<E>> => {
-      const failure = Cause.failureOption(cause)
-      return Option.isSome(failure)
-        ? Effect.fail(failure.value)
-        : Effect.zipRight(Effect.logError(message, Cause.pretty(cause)), Effect.fail(serverError))
-    }
-  )
 
 /** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
 const respond = <R>(

@@ -3,7 +3,7 @@
  * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys.
  */
 import { Effect, Either, Option } from "effect"
-import { type HttpResponse, json, retryAfter, settle } from "../http/Http.js"
+import { type HttpResponse, json, retryAfter, settle } from "../http/Response.js"
 import { Config } from "../model/Config.js"
 import { type Code, InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
