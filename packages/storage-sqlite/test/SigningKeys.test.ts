@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, it } from "@effect/vitest"
-import { ApplicationStore, CodeStore, KeyStore } from "@latchkey/core"
+import { ApplicationStore, CodeStore, Config, Jwt, KeyStore, Keys } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
@@ -160,3 +160,31 @@ it("the sweep of signing keys reads the retired keys by their index", () => {
     db.close()
   }
 })
+
+it.effect(
+  "a rotation made by one process reaches another on the same file within Keys.refreshSeconds: it signs with the new key from then on, and verifies both",
+  () =>
+    Effect.gen(function* () {
+      const filename = freshFile()
+      const settings = Config.layer({ issuer: "https://auth.example", serverKey: "k".repeat(32) })
+      // Two processes: two store layers over one file, each with its own key cache
+      const a = yield* Layer.build(Layer.merge(SqliteStorage.layer({ filename }), settings))
+      const b = yield* Layer.build(Layer.merge(SqliteStorage.layer({ filename }), settings))
+      const kidOf = (token: string) => JSON.parse(atob(token.split(".")[0] as string)).kid as string
+      const sign = Jwt.sign({ iss: "https://auth.example", iat: 0, exp: 3600 }, Jwt.idTokenType)
+      const before = yield* Effect.provide(sign, b)
+      const rotated = yield* Effect.provide(Keys.rotate(), a)
+      assert.strictEqual(kidOf(yield* Effect.provide(sign, a)), rotated.kid, "the rotating process at once")
+      yield* TestClock.setTime((Keys.refreshSeconds - 1) * 1000)
+      assert.notStrictEqual(
+        kidOf(yield* Effect.provide(sign, b)),
+        rotated.kid,
+        "the other still holds its copy"
+      )
+      yield* TestClock.setTime(Keys.refreshSeconds * 1000)
+      const after = yield* Effect.provide(sign, b)
+      assert.strictEqual(kidOf(after), rotated.kid, "the other after refreshSeconds")
+      for (const token of [before, after])
+        yield* Effect.provide(Jwt.verify(token, { typ: Jwt.idTokenType }), a)
+    }).pipe(Effect.scoped)
+)
