@@ -15,6 +15,8 @@ it("K2/K3: a full run of every flow leaves no token, code, secret or password in
     for (const v of values) if (typeof v === "string" && v.length > 0) sent.push(v)
   }
   try {
+    // the JWK Set: the signing key exists from here on (the server's start makes it too)
+    assert.strictEqual((await fetch(`${s.base}/oauth2/oauth2/jwks`)).status, 200)
     // client_credentials, with and without open_id
     const cc = await read(await token(s, { grant_type: "client_credentials" }))
     const ccUser = await read(await token(s, { grant_type: "client_credentials", open_id: "device-42" }))
@@ -100,9 +102,17 @@ it("K2/K3: a full run of every flow leaves no token, code, secret or password in
         assert.strictEqual(bytes.indexOf(secret), -1, "a secret is stored in the database files")
       }
     }
+    // The signing key made at start is stored, its private part sealed: no JWK private member in clear
+    assert.isTrue(
+      [...running, ...closed].some((bytes) => bytes.indexOf('"kty"') !== -1),
+      "the public signing key is stored"
+    )
+    for (const bytes of [...running, ...closed])
+      assert.strictEqual(bytes.indexOf('"d":"'), -1, "a private key is stored in clear")
     const logs = s.logs()
     assert.include(logs, '"audit"')
     for (const secret of sent) assert.notInclude(logs, secret, "a secret reached a log line")
+    assert.notInclude(logs, '"d":"', "a private key reached a log line")
   } finally {
     await s.close()
   }
