@@ -70,6 +70,8 @@ import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
 
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
 export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
+/** The names shown beside App Keys and user ids (`namesOf`), for `AdminJson`. */
+export { namesOf } from "./internal/names.js"
 
 /** What `app create` takes. */
 export interface NewApplication {
