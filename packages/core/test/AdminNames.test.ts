@@ -25,10 +25,10 @@ const api = (method: string, path: string, body?: unknown) => {
     },
     body: body === undefined ? "" : JSON.stringify(body)
   }
-  return Effect.map(AdminApi.route(req, { token: adminToken }), (res) => ({
-    status: res.status,
-    json: JSON.parse(res.body) as Json & ReadonlyArray<Json>
-  }))
+  return Effect.map(AdminApi.route(req, { token: adminToken }), (res) => {
+    const parsed: unknown = JSON.parse(res.body)
+    return { status: res.status, json: parsed as Json, list: parsed as ReadonlyArray<Json> }
+  })
 }
 
 const createUser = (username: string) =>
@@ -61,7 +61,7 @@ describe("AdminApi and Admin: a user is named by id or by username", () => {
         assert.deepStrictEqual(byName.json, byId.json)
         const consents = yield* api("GET", "/users/grace/consents")
         assert.deepStrictEqual(
-          consents.json.map((c) => [c.app_key, c.app_name]),
+          consents.list.map((c) => [c.app_key, c.app_name]),
           [[appKey, "Photo Printer"]]
         )
         const withdrawn = yield* api("DELETE", `/applications/${appKey}/consents/grace`)
@@ -109,18 +109,18 @@ describe("AdminApi: names beside ids", () => {
       const userId = yield* createUser("heidi")
       const { appKey } = yield* consented(userId, "Mail Reader")
       yield* api("DELETE", `/applications/${appKey}/consents/${userId}`)
-      const withdrawn = (yield* api("GET", "/audit")).json.find((e) => e.type === "consent_withdrawn")
+      const withdrawn = (yield* api("GET", "/audit")).list.find((e) => e.type === "consent_withdrawn")
       assert.deepInclude(withdrawn, {
         app_key: appKey,
         app_name: "Mail Reader",
         user_id: userId,
         username: "heidi"
       })
-      const created = (yield* api("GET", "/audit")).json.find((e) => e.type === "user_created")
+      const created = (yield* api("GET", "/audit")).list.find((e) => e.type === "user_created")
       assert.deepInclude(created, { app_key: null, app_name: null, user_id: userId, username: "heidi" })
       yield* api("DELETE", `/users/${userId}`)
       yield* api("DELETE", `/applications/${appKey}`)
-      const after = (yield* api("GET", "/audit")).json.find((e) => e.type === "consent_withdrawn")
+      const after = (yield* api("GET", "/audit")).list.find((e) => e.type === "consent_withdrawn")
       assert.deepInclude(after, { app_key: appKey, app_name: null, user_id: userId, username: null })
       const revoked = yield* api("DELETE", `/applications/${appKey}/subjects/someone/tokens`)
       assert.strictEqual(revoked.status, 404)
