@@ -16,7 +16,7 @@ export type Method = "GET" | "POST" | "PATCH" | "DELETE"
 export const pathParameters = {
   app_key: "the App Key",
   open_id: "the subject's open_id in that application",
-  user: "the user id, or else the username (a username is never another user's id)"
+  user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)"
 } as const
 
 /** The name of a path parameter. */
