@@ -763,6 +763,27 @@ describe("commands on a running server's database", () => {
     assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
   })
 
+  it("user create refuses a username that is another user's id, so an id names one user in every command", async () => {
+    const r = await cli(s.dbPath, [
+      "user",
+      "create",
+      "--username",
+      s.alice.userId,
+      "--password",
+      "long enough password"
+    ])
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "username must not be the user id of another user")
+    const byId = json<Array<unknown>>(
+      await cli(s.dbPath, ["consent", "list", "--user", s.alice.userId, "--json"])
+    )
+    const byName = json<Array<unknown>>(await cli(s.dbPath, ["consent", "list", "--user", "alice", "--json"]))
+    assert.deepStrictEqual(byId, byName)
+    const unknown = await cli(s.dbPath, ["user", "disable", "nobody-at-all"])
+    assert.strictEqual(unknown.code, 1)
+    assert.include(unknown.stderr, 'no user with id or username "nobody-at-all"')
+  })
+
   it("token revoke revokes every token of one open_id of an application and says how many", async () => {
     const issued = await read(await token(s, { grant_type: "client_credentials", open_id: "device-77" }))
     const other = await read(await token(s, { grant_type: "client_credentials", open_id: "device-78" }))
