@@ -1,10 +1,10 @@
 /**
- * `audit tail`: the newest audit events, oldest first (the order of `Admin.queryAudit`, as the
- * admin API answers them), with the application's name and the username beside their ids, as a
+ * `audit tail`: the newest audit events, oldest first (`Admin.auditEventsJson`, as the admin API
+ * answers them), with the application's name and the username beside their ids, as a
  * table of plain one-line text or as JSON, neither of which a recorded value can forge.
  */
-import { Admin, AdminJson, Audit } from "@latchkey/core"
-import { Effect, Either } from "effect"
+import { Admin, type AdminJson, Audit } from "@latchkey/core"
+import { Either } from "effect"
 import { type Command, duration, exec, none, nowSeconds, parse, table, UsageError } from "./common.js"
 
 // Characters a terminal acts on or that reorder or break the line: C0, DEL, C1, the Arabic
@@ -87,23 +87,12 @@ export const commands: Record<string, Command> = {
         throw new UsageError(`--type must be one of ${Audit.EventType.literals.join(", ")}`)
       }
       const since = values.since === undefined ? undefined : parseSince(values.since)
-      const { events, names } = await exec(
+      const shown = await exec(
         runtime(),
-        Effect.flatMap(
-          Admin.queryAudit({ limit: limit.right, appKey: values.app, type: values.type, since }),
-          (events) =>
-            Effect.map(
-              Admin.namesOf(
-                events.map((e) => e.appKey),
-                events.map((e) => e.userId)
-              ),
-              (names) => ({ events, names })
-            )
-        )
+        Admin.auditEventsJson({ limit: limit.right, appKey: values.app, type: values.type, since })
       )
-      const shown = events.map((e) => AdminJson.auditEvent(e, names))
       if (values.json === true) io.stdout(`${auditJsonText(shown)}\n`)
-      else if (events.length === 0) io.stdout("No audit events.\n")
+      else if (shown.length === 0) io.stdout("No audit events.\n")
       else io.stdout(auditTable(shown))
     }
   }

@@ -11,20 +11,17 @@ export const commands: Record<string, Command> = {
       none(positionals, "token revoke")
       const appKey = required(values.app, "--app")
       const openId = required(values["open-id"], "--open-id")
-      const { revoked, name } = await exec(
+      const r = await exec(
         runtime(),
         Effect.flatMap(Admin.revokeSubjectTokens(appKey, openId), (revoked) =>
-          Effect.map(Admin.namesOf([appKey], []), (names) => ({
-            revoked,
-            name: names.applications.get(appKey) ?? null
-          }))
+          Admin.revokedTokensJson(appKey, openId, revoked)
         )
       )
-      const app = name === null ? appKey : `${appKey} (${JSON.stringify(name)})`
+      const app = r.app_name === null ? appKey : `${appKey} (${JSON.stringify(r.app_name)})`
       io.stdout(
         values.json === true
-          ? `${JSON.stringify({ app_key: appKey, app_name: name, open_id: openId, revoked })}\n`
-          : `Revoked ${revoked} token${revoked === 1 ? "" : "s"} of open_id ${JSON.stringify(openId)} of ${app}.\n`
+          ? `${JSON.stringify(r)}\n`
+          : `Revoked ${r.revoked} token${r.revoked === 1 ? "" : "s"} of open_id ${JSON.stringify(openId)} of ${app}.\n`
       )
     }
   },
@@ -33,21 +30,14 @@ export const commands: Record<string, Command> = {
     run: async (args, runtime, io) => {
       const { values, positionals } = parse(args, { user: { type: "string" } })
       none(positionals, "consent list")
-      const { consents, names } = await exec(
+      const shown = await exec(
         runtime(),
         Effect.flatMap(Admin.listConsents(required(values.user, "--user")), ({ consents }) =>
-          Effect.map(
-            Admin.namesOf(
-              consents.map((c) => c.appKey),
-              []
-            ),
-            (names) => ({ consents, names })
-          )
+          Admin.consentsJson(consents)
         )
       )
-      const shown = consents.map((c) => AdminJson.consent(c, names))
       if (values.json === true) io.stdout(`${JSON.stringify(shown)}\n`)
-      else if (consents.length === 0) io.stdout("No consents.\n")
+      else if (shown.length === 0) io.stdout("No consents.\n")
       else
         io.stdout(
           table([
@@ -71,7 +61,7 @@ export const commands: Record<string, Command> = {
       const user = await exec(runtime(), Admin.withdrawConsent(who, appKey))
       io.stdout(
         values.json === true
-          ? `${JSON.stringify({ user_id: user.userId, username: user.username, app_key: appKey, withdrawn: true })}\n`
+          ? `${JSON.stringify(AdminJson.withdrawnConsent(user, appKey))}\n`
           : `Withdrew the consent of user ${userLine(user)} to ${appKey}; that application's tokens of theirs are revoked.\n`
       )
     }

@@ -156,12 +156,7 @@ const queryAudit: Handler<typeof AdminEndpoints.endpoints.queryAudit> = ({ query
         badField("since", "since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z) or epoch seconds")
       )
     }
-    const events = yield* Admin.queryAudit({ limit, appKey: query.app_key, type: query.type, since })
-    const names = yield* Admin.namesOf(
-      events.map((e) => e.appKey),
-      events.map((e) => e.userId)
-    )
-    return events.map((e) => AdminJson.auditEvent(e, names))
+    return yield* Admin.auditEventsJson({ limit, appKey: query.app_key, type: query.type, since })
   })
 
 /** What each endpoint of the table does. */
@@ -194,21 +189,11 @@ const handlers: {
     ),
   revokeSubjectTokens: ({ params }) =>
     Effect.flatMap(Admin.revokeSubjectTokens(params.app_key, params.open_id), (revoked) =>
-      Effect.map(Admin.namesOf([params.app_key], []), (names) => ({
-        app_key: params.app_key,
-        app_name: names.applications.get(params.app_key) ?? null,
-        open_id: params.open_id,
-        revoked
-      }))
+      Admin.revokedTokensJson(params.app_key, params.open_id, revoked)
     ),
   withdrawConsent: ({ params }) =>
     Effect.flatMap(Admin.findUser(params.user), (user) =>
-      Effect.as(Admin.withdrawConsent(user, params.app_key), {
-        user_id: user.userId,
-        username: user.username,
-        app_key: params.app_key,
-        withdrawn: true as const
-      })
+      Effect.as(Admin.withdrawConsent(user, params.app_key), AdminJson.withdrawnConsent(user, params.app_key))
     ),
   listKeys: () => Effect.map(Admin.listSigningKeys, (keys) => keys.map(AdminJson.signingKey)),
   rotateKey: ({ body }) => Effect.map(Admin.rotateSigningKey(body.algorithm), AdminJson.signingKey),
@@ -230,15 +215,7 @@ const handlers: {
     ),
   listConsents: ({ params }) =>
     Effect.flatMap(Admin.findUser(params.user), (user) =>
-      Effect.flatMap(Admin.listConsents(user), ({ consents }) =>
-        Effect.map(
-          Admin.namesOf(
-            consents.map((c) => c.appKey),
-            []
-          ),
-          (names) => consents.map((c) => AdminJson.consent(c, names))
-        )
-      )
+      Effect.flatMap(Admin.listConsents(user), ({ consents }) => Admin.consentsJson(consents))
     ),
   queryAudit,
   adminOpenapi: () => Effect.sync(() => adminDocument())

@@ -345,7 +345,7 @@ export const user = (u: User): UserJson => ({
   disabled_at: timeOrNull(u.disabledAt)
 })
 
-/** The names shown beside ids: application names by App Key, usernames by user id (`Admin.namesOf`). */
+/** The names shown beside ids: application names by App Key, usernames by user id. */
 export interface Names {
   readonly applications: ReadonlyMap<string, string>
   readonly users: ReadonlyMap<string, string>
@@ -356,6 +356,14 @@ const noNames: Names = { applications: new Map(), users: new Map() }
 
 const nameOf = (names: ReadonlyMap<string, string>, id: string | null): string | null =>
   id === null ? null : (names.get(id) ?? null)
+
+/** A withdrawn consent as shown. */
+export const withdrawnConsent = (u: User, appKey: string): typeof WithdrawnConsent.Type => ({
+  user_id: u.userId,
+  username: u.username,
+  app_key: appKey,
+  withdrawn: true
+})
 
 /** A consent as shown, with its application's name from `names`. */
 export const consent = (c: Consent, names: Names = noNames): typeof ConsentJson.Type => ({
