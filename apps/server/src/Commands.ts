@@ -72,6 +72,9 @@ app update --redirect-uri replaces every redirect URI; a lifetime of "default" r
 --public registers a public client (no App Secret; authorization_code and refresh_token with PKCE S256);
 app update --confidential gives a public application a new App Secret, shown once.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
+A user is named by id or by username (the id is tried first; no username is another user's id),
+as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
+order of GET /admin/v1/audit; names are shown beside App Keys and user ids.
 
 The database is DATABASE_URL (PostgreSQL) or else LATCHKEY_DB (default ./data/latchkey.sqlite),
 named on stderr; the server key is LATCHKEY_SECRET or the one kept in the database. Exit codes:

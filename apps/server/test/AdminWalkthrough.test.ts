@@ -216,7 +216,7 @@ describe("the admin API, end to end", () => {
     const events = await call("GET", "/audit?type=user_updated&limit=2")
     assert.deepStrictEqual(
       (events.json as unknown as Array<{ detail: string }>).map((e) => e.detail),
-      ["enabled", "disabled; tokens revoked, sessions ended"]
+      ["disabled; tokens revoked, sessions ended", "enabled"]
     )
   })
 
@@ -283,7 +283,7 @@ describe("the admin API, end to end", () => {
     assert.deepStrictEqual(await after.json(), [])
   })
 
-  it("answers the audit trail filtered by application and type, with the admin as actor", async () => {
+  it("answers the audit trail filtered by application and type, oldest first, with the admin as actor and the application's name", async () => {
     const app = (
       await call("POST", "/applications", {
         name: "Audited",
@@ -294,12 +294,18 @@ describe("the admin API, end to end", () => {
     await call("PATCH", `/applications/${app.app_key}`, { name: "Audited, renamed" })
     const events = await call("GET", `/audit?app_key=${encodeURIComponent(app.app_key)}&limit=10`)
     assert.strictEqual(events.status, 200)
-    const list = events.json as unknown as Array<{ type: string; actor: string | null; app_key: string }>
+    const list = events.json as unknown as Array<{
+      type: string
+      actor: string | null
+      app_key: string
+      app_name: string | null
+    }>
+    assert.isTrue(list.every((e) => e.app_name === "Audited, renamed"))
     assert.deepStrictEqual(
       list.map((e) => [e.type, e.actor]),
       [
-        ["application_updated", "admin-api"],
-        ["application_created", "admin-api"]
+        ["application_created", "admin-api"],
+        ["application_updated", "admin-api"]
       ]
     )
     const created = await call(

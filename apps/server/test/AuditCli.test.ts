@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { AdminApi } from "@latchkey/core"
 import { afterAll, beforeAll } from "vitest"
 import * as Commands from "../src/Commands.js"
 import { basic, cliInProcess } from "./helpers.js"
@@ -43,6 +44,43 @@ describe("audit tail", () => {
     const table = await cliInProcess(s.dbPath, ["audit", "tail"])
     assert.strictEqual(table.code, 0)
     assert.match(table.stdout, /^TIME\s+EVENT\s+APP KEY/)
+  })
+
+  it("gives the same events in the same order as GET /admin/v1/audit: the newest, oldest first", async () => {
+    const token = "admin-token-0123456789abcdef-0123456789"
+    const res = await s.runtime.runPromise(
+      AdminApi.route(
+        {
+          method: "GET",
+          path: `${AdminApi.basePath}/audit`,
+          query: "limit=3",
+          headers: { authorization: `Bearer ${token}` },
+          body: ""
+        },
+        { token }
+      )
+    )
+    assert.strictEqual(res.status, 200)
+    const api = JSON.parse(res.body) as Array<Record<string, string | null>>
+    const cli = JSON.parse((await cliInProcess(s.dbPath, ["audit", "tail", "--limit", "3", "--json"])).stdout)
+    assert.deepStrictEqual(cli, api)
+    const all = JSON.parse((await cliInProcess(s.dbPath, ["audit", "tail", "--json"])).stdout) as typeof api
+    assert.deepStrictEqual(all.slice(-3), api, "the newest three, the newest last")
+    const times = all.map((e) => e.at ?? "")
+    assert.deepStrictEqual(times, [...times].sort())
+  })
+
+  it("shows the application's name and the username beside their ids", async () => {
+    const events = JSON.parse((await cliInProcess(s.dbPath, ["audit", "tail", "--json"])).stdout) as Array<
+      Record<string, string | null>
+    >
+    const issued = events.find((e) => e.type === "token_issued" && e.open_id === "dev-9")
+    assert.deepInclude(issued, { app_key: s.B.appKey, app_name: "Other App" })
+    const signIn = events.find((e) => e.type === "signin_failed" && e.user_id === s.alice.userId)
+    assert.deepInclude(signIn, { username: "alice" })
+    const table = (await cliInProcess(s.dbPath, ["audit", "tail"])).stdout
+    assert.include(table, `${s.B.appKey} (Other App)`)
+    assert.include(table, `${s.alice.userId} (alice)`)
   })
 
   it("a bad --limit is a usage error (exit 2)", async () => {

@@ -763,17 +763,46 @@ describe("commands on a running server's database", () => {
     assert.strictEqual(withdrawn.code, 0, withdrawn.stderr)
   })
 
+  it("user create refuses a username that is another user's id, so an id names one user in every command", async () => {
+    const r = await cli(s.dbPath, [
+      "user",
+      "create",
+      "--username",
+      s.alice.userId,
+      "--password",
+      "long enough password"
+    ])
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "username must not be the user id of another user")
+    const byId = json<Array<unknown>>(
+      await cli(s.dbPath, ["consent", "list", "--user", s.alice.userId, "--json"])
+    )
+    const byName = json<Array<unknown>>(await cli(s.dbPath, ["consent", "list", "--user", "alice", "--json"]))
+    assert.deepStrictEqual(byId, byName)
+    const unknown = await cli(s.dbPath, ["user", "disable", "nobody-at-all"])
+    assert.strictEqual(unknown.code, 1)
+    assert.include(unknown.stderr, 'no user with id or username "nobody-at-all"')
+  })
+
   it("token revoke revokes every token of one open_id of an application and says how many", async () => {
     const issued = await read(await token(s, { grant_type: "client_credentials", open_id: "device-77" }))
     const other = await read(await token(s, { grant_type: "client_credentials", open_id: "device-78" }))
     const r = json(
       await cli(s.dbPath, ["token", "revoke", "--app", s.A.appKey, "--open-id", "device-77", "--json"])
     )
-    assert.deepStrictEqual(r, { app_key: s.A.appKey, open_id: "device-77", revoked: 2 })
+    assert.deepStrictEqual(r, {
+      app_key: s.A.appKey,
+      app_name: "Acme Notes",
+      open_id: "device-77",
+      revoked: 2
+    })
     assert.isFalse(await introspect(issued.body.access_token as string))
     assert.isTrue(await introspect(other.body.access_token as string))
     const text = await cli(s.dbPath, ["token", "revoke", "--app", s.A.appKey, "--open-id", "device-77"])
-    assert.strictEqual(text.stdout, `Revoked 0 tokens of open_id "device-77" of ${s.A.appKey}.\n`)
+    assert.strictEqual(
+      text.stdout,
+      `Revoked 0 tokens of open_id "device-77" of ${s.A.appKey} ("Acme Notes").\n`
+    )
     const unknown = await cli(s.dbPath, ["token", "revoke", "--app", "no-such-app", "--open-id", "device-77"])
     assert.strictEqual(unknown.code, 1)
     assert.include(unknown.stderr, "no application")
@@ -808,11 +837,17 @@ describe("commands on a running server's database", () => {
       [[s.A.appKey, ["read"]]]
     )
     const table = await cli(s.dbPath, ["consent", "list", "--user", s.alice.userId])
-    assert.match(table.stdout, /^APP KEY\s+UPDATED\s+SCOPES\n/)
+    assert.match(table.stdout, /^APP KEY\s+APPLICATION\s+UPDATED\s+SCOPES\n/)
+    assert.include(table.stdout, `${s.A.appKey}  Acme Notes`)
     const r = json(
       await cli(s.dbPath, ["consent", "revoke", "--user", "alice", "--app", s.A.appKey, "--json"])
     )
-    assert.deepStrictEqual(r, { user_id: s.alice.userId, app_key: s.A.appKey, withdrawn: true })
+    assert.deepStrictEqual(r, {
+      user_id: s.alice.userId,
+      username: "alice",
+      app_key: s.A.appKey,
+      withdrawn: true
+    })
     assert.isFalse(await introspect(issued.body.access_token as string))
     assert.strictEqual((await cli(s.dbPath, ["consent", "list", "--user", "alice"])).stdout, "No consents.\n")
     const again = await cli(s.dbPath, ["consent", "revoke", "--user", "alice", "--app", s.A.appKey])

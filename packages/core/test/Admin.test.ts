@@ -454,37 +454,48 @@ describe("Admin: subjects, consents and the audit query", () => {
       }).pipe(Effect.provide(Audited()))
   )
 
-  it.effect("queryAudit filters by app, type and time, newest first, and names the field it refuses", () =>
-    Effect.gen(function* () {
-      const a = yield* newApp()
-      const b = yield* newApp()
-      yield* TestClock.adjust("100 seconds")
-      yield* Admin.rotateSecret(a.app.appKey)
-      yield* Admin.rotateSecret(b.app.appKey)
-      const all = yield* Admin.queryAudit({})
-      assert.deepStrictEqual(
-        all.map((e) => e.type),
-        ["secret_rotated", "secret_rotated", "application_created", "application_created"]
-      )
-      assert.deepStrictEqual(
-        (yield* Admin.queryAudit({ appKey: a.app.appKey })).map((e) => e.type),
-        ["secret_rotated", "application_created"]
-      )
-      assert.strictEqual(
-        (yield* Admin.queryAudit({ type: "secret_rotated", limit: 1 }))[0]?.appKey,
-        b.app.appKey
-      )
-      assert.strictEqual((yield* Admin.queryAudit({ since: 100 })).length, 2)
-      for (const [filter, field] of [
-        [{ limit: 0 }, "limit"],
-        [{ limit: Admin.maxAuditLimit + 1 }, "limit"],
-        [{ limit: 1.5 }, "limit"],
-        [{ type: "made_up" }, "type"],
-        [{ since: Number.NaN }, "since"]
-      ] as const) {
-        assert.deepInclude(yield* failure(Admin.queryAudit(filter)), { _tag: "InvalidField", field })
-      }
-    }).pipe(Effect.provide(Audited()))
+  it.effect(
+    "queryAudit filters by app, type and time, the newest oldest first, and names the field it refuses",
+    () =>
+      Effect.gen(function* () {
+        const a = yield* newApp()
+        const b = yield* newApp()
+        yield* TestClock.adjust("100 seconds")
+        yield* Admin.rotateSecret(a.app.appKey)
+        yield* Admin.rotateSecret(b.app.appKey)
+        const all = yield* Admin.queryAudit({})
+        assert.deepStrictEqual(
+          all.map((e) => e.type),
+          ["application_created", "application_created", "secret_rotated", "secret_rotated"]
+        )
+        assert.deepStrictEqual(
+          all.map((e) => e.appKey),
+          [a.app.appKey, b.app.appKey, a.app.appKey, b.app.appKey]
+        )
+        assert.deepStrictEqual(
+          (yield* Admin.queryAudit({ appKey: a.app.appKey })).map((e) => e.type),
+          ["application_created", "secret_rotated"]
+        )
+        assert.deepStrictEqual(
+          (yield* Admin.queryAudit({ limit: 3 })).map((e) => e.type),
+          ["application_created", "secret_rotated", "secret_rotated"],
+          "the newest three, oldest first"
+        )
+        assert.strictEqual(
+          (yield* Admin.queryAudit({ type: "secret_rotated", limit: 1 }))[0]?.appKey,
+          b.app.appKey
+        )
+        assert.strictEqual((yield* Admin.queryAudit({ since: 100 })).length, 2)
+        for (const [filter, field] of [
+          [{ limit: 0 }, "limit"],
+          [{ limit: Admin.maxAuditLimit + 1 }, "limit"],
+          [{ limit: 1.5 }, "limit"],
+          [{ type: "made_up" }, "type"],
+          [{ since: Number.NaN }, "since"]
+        ] as const) {
+          assert.deepInclude(yield* failure(Admin.queryAudit(filter)), { _tag: "InvalidField", field })
+        }
+      }).pipe(Effect.provide(Audited()))
   )
 
   it("parseSince takes epoch seconds and ISO 8601 with a zone, and nothing else", () => {

@@ -441,7 +441,7 @@ describe("AdminApi: users", () => {
         ["PATCH", `/users/${userId}`, { disabled: true }],
         ["DELETE", `/users/${userId}`],
         ["GET", `/users/${userId}/consents`],
-        // by user id only: a username is not an id
+        // nor by username, once deleted
         ["GET", "/users/api-user"]
       ] as const) {
         expectError(yield* api(method, path, body), 404, "not_found")
@@ -461,7 +461,10 @@ describe("AdminApi: tokens and consents", () => {
         "DELETE",
         `/applications/${a.app_key}/subjects/${encodeURIComponent("dev/42")}/tokens`
       )
-      assert.deepStrictEqual([r.status, r.json], [200, { app_key: a.app_key, open_id: "dev/42", revoked: 1 }])
+      assert.deepStrictEqual(
+        [r.status, r.json],
+        [200, { app_key: a.app_key, app_name: "Admin App", open_id: "dev/42", revoked: 1 }]
+      )
       assert.isFalse((yield* post("/oauth2/oauth2/introspect", { token: t }, basic)).json?.active)
       const again = yield* api("DELETE", `/applications/${a.app_key}/subjects/dev%2F42/tokens`)
       assert.strictEqual(again.json?.revoked, 0)
@@ -492,7 +495,7 @@ describe("AdminApi: tokens and consents", () => {
       const r = yield* api("DELETE", path)
       assert.deepStrictEqual(
         [r.status, r.json],
-        [200, { user_id: user.userId, app_key: app.appKey, withdrawn: true }]
+        [200, { user_id: user.userId, username: user.username, app_key: app.appKey, withdrawn: true }]
       )
       assert.isFalse((yield* post("/oauth2/oauth2/introspect", { token: access }, basic)).json?.active)
       expectError(yield* api("DELETE", path), 404, "not_found")
@@ -547,7 +550,7 @@ describe("AdminApi: the audit trail", () => {
   )
 
   it.effect(
-    "GET /audit filters by app_key, type, since and limit, newest first; bad filters are 400 naming them",
+    "GET /audit filters by app_key, type, since and limit, the newest oldest first; bad filters are 400 naming them",
     () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(Date.parse("2026-01-01T00:00:00Z"))
@@ -558,13 +561,15 @@ describe("AdminApi: the audit trail", () => {
         assert.strictEqual(all.status, 200)
         assert.deepStrictEqual(
           all.list?.map((e) => e.type),
-          ["secret_rotated", "application_created", "application_created"]
+          ["application_created", "application_created", "secret_rotated"]
         )
         assert.deepStrictEqual(Object.keys(all.list?.[0] ?? {}), [
           "at",
           "type",
           "app_key",
+          "app_name",
           "user_id",
+          "username",
           "open_id",
           "address",
           "request_id",

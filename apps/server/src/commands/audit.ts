@@ -1,10 +1,11 @@
 /**
- * `audit tail`: the newest audit events, oldest first, as a table of plain one-line text or as JSON,
- * neither of which a recorded value can forge.
+ * `audit tail`: the newest audit events, oldest first (`Admin.auditEventsJson`, as the admin API
+ * answers them), with the application's name and the username beside their ids, as a
+ * table of plain one-line text or as JSON, neither of which a recorded value can forge.
  */
-import { Admin, AdminJson, Audit } from "@latchkey/core"
+import { Admin, type AdminJson, Audit } from "@latchkey/core"
 import { Either } from "effect"
-import { type Command, duration, exec, iso, none, nowSeconds, parse, table, UsageError } from "./common.js"
+import { type Command, duration, exec, none, nowSeconds, parse, table, UsageError } from "./common.js"
 
 // Characters a terminal acts on or that reorder or break the line: C0, DEL, C1, the Arabic
 // letter mark, LRM/RLM, the line and paragraph separators, bidi embeddings, overrides and isolates
@@ -41,6 +42,25 @@ export const parseSince = (value: string, now: number = nowSeconds()): number =>
   return since
 }
 
+const cell = (v: string | null): string => (v === null ? "-" : visible(v))
+
+/** An id with its name beside it, when there is one: `k3J9 (Photo Printer)`. */
+const withName = (id: string | null, name: string | null): string =>
+  name === null ? cell(id) : `${cell(id)} (${visible(name)})`
+
+/** The events as a table, one line each. */
+const auditTable = (events: ReadonlyArray<typeof AdminJson.AuditEventJson.Type>): string =>
+  table([
+    ["TIME", "EVENT", "APP KEY", "USER", "OPEN ID", "ADDRESS", "REQUEST", "ACTOR", "DETAIL"],
+    ...events.map((e) => [
+      e.at,
+      e.type,
+      withName(e.app_key, e.app_name),
+      withName(e.user_id, e.username),
+      ...[e.open_id, e.address, e.request_id, e.actor, e.detail].map(cell)
+    ])
+  ])
+
 /** Events `audit tail` shows when it names no `--limit`. */
 const defaultLimit = 50
 
@@ -67,26 +87,13 @@ export const commands: Record<string, Command> = {
         throw new UsageError(`--type must be one of ${Audit.EventType.literals.join(", ")}`)
       }
       const since = values.since === undefined ? undefined : parseSince(values.since)
-      const newest = await exec(
+      const shown = await exec(
         runtime(),
-        Admin.queryAudit({ limit: limit.right, appKey: values.app, type: values.type, since })
+        Admin.auditEventsJson({ limit: limit.right, appKey: values.app, type: values.type, since })
       )
-      const events = [...newest].reverse()
-      if (values.json === true) io.stdout(`${auditJsonText(events.map(AdminJson.auditEvent))}\n`)
-      else if (events.length === 0) io.stdout("No audit events.\n")
-      else
-        io.stdout(
-          table([
-            ["TIME", "EVENT", "APP KEY", "USER", "OPEN ID", "ADDRESS", "REQUEST", "ACTOR", "DETAIL"],
-            ...events.map((e) => [
-              iso(e.at),
-              e.type,
-              ...[e.appKey, e.userId, e.openId, e.address, e.requestId, e.actor ?? null, e.detail].map((v) =>
-                v === null ? "-" : visible(v)
-              )
-            ])
-          ])
-        )
+      if (values.json === true) io.stdout(`${auditJsonText(shown)}\n`)
+      else if (shown.length === 0) io.stdout("No audit events.\n")
+      else io.stdout(auditTable(shown))
     }
   }
 }

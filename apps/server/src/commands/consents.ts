@@ -1,6 +1,7 @@
 /** The commands on tokens and consents: `token revoke`, `consent list`, `consent revoke`. */
 import { Admin, AdminJson } from "@latchkey/core"
-import { type Command, exec, iso, none, parse, required, table, userLine } from "./common.js"
+import { Effect } from "effect"
+import { type Command, exec, none, parse, required, table, userLine } from "./common.js"
 
 /** The commands on tokens and consents. */
 export const commands: Record<string, Command> = {
@@ -10,11 +11,17 @@ export const commands: Record<string, Command> = {
       none(positionals, "token revoke")
       const appKey = required(values.app, "--app")
       const openId = required(values["open-id"], "--open-id")
-      const revoked = await exec(runtime(), Admin.revokeSubjectTokens(appKey, openId))
+      const r = await exec(
+        runtime(),
+        Effect.flatMap(Admin.revokeSubjectTokens(appKey, openId), (revoked) =>
+          Admin.revokedTokensJson(appKey, openId, revoked)
+        )
+      )
+      const app = r.app_name === null ? appKey : `${appKey} (${JSON.stringify(r.app_name)})`
       io.stdout(
         values.json === true
-          ? `${JSON.stringify({ app_key: appKey, open_id: openId, revoked })}\n`
-          : `Revoked ${revoked} token${revoked === 1 ? "" : "s"} of open_id ${JSON.stringify(openId)} of ${appKey}.\n`
+          ? `${JSON.stringify(r)}\n`
+          : `Revoked ${r.revoked} token${r.revoked === 1 ? "" : "s"} of open_id ${JSON.stringify(openId)} of ${app}.\n`
       )
     }
   },
@@ -23,17 +30,23 @@ export const commands: Record<string, Command> = {
     run: async (args, runtime, io) => {
       const { values, positionals } = parse(args, { user: { type: "string" } })
       none(positionals, "consent list")
-      const { consents } = await exec(runtime(), Admin.listConsents(required(values.user, "--user")))
-      if (values.json === true) io.stdout(`${JSON.stringify(consents.map(AdminJson.consent))}\n`)
-      else if (consents.length === 0) io.stdout("No consents.\n")
+      const shown = await exec(
+        runtime(),
+        Effect.flatMap(Admin.listConsents(required(values.user, "--user")), ({ consents }) =>
+          Admin.consentsJson(consents)
+        )
+      )
+      if (values.json === true) io.stdout(`${JSON.stringify(shown)}\n`)
+      else if (shown.length === 0) io.stdout("No consents.\n")
       else
         io.stdout(
           table([
-            ["APP KEY", "UPDATED", "SCOPES"],
-            ...consents.map((c) => [
-              c.appKey,
-              iso(c.updatedAt),
-              c.scope.length === 0 ? "-" : c.scope.join(",")
+            ["APP KEY", "APPLICATION", "UPDATED", "SCOPES"],
+            ...shown.map((c) => [
+              c.app_key,
+              c.app_name ?? "-",
+              c.updated_at,
+              c.scopes.length === 0 ? "-" : c.scopes.join(",")
             ])
           ])
         )
@@ -48,7 +61,7 @@ export const commands: Record<string, Command> = {
       const user = await exec(runtime(), Admin.withdrawConsent(who, appKey))
       io.stdout(
         values.json === true
-          ? `${JSON.stringify({ user_id: user.userId, app_key: appKey, withdrawn: true })}\n`
+          ? `${JSON.stringify(AdminJson.withdrawnConsent(user, appKey))}\n`
           : `Withdrew the consent of user ${userLine(user)} to ${appKey}; that application's tokens of theirs are revoked.\n`
       )
     }

@@ -281,11 +281,11 @@ for (const store of stores) {
           ["POST", `/applications/${v.raw}/secret`, "app_key", {}],
           ["DELETE", `/applications/${v.raw}/subjects/someone/tokens`, "app_key"],
           ["DELETE", `/applications/${v.raw}/consents/${alice}`, "app_key"],
-          ["DELETE", `/applications/${s.A.appKey}/consents/${v.raw}`, "user_id"],
-          ["GET", `/users/${v.raw}`, "user_id"],
-          ["PATCH", `/users/${v.raw}`, "user_id", { disabled: true }],
-          ["DELETE", `/users/${v.raw}`, "user_id"],
-          ["GET", `/users/${v.raw}/consents`, "user_id"],
+          ["DELETE", `/applications/${s.A.appKey}/consents/${v.raw}`, "user"],
+          ["GET", `/users/${v.raw}`, "user"],
+          ["PATCH", `/users/${v.raw}`, "user", { disabled: true }],
+          ["DELETE", `/users/${v.raw}`, "user"],
+          ["GET", `/users/${v.raw}/consents`, "user"],
           ["GET", `/audit?app_key=${v.raw}`, "app_key"],
           ["GET", `/audit?type=${v.raw}`, "type"]
         ]

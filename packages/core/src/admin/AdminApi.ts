@@ -125,7 +125,7 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.access_token_audience !== undefined ? { accessTokenAudience: body.access_token_audience } : {})
 })
 
-/** `PATCH /users/{user_id}`: the password first (checked before anything changes), then disabled. */
+/** `PATCH /users/{user}`: the password first (checked before anything changes), then disabled. */
 const updateUser: Handler<typeof AdminEndpoints.endpoints.updateUser> = ({ params, body }) =>
   Effect.gen(function* () {
     // Checked before anything changes, so a refused password changes nothing
@@ -134,7 +134,7 @@ const updateUser: Handler<typeof AdminEndpoints.endpoints.updateUser> = ({ param
     if (body.keep_sessions !== undefined && body.password === undefined) {
       return yield* Effect.fail(badField("keep_sessions", "keep_sessions is only allowed with password"))
     }
-    let user = yield* Admin.findUserById(params.user_id)
+    let user = yield* Admin.findUser(params.user)
     if (body.password !== undefined) {
       const keepSessions = body.keep_sessions === true
       user = yield* Admin.setPassword(user, body.password, { keepSessions })
@@ -156,8 +156,7 @@ const queryAudit: Handler<typeof AdminEndpoints.endpoints.queryAudit> = ({ query
         badField("since", "since must be ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z) or epoch seconds")
       )
     }
-    const events = yield* Admin.queryAudit({ limit, appKey: query.app_key, type: query.type, since })
-    return events.map(AdminJson.auditEvent)
+    return yield* Admin.auditEventsJson({ limit, appKey: query.app_key, type: query.type, since })
   })
 
 /** What each endpoint of the table does. */
@@ -189,18 +188,12 @@ const handlers: {
       AdminJson.rotatedSecret(params.app_key, r.appSecret, r.previousSecretExpiresAt)
     ),
   revokeSubjectTokens: ({ params }) =>
-    Effect.map(Admin.revokeSubjectTokens(params.app_key, params.open_id), (revoked) => ({
-      app_key: params.app_key,
-      open_id: params.open_id,
-      revoked
-    })),
+    Effect.flatMap(Admin.revokeSubjectTokens(params.app_key, params.open_id), (revoked) =>
+      Admin.revokedTokensJson(params.app_key, params.open_id, revoked)
+    ),
   withdrawConsent: ({ params }) =>
-    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
-      Effect.as(Admin.withdrawConsent(user, params.app_key), {
-        user_id: user.userId,
-        app_key: params.app_key,
-        withdrawn: true as const
-      })
+    Effect.flatMap(Admin.findUser(params.user), (user) =>
+      Effect.as(Admin.withdrawConsent(user, params.app_key), AdminJson.withdrawnConsent(user, params.app_key))
     ),
   listKeys: () => Effect.map(Admin.listSigningKeys, (keys) => keys.map(AdminJson.signingKey)),
   rotateKey: ({ body }) => Effect.map(Admin.rotateSigningKey(body.algorithm), AdminJson.signingKey),
@@ -210,10 +203,10 @@ const handlers: {
       user_id: user.userId,
       username: user.username
     })),
-  getUser: ({ params }) => Effect.map(Admin.findUserById(params.user_id), AdminJson.user),
+  getUser: ({ params }) => Effect.map(Admin.findUser(params.user), AdminJson.user),
   updateUser,
   deleteUser: ({ params }) =>
-    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
+    Effect.flatMap(Admin.findUser(params.user), (user) =>
       Effect.as(Admin.deleteUser(user), {
         user_id: user.userId,
         username: user.username,
@@ -221,8 +214,8 @@ const handlers: {
       })
     ),
   listConsents: ({ params }) =>
-    Effect.flatMap(Admin.findUserById(params.user_id), (user) =>
-      Effect.map(Admin.listConsents(user), ({ consents }) => consents.map(AdminJson.consent))
+    Effect.flatMap(Admin.findUser(params.user), (user) =>
+      Effect.flatMap(Admin.listConsents(user), ({ consents }) => Admin.consentsJson(consents))
     ),
   queryAudit,
   adminOpenapi: () => Effect.sync(() => adminDocument())

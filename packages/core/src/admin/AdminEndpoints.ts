@@ -16,7 +16,7 @@ export type Method = "GET" | "POST" | "PATCH" | "DELETE"
 export const pathParameters = {
   app_key: "the App Key",
   open_id: "the subject's open_id in that application",
-  user_id: "the user id"
+  user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)"
 } as const
 
 /** The name of a path parameter. */
@@ -183,7 +183,7 @@ export const endpoints = {
   }),
   withdrawConsent: endpoint({
     method: "DELETE",
-    path: "/applications/{app_key}/consents/{user_id}",
+    path: "/applications/{app_key}/consents/{user}",
     summary: "Withdraw a user's consent, revoking the application's tokens of the user (cli consent revoke)",
     status: 200,
     response: AdminJson.WithdrawnConsent,
@@ -213,7 +213,7 @@ export const endpoints = {
   }),
   getUser: endpoint({
     method: "GET",
-    path: "/users/{user_id}",
+    path: "/users/{user}",
     summary: "One user",
     status: 200,
     response: AdminJson.UserJson,
@@ -221,7 +221,7 @@ export const endpoints = {
   }),
   updateUser: endpoint({
     method: "PATCH",
-    path: "/users/{user_id}",
+    path: "/users/{user}",
     summary:
       "Disable (revoking every token, ending every sign-in session), enable, or set the password of a user, ending their sign-in sessions unless keep_sessions (cli user disable, enable, set-password)",
     body: { schema: AdminJson.UpdateUser, description: "What to change; the password is set first." },
@@ -231,7 +231,7 @@ export const endpoints = {
   }),
   deleteUser: endpoint({
     method: "DELETE",
-    path: "/users/{user_id}",
+    path: "/users/{user}",
     summary:
       "Delete a user, revoking their tokens, forgetting their consents and ending their sign-in sessions (cli user delete)",
     status: 200,
@@ -240,20 +240,21 @@ export const endpoints = {
   }),
   listConsents: endpoint({
     method: "GET",
-    path: "/users/{user_id}/consents",
+    path: "/users/{user}/consents",
     summary: "Every consent the user has given (cli consent list --json)",
     status: 200,
     response: Schema.Array(AdminJson.ConsentJson),
-    description: "the consents, by App Key"
+    description: "the consents, by App Key, with the application's name"
   }),
   queryAudit: endpoint({
     method: "GET",
     path: "/audit",
-    summary: "The newest audit events matching every filter given, newest first (cli audit tail)",
+    summary:
+      "The newest audit events matching every filter given, oldest first (the newest last), as cli audit tail prints them; to follow the trail, ask again with since at the last event's time",
     query: AuditQuery,
     status: 200,
     response: Schema.Array(AdminJson.AuditEventJson),
-    description: "the events"
+    description: "the events, with the application's name and the username beside their ids"
   }),
   listKeys: endpoint({
     method: "GET",

@@ -92,7 +92,7 @@ export const CreateUser = Schema.Struct({
 }).annotations({ identifier: "CreateUser" })
 
 /**
- * `PATCH /admin/v1/users/{user_id}`: disable (revoking every token, ending every session) or
+ * `PATCH /admin/v1/users/{user}`: disable (revoking every token, ending every session) or
  * enable, and/or set the password (ending the user's sessions unless `keep_sessions`).
  */
 export const UpdateUser = Schema.Struct({
@@ -215,9 +215,17 @@ export const DeletedUser = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedUser" })
 
+const AppName = Schema.NullOr(Schema.String).annotations({
+  description: "the name of the application with this App Key; null when there is none (deleted since)"
+})
+const Username = Schema.NullOr(Schema.String).annotations({
+  description: "the username of the user with this id; null when there is none (deleted since)"
+})
+
 /** How many tokens of a subject were revoked. */
 export const RevokedTokens = Schema.Struct({
   app_key: Schema.String,
+  app_name: AppName,
   open_id: Schema.String,
   revoked: Schema.Int
 }).annotations({ identifier: "RevokedTokens" })
@@ -225,6 +233,7 @@ export const RevokedTokens = Schema.Struct({
 /** A consent of a user. */
 export const ConsentJson = Schema.Struct({
   app_key: Schema.String,
+  app_name: AppName,
   scopes: Schema.Array(Schema.String),
   updated_at: Time
 }).annotations({ identifier: "Consent" })
@@ -232,6 +241,7 @@ export const ConsentJson = Schema.Struct({
 /** A withdrawn consent. */
 export const WithdrawnConsent = Schema.Struct({
   user_id: Schema.String,
+  username: Schema.String,
   app_key: Schema.String,
   withdrawn: Schema.Literal(true)
 }).annotations({ identifier: "WithdrawnConsent" })
@@ -241,7 +251,9 @@ export const AuditEventJson = Schema.Struct({
   at: Time,
   type: EventType,
   app_key: Schema.NullOr(Schema.String),
+  app_name: AppName,
   user_id: Schema.NullOr(Schema.String),
+  username: Username,
   open_id: Schema.NullOr(Schema.String),
   address: Schema.NullOr(Schema.String),
   request_id: Schema.NullOr(Schema.String),
@@ -333,19 +345,42 @@ export const user = (u: User): UserJson => ({
   disabled_at: timeOrNull(u.disabledAt)
 })
 
-/** A consent as shown. */
-export const consent = (c: Consent): typeof ConsentJson.Type => ({
+/** The names shown beside ids: application names by App Key, usernames by user id. */
+export interface Names {
+  readonly applications: ReadonlyMap<string, string>
+  readonly users: ReadonlyMap<string, string>
+}
+
+/** No names known: every name shown is null. */
+const noNames: Names = { applications: new Map(), users: new Map() }
+
+const nameOf = (names: ReadonlyMap<string, string>, id: string | null): string | null =>
+  id === null ? null : (names.get(id) ?? null)
+
+/** A withdrawn consent as shown. */
+export const withdrawnConsent = (u: User, appKey: string): typeof WithdrawnConsent.Type => ({
+  user_id: u.userId,
+  username: u.username,
+  app_key: appKey,
+  withdrawn: true
+})
+
+/** A consent as shown, with its application's name from `names`. */
+export const consent = (c: Consent, names: Names = noNames): typeof ConsentJson.Type => ({
   app_key: c.appKey,
+  app_name: nameOf(names.applications, c.appKey),
   scopes: [...c.scope],
   updated_at: time(c.updatedAt)
 })
 
-/** An audit event as shown. */
-export const auditEvent = (e: AuditEvent): typeof AuditEventJson.Type => ({
+/** An audit event as shown, with the application's name and the username from `names`. */
+export const auditEvent = (e: AuditEvent, names: Names = noNames): typeof AuditEventJson.Type => ({
   at: time(e.at),
   type: e.type,
   app_key: e.appKey,
+  app_name: nameOf(names.applications, e.appKey),
   user_id: e.userId,
+  username: nameOf(names.users, e.userId),
   open_id: e.openId,
   address: e.address,
   request_id: e.requestId,

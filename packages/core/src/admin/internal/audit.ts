@@ -41,7 +41,11 @@ export interface AuditFilter {
 
 const isEventType = Schema.is(Audit.EventType)
 
-/** The newest audit events matching `filter`, newest first. */
+/**
+ * The newest audit events matching `filter`, oldest first (the newest last, as `tail` prints
+ * lines): the order of `audit tail` and of `GET /admin/v1/audit`. To follow the trail, ask again
+ * with `since` at the last event's time.
+ */
 export const queryAudit = Effect.fn("Admin.queryAudit")(function* (filter: AuditFilter) {
   const limit = yield* auditLimit(filter.limit)
   if (filter.appKey !== undefined) yield* plain("app_key", filter.appKey)
@@ -54,7 +58,8 @@ export const queryAudit = Effect.fn("Admin.queryAudit")(function* (filter: Audit
     return yield* invalid("since", "since must be a time in whole epoch seconds")
   }
   const store = yield* AuditStore
-  return yield* store.query({ limit, appKey: filter.appKey, type, since: filter.since })
+  const newest = yield* store.query({ limit, appKey: filter.appKey, type, since: filter.since })
+  return [...newest].reverse()
 })
 
 // A date, or a date and time with seconds optional, fraction optional and a zone required

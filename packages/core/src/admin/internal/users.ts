@@ -22,7 +22,7 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 }
 
 const noUser = (user: string) =>
-  new NotFound({ what: "user", description: `no user named or with id ${JSON.stringify(user)}` })
+  new NotFound({ what: "user", description: `no user with id or username ${JSON.stringify(user)}` })
 
 /** Fail with `error` when a store's write reports that it found nothing to change. */
 export const found =
@@ -30,16 +30,22 @@ export const found =
   <R>(write: Effect.Effect<boolean, R>): Effect.Effect<void, E | R> =>
     Effect.flatMap(write, (done) => (done ? Effect.void : Effect.fail(error())))
 
-/** A user, or a username or user id to look one up by (`findUser`). */
+/** A user, or a user id or username to look one up by (`findUser`). */
 export type UserRef = User | string
 
-/** The user with this username or else this user id; `NotFound` when there is none. */
-export const findUser = Effect.fnUntraced(function* (usernameOrId: string) {
-  yield* plain("user", usernameOrId)
+/**
+ * The user with this user id, or else with this username; `NotFound` when there is none. The CLI
+ * and the admin API name users through it. The id is tried first, so every user can always be
+ * named by their id; `createUser` refuses a username that is another user's id, and a new id
+ * (96 random bits) matching an existing username is not a practical event, so the two cannot
+ * name different users.
+ */
+export const findUser = Effect.fnUntraced(function* (idOrUsername: string) {
+  yield* plain("user", idOrUsername)
   const users = yield* UserStore
-  const byName = yield* users.findByUsername(usernameOrId)
-  const user = Option.isSome(byName) ? byName : yield* users.findById(usernameOrId)
-  if (Option.isNone(user)) return yield* Effect.fail(noUser(usernameOrId))
+  const byId = yield* users.findById(idOrUsername)
+  const user = Option.isSome(byId) ? byId : yield* users.findByUsername(idOrUsername)
+  if (Option.isNone(user)) return yield* Effect.fail(noUser(idOrUsername))
   return user.value
 })
 
@@ -47,10 +53,15 @@ export const findUser = Effect.fnUntraced(function* (usernameOrId: string) {
 export const findUserById = Effect.fnUntraced(function* (userId: string) {
   yield* plain("user_id", userId)
   const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
-  if (Option.isNone(user)) return yield* Effect.fail(noUser(userId))
+  if (Option.isNone(user)) {
+    return yield* Effect.fail(
+      new NotFound({ what: "user", description: `no user with id ${JSON.stringify(userId)}` })
+    )
+  }
   return user.value
 })
 
+/** `user` itself, or the user it names (`findUser`). */
 export const resolveUser = (user: UserRef) =>
   typeof user === "string" ? findUser(user) : Effect.succeed(user)
 
@@ -61,18 +72,22 @@ export const listUsers: Effect.Effect<ReadonlyArray<User>, StorageError, UserSto
 )
 
 /**
- * Create a user with a hashed password (the rules of `Accounts.createUser`); recorded as
- * `user_created` in the same write. Neither the username nor the password goes into the event.
+ * Create a user with a hashed password (the rules of `Accounts.createUser`, and not another user's
+ * id, so `findUser` never has two users to choose from); recorded as `user_created` in the same
+ * write. Neither the username nor the password goes into the event.
  */
 export const createUser = Effect.fn("Admin.createUser")(function* (username: string, password: string) {
   const usernameProblem = Accounts.usernameProblem(username)
   if (usernameProblem !== null) return yield* invalid("username", usernameProblem)
   const passwordProblem = Accounts.passwordProblem(password)
   if (passwordProblem !== null) return yield* invalid("password", passwordProblem)
+  const users = yield* UserStore
+  if (Option.isSome(yield* users.findById(username))) {
+    return yield* invalid("username", "username must not be the user id of another user")
+  }
   const user = yield* Accounts.makeUser(username, password).pipe(
     Effect.mapError((e) => new InvalidField({ field: "password", description: e.description }))
   )
-  const users = yield* UserStore
   yield* Audit.recordWith(users.insert(user), [["user_created", { userId: user.userId }]])
   return user
 })
