@@ -150,7 +150,10 @@ describe.skipIf(!haveChromium)("openid-client against a running server", () => {
     assert.strictEqual(claims.aud, confidential.app_key)
     assert.strictEqual(claims.sub, (tokens as unknown as { open_id: string }).open_id)
     assert.isNumber(claims.auth_time)
-    assert.deepStrictEqual(info, { sub: claims.sub, preferred_username: user.username })
+    assert.deepStrictEqual(info as unknown as Record<string, unknown>, {
+      sub: claims.sub,
+      preferred_username: user.username
+    })
     assert.notStrictEqual(refreshed.access_token, tokens.access_token)
     assert.strictEqual(refreshed.claims()?.sub, claims.sub)
   })
