@@ -28,7 +28,6 @@ import { type HttpResponse, json, retryAfter, type StorageFailure, settle } from
 export {
   type HttpResponse,
   json,
-  retryAfter,
   type Settled,
   serverError,
   settle,
