@@ -15,7 +15,7 @@ import {
   Paths,
   Throttle
 } from "@latchkey/core"
-import { type Pool, PostgresStorage } from "@latchkey/storage-postgres"
+import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
@@ -26,6 +26,8 @@ import { databaseUrl, useDatabase } from "./support/postgres.js"
 const maxRoundTrips = 3
 
 /** A pool that counts every statement sent through it or through a connection it lent. */
+type Pool = PostgresStorage.Pool
+
 const counting = (pool: Pool) => {
   const sent: Array<string> = []
   const counted: Pool = {
