@@ -23,7 +23,7 @@ import { pglitePool } from "./support/pglite.js"
 import { databaseUrl, useDatabase } from "./support/postgres.js"
 
 /** Round trips of one `client_credentials` issuance on the success path. */
-const maxRoundTrips = 3
+const maxRoundTrips = 2
 
 /** A pool that counts every statement sent through it or through a connection it lent. */
 type Pool = PostgresStorage.Pool
@@ -109,6 +109,47 @@ const issuance = (pool: Pool) => {
     return statements
   }).pipe(Effect.provide(layerOver(counted)))
 }
+
+/**
+ * Lock the App Key of a fresh application (wrong secrets past the free failures) over `layer`,
+ * then answer the right secret's status and the statements it cost.
+ */
+const afterLockout = <E>(layer: Layer.Layer<Http.Requirements | Audit.AuditLog, E>, sent: Array<string>) =>
+  Effect.gen(function* () {
+    const created = yield* Admin.createApplication({
+      name: "Locked",
+      redirectUris: ["https://app.example/cb"],
+      scope: "read",
+      grantTypes: ["client_credentials"]
+    })
+    const wrong = BasicAuth.encode({ appKey: created.app.appKey, appSecret: "wrong" })
+    for (let i = 0; i <= Throttle.defaultPolicy.freeFailures; i++) {
+      expect((yield* Option.getOrThrow(Http.route(tokenRequest(wrong)))).status).toBe(401)
+    }
+    const right = BasicAuth.encode({ appKey: created.app.appKey, appSecret: created.appSecret })
+    sent.length = 0
+    const res = yield* Option.getOrThrow(Http.route(tokenRequest(right)))
+    return { status: res.status, statements: sent.length }
+  }).pipe(Effect.provide(layer))
+
+describe("the throttle read with the application", () => {
+  it("refuses the right secret with 429 once the App Key is locked, in one read", async () => {
+    const { pool, sent } = counting(await Effect.runPromise(pglitePool()))
+    const { status, statements } = await Effect.runPromise(afterLockout(layerOver(pool), sent))
+    expect(status).toBe(429)
+    expect(statements).toBe(1)
+  })
+
+  it("reads the counters of a throttle store that is not the pool's, and still refuses with 429", async () => {
+    const raw = await Effect.runPromise(pglitePool())
+    const { pool, sent } = counting(raw)
+    // Counters kept in memory: the pool's throttle table never sees the failures
+    const layer = Layer.merge(layerOver(pool), Throttle.layer())
+    const { status } = await Effect.runPromise(afterLockout(layer, sent))
+    expect(status).toBe(429)
+    expect((await raw.query("SELECT count(*)::int AS n FROM throttle")).rows[0]).toEqual({ n: 0 })
+  })
+})
 
 describe("round trips of a client_credentials token", () => {
   it(`costs at most ${maxRoundTrips} statements on PGlite, BEGIN and COMMIT included`, async () => {
