@@ -159,16 +159,19 @@ describe("round trips of a client_credentials token", () => {
   })
 })
 
-describe.skipIf(databaseUrl === undefined)("round trips on a real PostgreSQL", () => {
-  const database = useDatabase()
-  it(`costs at most ${maxRoundTrips} statements, BEGIN and COMMIT included`, async () => {
-    const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
-    try {
-      const statements = await Effect.runPromise(issuance(pool))
-      expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
-      expect(statements).not.toContain("BEGIN")
-    } finally {
-      await pool.end()
-    }
+for (const serializable of [false, true]) {
+  const isolation = serializable ? "serializable" : "read committed"
+  describe.skipIf(databaseUrl === undefined)(`round trips on a real PostgreSQL, ${isolation}`, () => {
+    const database = useDatabase({ serializable })
+    it(`costs at most ${maxRoundTrips} statements, BEGIN and COMMIT included`, async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        const statements = await Effect.runPromise(issuance(pool))
+        expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+        expect(statements).not.toContain("BEGIN")
+      } finally {
+        await pool.end()
+      }
+    })
   })
-})
+}
