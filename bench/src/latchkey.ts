@@ -165,7 +165,7 @@ const parseJson = (text: string): Record<string, unknown> | undefined => {
 }
 
 /** Which store a CLI run acts on: `{ LATCHKEY_DB }` or `{ DATABASE_URL }`. */
-type StoreEnv = { readonly LATCHKEY_DB: string } | { readonly DATABASE_URL: string }
+export type StoreEnv = { readonly LATCHKEY_DB: string } | { readonly DATABASE_URL: string }
 
 /**
  * Run a CLI command with --json and return its output. A CLI that printed its JSON but
@@ -221,9 +221,28 @@ const cliJson = async (
 const redirectUri = "http://127.0.0.1:9/cb"
 const scope = "api:read"
 
+/**
+ * A random password that cannot start with `-` (a letter, then base64url), so no CLI reads it
+ * as an option even where it is passed as a separate argument.
+ */
+export const generatedPassword = (): string => `p${randomBytes(12).toString("base64url")}`
+
+/**
+ * Create user `username` with the CLI (`user create`), its password passed as `--password=value`:
+ * one argument, so a password starting with `-` is a value, never an option.
+ */
+export const createUser = (
+  commands: Commands,
+  store: StoreEnv,
+  username: string,
+  password: string,
+  warn: (line: string) => void
+): Promise<Record<string, unknown>> =>
+  cliJson(commands, store, ["user", "create", `--username=${username}`, `--password=${password}`], warn)
+
 /** The application and user every store holds, made with the CLI (app create, user create). */
 const createAppAndUser = async (commands: Commands, store: StoreEnv, warn: (line: string) => void) => {
-  const password = randomBytes(12).toString("base64url")
+  const password = generatedPassword()
   const app = await cliJson(
     commands,
     store,
@@ -241,12 +260,7 @@ const createAppAndUser = async (commands: Commands, store: StoreEnv, warn: (line
     ],
     warn
   )
-  const user = await cliJson(
-    commands,
-    store,
-    ["user", "create", "--username", "bench", "--password", password],
-    warn
-  )
+  const user = await createUser(commands, store, "bench", password, warn)
   return { app, user, password }
 }
 

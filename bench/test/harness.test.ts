@@ -3,12 +3,14 @@
  * connections, once with the default generator (wrk when installed, else autocannon)
  * and once with autocannon. Only counts are checked, never timings. And the durable-floor
  * baseline on a store seeded with the Latchkey CLI: a valid token, and its token and audit
- * rows in the database once the answer arrived.
+ * rows in the database once the answer arrived. And the seeding: a password starting with `-`
+ * still makes its user through the CLI.
  */
 import { createHash } from "node:crypto"
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { ScryptHasher } from "@latchkey/node"
 import BetterSqlite3 from "better-sqlite3"
 import { describe, expect, it } from "vitest"
 import { plan, runBench, waitReady } from "../src/harness.js"
@@ -74,6 +76,35 @@ describe("harness on bare-http", () => {
     ])
     expect(steps.find((s) => s.config === "durable-floor")?.store).toBe("base")
     expect(steps.find((s) => s.config === "latchkey-workers")?.store).toBe("base")
+  })
+})
+
+describe("seeding through the CLI", () => {
+  it("never generates a password starting with -", () => {
+    for (let i = 0; i < 2_000; i++)
+      expect(Latchkey.generatedPassword()).toMatch(/^[A-Za-z][A-Za-z0-9_-]{16}$/)
+  })
+
+  it("creates a user whose password starts with -, with exactly that password", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-seed-"))
+    try {
+      const commands = await Latchkey.resolveCommands(dir)
+      const db = join(dir, "seed.sqlite")
+      const password = "--json -x"
+      const user = await Latchkey.createUser(commands, { LATCHKEY_DB: db }, "dash", password, () => {})
+      expect(user.username).toBe("dash")
+      const sqlite = new BetterSqlite3(db, { readonly: true })
+      try {
+        const hash = sqlite.prepare("SELECT password_hash FROM users WHERE username = ?").pluck().get("dash")
+        expect(typeof hash).toBe("string")
+        expect(await ScryptHasher.verify(password, hash as string)).toBe(true)
+        expect(await ScryptHasher.verify("--json", hash as string)).toBe(false)
+      } finally {
+        sqlite.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 

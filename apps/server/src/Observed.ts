@@ -32,8 +32,9 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (seconds: number) 
     })
   })
 
-// A store service: by the core's declarations of them, a record of functions returning Effects
-type Store = Readonly<Record<string, (...args: Array<never>) => Effect.Effect<unknown, unknown>>>
+// A store service: by the core's declarations of them, a record of functions returning Effects,
+// and values that are not calls (ThrottleStore's `counters`), passed through
+type Store = Readonly<Record<string, ((...args: Array<never>) => Effect.Effect<unknown, unknown>) | object>>
 
 // Every store the core declares
 const stores = [
@@ -64,7 +65,9 @@ export const aroundStores = <R>(
     const name = tag.key.slice(tag.key.lastIndexOf("/") + 1)
     const methods = Object.entries(service.value).map(([method, call]) => [
       method,
-      (...args: Array<never>) => around(call(...args), `${name}.${method}`)
+      typeof call === "function"
+        ? (...args: Array<never>) => around(call(...args), `${name}.${method}`)
+        : call
     ])
     return Context.add(out, tag, Object.fromEntries(methods))
   }, context)

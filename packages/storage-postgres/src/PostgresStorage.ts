@@ -74,6 +74,12 @@ export const maxAuditRetentionDays = AuditStore.maxRetentionDays
 /** The schema version this version of the adapter writes. */
 export const schemaVersion: number = latestVersion
 
+/** Audit events in a running transaction, or as the tail of one write statement. */
+const eventWrites: Database.EventWrites = {
+  insert: (tx, events) => PostgresAudit.insertEvents(tx.query, events),
+  statement: PostgresAudit.eventsStatement
+}
+
 const invalid = (message: string): StorageError.StorageError => new StorageError.StorageError({ message })
 
 /** The audit retention `options` ask for, in days; throws StorageError when invalid. */
@@ -207,7 +213,7 @@ export const layer = (
       const limits = yield* Database.attemptSync(() => sessionLimits(options))
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, (tx, events) => PostgresAudit.insertEvents(tx.query, events))
+      const db = Database.make(pool, eventWrites)
       yield* open(db, options, retentionDays)
       return Context.merge(PostgresStores.make(db, limits), PostgresAudit.make(db)).pipe(
         Context.add(Health, {
@@ -225,7 +231,7 @@ export const migrate = (
     Effect.gen(function* () {
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, (tx, events) => PostgresAudit.insertEvents(tx.query, events))
+      const db = Database.make(pool, eventWrites)
       const from = yield* open(db, options, retentionDays)
       return { from, to: latestVersion }
     })

@@ -59,6 +59,26 @@ const publicClient = Effect.fnUntraced(function* (params: Params) {
 })
 
 /**
+ * The application `appKey` names, once the throttle check of `keys` passed (`RateLimited` while
+ * one is locked): in one read when the application store keeps the throttle's counters
+ * (`ApplicationStore.findForClient`), else the check and then the lookup.
+ */
+const checkedFind = Effect.fnUntraced(function* (appKey: string, keys: ReadonlyArray<Throttle.Key>) {
+  const apps = yield* ApplicationStore
+  const { counters } = yield* Throttle.ThrottleStore
+  const read =
+    apps.findForClient !== undefined && counters !== undefined
+      ? yield* apps.findForClient(appKey, keys, counters)
+      : null
+  if (read === null || read.entries === null) {
+    yield* Throttle.check(keys)
+    return read?.app ?? (yield* apps.find(appKey))
+  }
+  yield* Throttle.checkEntries(keys, read.entries)
+  return read.app
+})
+
+/**
  * Authenticate the application from the Authorization header (`null`: one sent more than once,
  * malformed). With no header at all, the application is the public one `client_id` names
  * (`publicClient`); otherwise, credentials also sent in the body are `invalid_request`; an
@@ -92,9 +112,7 @@ export const authenticate = Effect.fnUntraced(function* (
     )
   }
   const keys = Throttle.clientKeys(creds.appKey, address)
-  yield* Throttle.check(keys)
-  const apps = yield* ApplicationStore
-  const found = yield* apps.find(creds.appKey)
+  const found = yield* checkedFind(creds.appKey, keys)
   const digest = yield* secretDigest(creds.appKey, creds.appSecret)
   const now = yield* nowSeconds
   // A digest is base64url, so a string of "!" never equals it

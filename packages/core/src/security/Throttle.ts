@@ -212,6 +212,16 @@ export const check = (
     if (wait > 0) return yield* Effect.fail(limited(wait))
   })
 
+/** Fail with `RateLimited` when any of `keys`, whose entries are `entries` (in order), is locked out now. */
+export const checkEntries = (
+  keys: ReadonlyArray<Key>,
+  entries: ReadonlyArray<Entry | undefined>
+): Effect.Effect<void, RateLimited> =>
+  Effect.flatMap(nowSeconds, (now) => {
+    const wait = lockWait(keys, entries, now)
+    return wait > 0 ? Effect.fail(limited(wait)) : Effect.void
+  })
+
 /** Record a failure for every key; true when it started a lockout (recorded once, not per refusal). */
 export const failure = (
   keys: ReadonlyArray<Key>

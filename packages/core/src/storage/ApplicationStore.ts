@@ -4,6 +4,7 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Application } from "../model/Application.js"
 import type { StorageError } from "./StorageError.js"
+import type { Entry, Key } from "./ThrottleStore.js"
 
 /** An application with this App Key exists already. */
 export class AppKeyTaken extends Schema.TaggedError<AppKeyTaken>()("AppKeyTaken", {
@@ -42,6 +43,14 @@ export type ApplicationChanges = Partial<
   >
 >
 
+/** What `ApplicationStore.findForClient` read: the application and, when it could, the throttle entries. */
+export interface ClientRead {
+  /** The application with the App Key, if any. */
+  readonly app: Option.Option<Application>
+  /** The entries of the keys, in order (undefined: no entry); null when they were not read. */
+  readonly entries: ReadonlyArray<Entry | undefined> | null
+}
+
 /** Applications by App Key. */
 export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationStore")<
   ApplicationStore,
@@ -50,6 +59,16 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
     readonly insert: (app: Application) => Effect.Effect<void, AppKeyTaken | StorageError>
     /** The application with this App Key, if any. */
     readonly find: (appKey: string) => Effect.Effect<Option.Option<Application>, StorageError>
+    /**
+     * Optional: the application with this App Key and, in the same read, the throttle entries of
+     * `keys` when this store keeps the counters of the ThrottleStore in use (its `counters` is
+     * `counters`); `entries` is null otherwise. The rules stay the caller's (`Throttle.lockWait`).
+     */
+    readonly findForClient?: (
+      appKey: string,
+      keys: ReadonlyArray<Key>,
+      counters: object
+    ) => Effect.Effect<ClientRead, StorageError>
     /** Every application, oldest first. */
     readonly list: () => Effect.Effect<ReadonlyArray<Application>, StorageError>
     /**

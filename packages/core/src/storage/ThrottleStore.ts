@@ -71,6 +71,12 @@ export interface Reservation {
 export class ThrottleStore extends Context.Tag("@latchkey/core/ThrottleStore")<
   ThrottleStore,
   {
+    /**
+     * Optional: an opaque value naming where the counters are kept. An ApplicationStore keeping
+     * them in the same place (the same value) may read them with an application
+     * (`ApplicationStore.findForClient`).
+     */
+    readonly counters?: object
     /** Seconds until the last of `keys` is unlocked at `now`; 0 when none is locked. */
     readonly lockedFor: (keys: ReadonlyArray<Key>, now: number) => Effect.Effect<number, StorageError>
     /** Count a failure on every key; true when it started a lockout of one of them. */

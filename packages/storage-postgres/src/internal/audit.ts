@@ -4,39 +4,50 @@
  */
 import { type Audit, AuditStore, StorageError } from "@latchkey/core"
 import { Context, Effect } from "effect"
-import { attemptSync, type Database, type Tx } from "./database.js"
+import type * as Database from "./database.js"
+import { attemptSync, type Tx } from "./database.js"
 import * as Rows from "./rows.js"
 
 const eventValues = 9
-const insertSql = (n: number): string =>
+// The insert of `n` events, its parameters numbered from $(after + 1).
+const insertSql = (n: number, after = 0): string =>
   `INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail, actor) VALUES ${Array.from(
     { length: n },
-    (_, i) => `(${Array.from({ length: eventValues }, (_, k) => `$${i * eventValues + k + 1}`).join(", ")})`
+    (_, i) =>
+      `(${Array.from({ length: eventValues }, (_, k) => `$${after + i * eventValues + k + 1}`).join(", ")})`
   ).join(", ")}`
+
+const eventParams = (events: ReadonlyArray<Audit.AuditEvent>): Array<unknown> =>
+  events.flatMap((e) => [
+    e.at,
+    e.type,
+    e.appKey,
+    e.userId,
+    e.openId,
+    e.address,
+    e.requestId,
+    e.detail,
+    e.actor ?? null
+  ])
+
+/**
+ * The INSERT of `events` (at least one), in order, as a statement whose parameters follow `after`
+ * others: the tail of a data-modifying CTE (`Database.writeWithEvents`).
+ */
+export const eventsStatement = (
+  events: ReadonlyArray<Audit.AuditEvent>,
+  after: number
+): Database.Statement => ({
+  text: insertSql(events.length, after),
+  values: eventParams(events)
+})
 
 /** Append `events`, in order, with one statement of `run` (inside the running transaction). */
 export const insertEvents = (
   run: Tx["query"],
   events: ReadonlyArray<Audit.AuditEvent>
 ): Effect.Effect<void, StorageError.StorageError> =>
-  events.length === 0
-    ? Effect.void
-    : Effect.asVoid(
-        run(
-          insertSql(events.length),
-          events.flatMap((e) => [
-            e.at,
-            e.type,
-            e.appKey,
-            e.userId,
-            e.openId,
-            e.address,
-            e.requestId,
-            e.detail,
-            e.actor ?? null
-          ])
-        )
-      )
+  events.length === 0 ? Effect.void : Effect.asVoid(run(insertSql(events.length), eventParams(events)))
 
 // A purge is always bounded; LIMIT 0 deletes nothing.
 const bound = (limit: number): number => (limit > 0 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0)
@@ -70,7 +81,7 @@ const queryFilter = ({
 }
 
 /** The audit store over `db`. */
-export const make = (db: Database): Context.Context<AuditStore.AuditStore> =>
+export const make = (db: Database.Database): Context.Context<AuditStore.AuditStore> =>
   Context.make(AuditStore.AuditStore, {
     append: (event) =>
       Effect.flatMap(db.eventsAttached, (attached) =>

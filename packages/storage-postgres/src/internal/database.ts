@@ -255,6 +255,15 @@ export interface Database {
     text: string,
     values?: ReadonlyArray<unknown>
   ) => Effect.Effect<QueryResult, StorageError.StorageError>
+  /**
+   * One write statement whose answer the caller does not read: alone when no audit event is
+   * attached; with them, one statement (`WITH written AS (text) INSERT INTO audit_events …`) that
+   * stores them too. One statement is one transaction: no BEGIN or COMMIT round trip.
+   */
+  readonly writeWithEvents: (
+    text: string,
+    values: ReadonlyArray<unknown>
+  ) => Effect.Effect<void, StorageError.StorageError>
   /** Whether audit events are attached to this fiber's next write. */
   readonly eventsAttached: Effect.Effect<boolean>
   /** Run `effect`, one write, with `events` stored in its transaction. */
@@ -268,11 +277,24 @@ const ignore = (): void => {}
 
 const noRows: QueryResult = { rows: [], rowCount: 0 }
 
-/** Stores audit events inside a running transaction. */
-type InsertEvents = (
-  tx: Tx,
-  events: ReadonlyArray<Audit.AuditEvent>
-) => Effect.Effect<void, StorageError.StorageError>
+/** A statement and its parameters. */
+export interface Statement {
+  readonly text: string
+  readonly values: ReadonlyArray<unknown>
+}
+
+/** How audit events are written: inside a running transaction, or as the tail of one statement. */
+export interface EventWrites {
+  /** Store `events` inside a running transaction. */
+  readonly insert: (
+    tx: Tx,
+    events: ReadonlyArray<Audit.AuditEvent>
+  ) => Effect.Effect<void, StorageError.StorageError>
+  /** The INSERT of `events` (at least one), its parameters numbered after `after` others. */
+  readonly statement: (events: ReadonlyArray<Audit.AuditEvent>, after: number) => Statement
+}
+
+type InsertEvents = EventWrites["insert"]
 
 /** How one run of a transaction ended, and whether its connection may go back to the pool. */
 interface Outcome<A, E> {
@@ -358,12 +380,13 @@ const once = <A, E>(
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
-/** Transactions over `pool`; `insertEvents` stores audit events inside a running transaction. */
+/** Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement. */
 export const make = (
   pool: Pool,
-  insertEvents: InsertEvents,
+  eventWrites: EventWrites,
   retryPolicy: RetryPolicy = defaultRetryPolicy
 ): Database => {
+  const insertEvents = eventWrites.insert
   const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
     attempt(() => pool.query(text, [...values]))
   const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
@@ -390,6 +413,14 @@ export const make = (
             : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
         )
       ),
+    writeWithEvents: (text, values) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
+        if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
+        const audit = eventWrites.statement(events, values.length)
+        return Effect.asVoid(
+          retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
+        )
+      }),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
     withEvents: (events, effect) => Effect.locally(effect, attached, events)
   }

@@ -4,8 +4,8 @@
  * `now`; no test reads or waits for the wall clock.
  */
 import { assert, type Vitest } from "@effect/vitest"
-import { type Stores, Throttle } from "@latchkey/core"
-import { Array as Arr, Effect } from "effect"
+import { ApplicationStore, type Stores, Throttle } from "@latchkey/core"
+import { Array as Arr, Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
 
 const T = F.baseTime
@@ -185,9 +185,42 @@ const countingAndSweep = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   )
 }
 
+/** `ApplicationStore.findForClient`, where a store has it: the application with the entries the throttle store keeps. */
+const readWithApplication = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect(
+    "throttle: findForClient answers find's application with the entries lockedFor decides on, and no entries for counters it does not keep",
+    () =>
+      Effect.gen(function* () {
+        const apps = yield* ApplicationStore.ApplicationStore
+        const s = yield* store
+        if (apps.findForClient === undefined) return
+        const app = F.application()
+        yield* apps.insert(app)
+        const { identifier, shared } = keysOf("client-read")
+        const keys = [identifier, shared]
+        for (let i = 0; i <= policy.freeFailures; i++) yield* s.reserve([identifier], T, policy)
+        // Counters of another store are never read here
+        const foreign = yield* apps.findForClient(app.appKey, keys, {})
+        assert.deepStrictEqual(foreign, { app: yield* apps.find(app.appKey), entries: null })
+        if (s.counters === undefined) return
+        const read = yield* apps.findForClient(app.appKey, keys, s.counters)
+        assert.deepStrictEqual(read.app, yield* apps.find(app.appKey))
+        if (read.entries !== null) {
+          assert.strictEqual(read.entries.length, 2)
+          assert.strictEqual(read.entries[1], undefined)
+          assert.strictEqual(Throttle.lockWait(keys, read.entries, T + 10), yield* s.lockedFor(keys, T + 10))
+          assert.strictEqual(Throttle.lockWait(keys, read.entries, T + 10), policy.baseLockout - 10)
+        }
+        const unknown = yield* apps.findForClient(F.id("no-such-app"), keys, s.counters)
+        assert.isTrue(Option.isNone(unknown.app))
+      })
+  )
+}
+
 /** Register the throttle cases with the contract's `it`. */
 export const throttleCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   lockAndSlowDown(it)
   slotsAndGiveBack(it)
   countingAndSweep(it)
+  readWithApplication(it)
 }

@@ -1,7 +1,8 @@
 /** The PostgreSQL store of registered applications. */
-import { ApplicationStore, Tables } from "@latchkey/core"
-import { Effect } from "effect"
-import { all, changed, first, selectFrom } from "../rows.js"
+import { ApplicationStore, type StorageError, Tables, type Throttle } from "@latchkey/core"
+import { Effect, Option } from "effect"
+import { attemptSync } from "../database.js"
+import { all, changed, first, selectFrom, throttleEntry } from "../rows.js"
 import { insertNew, type Over } from "./shared.js"
 
 /** The SET assignments of `ApplicationStore.update` (parameters from $2) and their values. */
@@ -40,6 +41,35 @@ const applicationChanges = (
 
 const findSql = selectFrom(Tables.applications, "WHERE app_key = $1")
 
+// One row: the application of $1 (its columns null when there is none) and, as JSON, the
+// throttle entries of the keys $2.
+const findForClientSql = `SELECT a.*, t.entries AS "throttleEntries" FROM (SELECT 1) AS one
+  LEFT JOIN (${findSql}) AS a ON true
+  CROSS JOIN (SELECT coalesce(json_agg(json_build_object('key', key, 'failures', failures,
+    'lastFailure', last_failure, 'lockedUntil', locked_until)), '[]'::json) AS entries
+    FROM throttle WHERE key = ANY($2::text[])) AS t`
+
+/** The read of `findForClientSql`: none when the value matched no row (`Database.lookup`). */
+const clientRead = (
+  keys: ReadonlyArray<Throttle.Key>,
+  rows: ReadonlyArray<Record<string, unknown>>
+): Effect.Effect<ApplicationStore.ClientRead | null, StorageError.StorageError> => {
+  const row = rows[0]
+  if (row === undefined) return Effect.succeed(null)
+  const { throttleEntries, ...app } = row
+  return Effect.flatMap(first(Tables.applications, app.appKey === null ? [] : [app]), (found) =>
+    attemptSync(() => {
+      const byKey = new Map(
+        (throttleEntries as ReadonlyArray<Record<string, unknown>>).map((e) => [
+          String(e.key),
+          throttleEntry(e)
+        ])
+      )
+      return { app: found, entries: keys.map((k) => byKey.get(k.key)) }
+    })
+  )
+}
+
 /** Applications in the `applications` table; removing one revokes its tokens in the same transaction. */
 export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStore["Type"] => ({
   insert: (app) =>
@@ -51,6 +81,20 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
       () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
     ),
   find: (appKey) => Effect.flatMap(db.lookup(findSql, [appKey]), (r) => first(Tables.applications, r.rows)),
+  // One round trip when the throttle is this pool's own (`throttleStore` names `db` its counters)
+  findForClient: (appKey, keys, counters) =>
+    counters !== db
+      ? Effect.map(
+          db.lookup(findSql, [appKey]).pipe(Effect.flatMap((r) => first(Tables.applications, r.rows))),
+          (app) => ({ app, entries: null })
+        )
+      : Effect.flatMap(db.lookup(findForClientSql, [appKey, keys.map((k) => k.key)]), (r) =>
+          Effect.flatMap(clientRead(keys, r.rows), (read) =>
+            read !== null
+              ? Effect.succeed(read)
+              : Effect.succeed<ApplicationStore.ClientRead>({ app: Option.none(), entries: null })
+          )
+        ),
   list: () =>
     Effect.flatMap(db.query(selectFrom(Tables.applications, "ORDER BY created_at, seq")), (r) =>
       all(Tables.applications, r.rows)

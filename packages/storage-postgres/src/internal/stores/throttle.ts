@@ -72,6 +72,8 @@ const throttled = <A>(
 
 /** Counters in the `throttle` table, each change under the advisory locks of its keys. */
 export const throttleStore = ({ db }: Over): Throttle.ThrottleStore["Type"] => ({
+  // The application store of the same pool reads these counters with an application
+  counters: db,
   lockedFor: (keys, now) =>
     Effect.map(readThrottle(db, keys), (entries) => Throttle.lockWait(keys, entries, now)),
   fail: (keys, now, policy) =>

@@ -10,7 +10,7 @@ import {
 import { Effect } from "effect"
 import type { Database, Tx } from "../database.js"
 import { bound, changed, first, purgeSql, selectFrom } from "../rows.js"
-import { consentRefusal, insertTokens, lockUsers } from "../tokenWrites.js"
+import { consentRefusal, insertTokens, insertTokensSql, lockUsers, tokenParams } from "../tokenWrites.js"
 import type { Over } from "./shared.js"
 
 // Tokens of no user (an application's own) are one statement; a user's lock the user first.
@@ -24,7 +24,8 @@ const insert = (db: Database, tokens: ReadonlyArray<Token.Token>) =>
         )
       )
     : tokens.length > 0
-      ? insertTokens(db.write, tokens)
+      ? // One statement with the audit events attached to it: no BEGIN or COMMIT round trip
+        db.writeWithEvents(insertTokensSql(tokens.length), tokens.flatMap(tokenParams))
       : // Nothing to insert: still a write, so audit events attached to it are stored.
         Effect.flatMap(db.eventsAttached, (attached) =>
           attached ? db.transaction(() => Effect.void) : Effect.void

@@ -1,5 +1,5 @@
 /** The SQLite store of registered applications. */
-import { type Application, ApplicationStore, Tables } from "@latchkey/core"
+import { type Application, ApplicationStore, Tables, type Throttle } from "@latchkey/core"
 import { Option } from "effect"
 import { attempt } from "../database.js"
 import { insertSql, selectFrom } from "../rows.js"
@@ -34,6 +34,9 @@ const applicationCache = (limit = 1000) => {
 const prepare = ({ db }: Over) => ({
   insert: db.prepare(`${insertSql(Tables.applications)} ON CONFLICT (app_key) DO NOTHING`),
   find: db.prepare(selectFrom(Tables.applications, "WHERE app_key = ?")),
+  throttleEntry: db.prepare(
+    "SELECT failures, last_failure AS lastFailure, locked_until AS lockedUntil FROM throttle WHERE key = ?"
+  ),
   list: db.prepare(selectFrom(Tables.applications, "ORDER BY created_at, rowid")),
   // The right-hand sides read the row as it was: the digest replaced becomes the previous one
   updateSecret: db.prepare(`UPDATE applications SET secret_digest = @digest,
@@ -105,6 +108,13 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
         () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
       ),
     find: (appKey) => attempt(() => found(q.find.get(appKey))),
+    // The entries too when the throttle is this database's own (`throttleStore` names `db` its counters)
+    findForClient: (appKey, keys, counters) =>
+      attempt(() => ({
+        app: found(q.find.get(appKey)),
+        entries:
+          counters === db ? keys.map((k) => q.throttleEntry.get(k.key) as Throttle.Entry | undefined) : null
+      })),
     list: () => attempt(() => q.list.all().map((row) => Tables.fromRow(Tables.applications, row as Row))),
     updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
       write(() => q.updateSecret.run({ digest: secretDigest, until: keepPreviousUntil, appKey }).changes > 0),

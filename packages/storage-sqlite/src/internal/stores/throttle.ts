@@ -30,6 +30,8 @@ export const throttleStore = (over: Over): Throttle.ThrottleStore["Type"] => {
       else q.put.run(k.key, e.failures, e.lastFailure, e.lockedUntil)
     })
   return {
+    // The application store of the same database reads these counters with an application
+    counters: over.db,
     lockedFor: (keys, now) => attempt(() => Throttle.lockWait(keys, read(keys), now)),
     fail: (keys, now, policy) =>
       write(() => {

@@ -1,0 +1,177 @@
+/**
+ * The statements (round trips to the database) a `client_credentials` token costs through the
+ * core's token endpoint on the PostgreSQL layer, counted on the pool and on every connection
+ * checked out of it (BEGIN and COMMIT included), on PGlite and on a real server. The bound is the
+ * number reached: a change that adds a round trip to the success path fails here.
+ */
+import {
+  Admin,
+  Audit,
+  BasicAuth,
+  Config,
+  Entropy,
+  Http,
+  PasswordHasher,
+  Paths,
+  Throttle
+} from "@latchkey/core"
+import { PostgresStorage } from "@latchkey/storage-postgres"
+import { Effect, Layer, Logger, LogLevel, Option } from "effect"
+import pg from "pg"
+import { describe, expect, it } from "vitest"
+import { pglitePool } from "./support/pglite.js"
+import { databaseUrl, useDatabase } from "./support/postgres.js"
+
+/** Round trips of one `client_credentials` issuance on the success path. */
+const maxRoundTrips = 2
+
+/** A pool that counts every statement sent through it or through a connection it lent. */
+type Pool = PostgresStorage.Pool
+
+const counting = (pool: Pool) => {
+  const sent: Array<string> = []
+  const counted: Pool = {
+    query: (text, values) => {
+      sent.push(text)
+      return pool.query(text, values)
+    },
+    connect: async () => {
+      const client = await pool.connect()
+      return {
+        query: (text, values) => {
+          sent.push(text)
+          return client.query(text, values)
+        },
+        release: (destroy) => client.release(destroy),
+        on: (event, listener) => client.on?.(event, listener),
+        removeListener: (event, listener) => client.removeListener?.(event, listener)
+      }
+    }
+  }
+  return { pool: counted, sent }
+}
+
+const services = Layer.mergeAll(
+  Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" }),
+  Entropy.layer,
+  Layer.succeed(PasswordHasher.PasswordHasher, {
+    hash: (p) => Effect.succeed(`test$${p}`),
+    verify: (p, h) => Effect.succeed(h === `test$${p}`)
+  }),
+  Throttle.policyLayer(),
+  Logger.minimumLogLevel(LogLevel.Warning)
+)
+
+const layerOver = (pool: Pool) => {
+  const storage = PostgresStorage.layer({ pool })
+  return Layer.mergeAll(storage, Layer.provide(Audit.layer, storage), services)
+}
+
+const tokenRequest = (authorization: string): Http.HttpRequest => ({
+  method: "POST",
+  path: Paths.oauth.token,
+  query: "",
+  headers: { "content-type": "application/x-www-form-urlencoded", authorization },
+  body: "grant_type=client_credentials",
+  remoteAddress: "127.0.0.1"
+})
+
+/**
+ * Issue one token to a fresh application over `pool` and return the statements it cost, after
+ * checking that the token answered and that its row and its audit event are stored.
+ */
+const issuance = (pool: Pool) => {
+  const { pool: counted, sent } = counting(pool)
+  return Effect.gen(function* () {
+    const created = yield* Admin.createApplication({
+      name: "Counted",
+      redirectUris: ["https://app.example/cb"],
+      scope: "read",
+      grantTypes: ["client_credentials"]
+    })
+    const basic = BasicAuth.encode({ appKey: created.app.appKey, appSecret: created.appSecret })
+    // A first token warms what a server warms once (the schema check, the connection)
+    expect((yield* Option.getOrThrow(Http.route(tokenRequest(basic)))).status).toBe(200)
+    sent.length = 0
+    const res = yield* Option.getOrThrow(Http.route(tokenRequest(basic)))
+    const statements = [...sent]
+    expect(res.status).toBe(200)
+    const accessToken = (JSON.parse(res.body) as { access_token: string }).access_token
+    expect(accessToken.length).toBeGreaterThan(0)
+    const stored = yield* Effect.promise(() =>
+      pool.query(
+        `SELECT (SELECT count(*) FROM tokens WHERE app_key = $1)::int AS tokens,
+          (SELECT count(*) FROM audit_events WHERE app_key = $1 AND type = 'token_issued')::int AS events`,
+        [created.app.appKey]
+      )
+    )
+    expect(stored.rows[0]).toEqual({ tokens: 2, events: 2 })
+    return statements
+  }).pipe(Effect.provide(layerOver(counted)))
+}
+
+/**
+ * Lock the App Key of a fresh application (wrong secrets past the free failures) over `layer`,
+ * then answer the right secret's status and the statements it cost.
+ */
+const afterLockout = <E>(layer: Layer.Layer<Http.Requirements | Audit.AuditLog, E>, sent: Array<string>) =>
+  Effect.gen(function* () {
+    const created = yield* Admin.createApplication({
+      name: "Locked",
+      redirectUris: ["https://app.example/cb"],
+      scope: "read",
+      grantTypes: ["client_credentials"]
+    })
+    const wrong = BasicAuth.encode({ appKey: created.app.appKey, appSecret: "wrong" })
+    for (let i = 0; i <= Throttle.defaultPolicy.freeFailures; i++) {
+      expect((yield* Option.getOrThrow(Http.route(tokenRequest(wrong)))).status).toBe(401)
+    }
+    const right = BasicAuth.encode({ appKey: created.app.appKey, appSecret: created.appSecret })
+    sent.length = 0
+    const res = yield* Option.getOrThrow(Http.route(tokenRequest(right)))
+    return { status: res.status, statements: sent.length }
+  }).pipe(Effect.provide(layer))
+
+describe("the throttle read with the application", () => {
+  it("refuses the right secret with 429 once the App Key is locked, in one read", async () => {
+    const { pool, sent } = counting(await Effect.runPromise(pglitePool()))
+    const { status, statements } = await Effect.runPromise(afterLockout(layerOver(pool), sent))
+    expect(status).toBe(429)
+    expect(statements).toBe(1)
+  })
+
+  it("reads the counters of a throttle store that is not the pool's, and still refuses with 429", async () => {
+    const raw = await Effect.runPromise(pglitePool())
+    const { pool, sent } = counting(raw)
+    // Counters kept in memory: the pool's throttle table never sees the failures
+    const layer = Layer.merge(layerOver(pool), Throttle.layer())
+    const { status } = await Effect.runPromise(afterLockout(layer, sent))
+    expect(status).toBe(429)
+    expect((await raw.query("SELECT count(*)::int AS n FROM throttle")).rows[0]).toEqual({ n: 0 })
+  })
+})
+
+describe("round trips of a client_credentials token", () => {
+  it(`costs at most ${maxRoundTrips} statements on PGlite, BEGIN and COMMIT included`, async () => {
+    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), issuance))
+    expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+    expect(statements).not.toContain("BEGIN")
+  })
+})
+
+for (const serializable of [false, true]) {
+  const isolation = serializable ? "serializable" : "read committed"
+  describe.skipIf(databaseUrl === undefined)(`round trips on a real PostgreSQL, ${isolation}`, () => {
+    const database = useDatabase({ serializable })
+    it(`costs at most ${maxRoundTrips} statements, BEGIN and COMMIT included`, async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        const statements = await Effect.runPromise(issuance(pool))
+        expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+        expect(statements).not.toContain("BEGIN")
+      } finally {
+        await pool.end()
+      }
+    })
+  })
+}
