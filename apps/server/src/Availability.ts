@@ -99,7 +99,8 @@ export const watched = <ROut, E, RIn>(
                 Option.isSome(failure) && failure.value instanceof StorageError.StorageError
               return Effect.zipRight(storageFailure ? observe(true) : Effect.void, Effect.failCause(cause))
             },
-            onSuccess: (value) => Effect.as(observe(false), value)
+            // The common case, a store answering while it is known available, adds no step
+            onSuccess: (value) => (w.available ? Effect.succeed(value) : Effect.as(observe(false), value))
           })
         )
         return Context.add(watchedContext, StorageHealth.StorageHealth, {
