@@ -4,10 +4,11 @@
  * pairwise open_id of the user, for the App Key.
  */
 import { Effect } from "effect"
+import * as jose from "jose"
 import { Config } from "../model/Config.js"
 import type * as Scope from "../model/Scope.js"
 import type { User } from "../model/User.js"
-import { encode, utf8 } from "../services/internal/base64url.js"
+import { encode } from "../services/internal/base64url.js"
 import * as Jwt from "../signing/Jwt.js"
 import type { KeyStore } from "../storage/KeyStore.js"
 import type { StorageError } from "../storage/StorageError.js"
@@ -30,18 +31,16 @@ export interface Subject {
 
 /**
  * `at_hash` (OpenID Connect Core §3.1.3.6): base64url of the left half of the SHA-256 of the
- * access token's ASCII, SHA-256 being the hash of both ES256 and RS256.
+ * access token's ASCII, SHA-256 being the hash of both ES256 and RS256. Taken from `tokenHash`,
+ * the access token's SHA-256 (base64url) its record is stored under, so it is not hashed twice.
  */
-export const accessTokenHash = (accessToken: string): Effect.Effect<string> =>
-  Effect.map(
-    Effect.promise(() => crypto.subtle.digest("SHA-256", utf8(accessToken))),
-    (digest) => encode(new Uint8Array(digest, 0, 16))
-  )
+export const accessTokenHash = (tokenHash: string): string =>
+  encode(jose.base64url.decode(tokenHash).subarray(0, 16))
 
-/** Sign the ID token issued at `issuedAt` (epoch seconds) beside `accessToken`. */
+/** Sign the ID token issued at `issuedAt` (epoch seconds) beside the access token whose SHA-256 is `tokenHash`. */
 export const mint = (
   subject: Subject,
-  accessToken: string,
+  tokenHash: string,
   issuedAt: number
 ): Effect.Effect<string, StorageError, KeyStore | Config> =>
   Effect.gen(function* () {
@@ -54,7 +53,7 @@ export const mint = (
       iat: issuedAt,
       ...(subject.authTime === null ? {} : { auth_time: subject.authTime }),
       ...(subject.nonce === null ? {} : { nonce: subject.nonce }),
-      at_hash: yield* accessTokenHash(accessToken),
+      at_hash: accessTokenHash(tokenHash),
       ...Claims.forScope(subject.user, subject.scope)
     }
     return yield* Jwt.sign(claims, Jwt.idTokenType)

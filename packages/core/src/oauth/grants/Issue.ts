@@ -96,12 +96,12 @@ const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
  * The ID token of a grant whose scope includes `openid` (the application registered for it, as
  * the scope is cut to its registration) and that names a user and an open_id; none otherwise.
  */
-const idTokenOf = (grant: Grant, accessToken: string, issuedAt: number) => {
+const idTokenOf = (grant: Grant, tokenHash: string, issuedAt: number) => {
   const context = grant.openIdContext
   if (context === undefined || grant.openId === null || !Claims.requested(grant.scope))
     return Effect.succeed(Option.none<string>())
   const subject = { ...context, appKey: grant.app.appKey, openId: grant.openId, scope: grant.scope }
-  return Effect.map(IdToken.mint(subject, accessToken, issuedAt), Option.some)
+  return Effect.map(IdToken.mint(subject, tokenHash, issuedAt), Option.some)
 }
 
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
@@ -112,6 +112,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const jwt = accessTokenFormat(grant.app) === "jwt"
   const accessTtl = grant.app.accessTokenTtl ?? (jwt ? config.jwtAccessTokenTtl : config.accessTokenTtl)
   const access = jwt ? yield* jwtAccessToken(grant, issuedAt, accessTtl) : yield* Entropy.token
+  const accessHash = yield* sha256(access)
   const base = {
     appKey: grant.app.appKey,
     userId: grant.userId,
@@ -125,7 +126,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const records: Array<Token> = [
     {
       ...base,
-      tokenHash: yield* sha256(access),
+      tokenHash: accessHash,
       kind: "access",
       scope: grant.scope,
       expiresAt: issuedAt + accessTtl
@@ -144,7 +145,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       expiresAt: issuedAt + ttl
     })
   }
-  const idToken = yield* idTokenOf(grant, access, issuedAt)
+  const idToken = yield* idTokenOf(grant, accessHash, issuedAt)
   const response: TokenResponse = {
     access_token: access,
     token_type: "Bearer",
