@@ -104,11 +104,11 @@ export const layer = (
       })
     })
   ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))
-  // Audit events go to the append-only table and, as "audit" log lines, to pino
-  const audit =
-    metrics === undefined
-      ? Audit.layer.pipe(Layer.provide(storage))
-      : countingAudit(Audit.layer.pipe(Layer.provide(storage)), metrics)
+  // Audit events go to the append-only table and, as "audit" log lines, straight to pino
+  const audited = Audit.layerWriting((event) => log.info({ audit: event }, "audit")).pipe(
+    Layer.provide(storage)
+  )
+  const audit = metrics === undefined ? audited : countingAudit(audited, metrics)
   return Layer.mergeAll(
     storage,
     config,

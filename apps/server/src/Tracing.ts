@@ -9,10 +9,11 @@ import type { OtelEnv } from "./Env.js"
 
 /**
  * The layer that sets the runtime's tracer to one exporting to `otel.tracesUrl` (flushed and shut
- * down, 3 s at most, when the runtime is disposed); `Layer.empty` when `otel` is null.
+ * down, 3 s at most, when the runtime is disposed); when `otel` is null, the tracer disabled.
  */
 export const layer = async (otel: OtelEnv | null): Promise<Layer.Layer<never>> => {
-  if (otel === null) return Layer.empty
+  // No export: no span is recorded either (each would cost a request steps and allocations)
+  if (otel === null) return Layer.setTracerEnabled(false)
   const [NodeSdk, { BatchSpanProcessor }, { OTLPTraceExporter }] = await Promise.all([
     import("@effect/opentelemetry/NodeSdk"),
     import("@opentelemetry/sdk-trace-base"),

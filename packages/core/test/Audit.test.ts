@@ -127,6 +127,40 @@ describe("audit values are bounded before they reach a store", () => {
   )
 
   it.effect(
+    "Audit.layerWriting writes one line per kept event, bounded, and none for a write that fails",
+    () => {
+      const lines: Array<Audit.AuditEvent> = []
+      const writing = Layer.provideMerge(
+        Audit.layerWriting((event) => lines.push(event)),
+        Memory.auditLayer
+      )
+      return Effect.gen(function* () {
+        const log = yield* Audit.AuditLog
+        yield* log.record(raw({ detail: "d".repeat(10_000) }))
+        yield* log.recordWith(
+          [raw({ type: "token_issued" }), raw({ type: "refresh_rotated", openId: "o".repeat(10_000) })],
+          Effect.void
+        )
+        const refused = yield* Effect.flip(
+          log.recordWith([raw({ type: "token_revoked" })], Effect.fail("no"))
+        )
+        assert.strictEqual(refused, "no")
+        assert.deepStrictEqual(
+          lines.map((e) => e.type),
+          ["client_auth_failed", "token_issued", "refresh_rotated"]
+        )
+        assert.strictEqual(lines[0]?.detail?.length, Audit.maxFieldLength)
+        assert.strictEqual(lines[2]?.openId?.length, Audit.maxFieldLength)
+        const stored = yield* Effect.flatMap(AuditStore, (s) => s.tail({ limit: 10 }))
+        assert.deepStrictEqual(
+          stored.map((e) => e.type),
+          lines.map((e) => e.type)
+        )
+      }).pipe(Effect.provide(writing))
+    }
+  )
+
+  it.effect(
     "a failed client authentication with a forged line in the App Key is stored as sent, within bounds, whatever the request id; one with control characters is refused before any store (T13)",
     () =>
       Effect.gen(function* () {

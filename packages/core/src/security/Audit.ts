@@ -98,29 +98,47 @@ const logLine = (event: AuditEvent): Effect.Effect<void> =>
   Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
 
 /**
- * An AuditLog that appends to the AuditStore and writes each event as a log line annotated
- * `audit`. Every event is cut here, once, to `maxFieldLength` per free-text field (`bound`),
- * whether `record` built it or a caller did.
+ * An AuditLog that appends to the AuditStore and writes each kept event as one log line with
+ * `line` (an Effect, e.g. `Effect.logInfo`). Every event is cut here, once, to `maxFieldLength`
+ * per free-text field (`bound`), whether `record` built it or a caller did.
  */
-export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
-  AuditLog,
-  Effect.map(AuditStore, (store) => ({
-    record: (raw) => {
-      const event = bound(raw)
-      return store.append(event).pipe(
-        Effect.zipRight(logLine(event)),
-        Effect.catchAll((e) =>
-          Effect.logWarning("audit event not stored").pipe(
-            Effect.annotateLogs({ audit: event, reason: e.message })
+const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<AuditLog, never, AuditStore> =>
+  Layer.effect(
+    AuditLog,
+    Effect.map(AuditStore, (store) => ({
+      record: (raw) => {
+        const event = bound(raw)
+        return store.append(event).pipe(
+          Effect.zipRight(line(event)),
+          Effect.catchAll((e) =>
+            Effect.logWarning("audit event not stored").pipe(
+              Effect.annotateLogs({ audit: event, reason: e.message })
+            )
           )
         )
-      )
-    },
-    recordWith: (raw, write) => {
-      const events = raw.map(bound)
-      return Effect.tap(store.appendWith(events, write), () =>
-        Effect.forEach(events, logLine, { discard: true })
-      )
-    }
-  }))
-)
+      },
+      recordWith: (raw, write) => {
+        const events = raw.map(bound)
+        return Effect.tap(store.appendWith(events, write), () =>
+          events.length === 1
+            ? line(events[0] as AuditEvent)
+            : Effect.forEach(events, line, { discard: true })
+        )
+      }
+    }))
+  )
+
+/**
+ * An AuditLog that appends to the AuditStore and writes each event as an Effect log line
+ * (`Effect.logInfo("audit")`, annotated `audit`). Every event is cut here, once, to
+ * `maxFieldLength` per free-text field (`bound`), whether `record` built it or a caller did.
+ */
+export const layer: Layer.Layer<AuditLog, never, AuditStore> = make(logLine)
+
+/**
+ * `layer`, with each kept event's line written by `write` (e.g. a logger's `info({ audit: event },
+ * "audit")`) instead of through Effect's logger: the same line without Effect's logging steps,
+ * for a server that writes its own log lines. `write` must not throw.
+ */
+export const layerWriting = (write: (event: AuditEvent) => void): Layer.Layer<AuditLog, never, AuditStore> =>
+  make((event) => Effect.sync(() => write(event)))
