@@ -457,8 +457,9 @@ const runStep = async (
   let sampler: ReturnType<typeof sampleRss> | null = null
   let processes: RunRecord["processes"]
   let postgres: RunRecord["postgres"]
-  // Where the log stood when the measured run started: the server's request lines from there on are its own
+  // Where the log stood and the time when the measured run started, and when its load ended
   let logStart: number | null = null
+  let measured: RequestLog.Window | null = null
   try {
     const exited = () => server.exitCode !== null || server.signalCode !== null
     const started = Date.now()
@@ -518,6 +519,7 @@ const runStep = async (
       load = await Load.run(spec(s.kind, durationS, conns))
       hammer = await hammering
     } else load = await Load.run(spec(s.kind, durationS, conns))
+    measured = { fromMs: measuring, toMs: Date.now() }
     rss = sampler.stop()
     sampler = null
     const groupAfter = pidsNow()
@@ -559,7 +561,8 @@ const runStep = async (
     } else if (db !== null && s.store !== "big") Latchkey.removeStore(db)
   }
   // Read once the server stopped, so it flushed every line of its buffered log
-  const served = logStart === null ? null : RequestLog.fromLog(logFile, logStart)
+  const served =
+    logStart === null || measured === null ? null : RequestLog.fromLog(logFile, logStart, measured)
   if (load !== null) {
     if (load.invalid > 0) problems.push(`${load.invalid} invalid answers (e.g. ${load.samples[0] ?? "?"})`)
     if (Load.socketErrors(load) > 0) problems.push(`${Load.socketErrors(load)} socket errors or timeouts`)

@@ -1,6 +1,7 @@
 /**
  * Reading a server's request durations from its log: only the request lines after the offset
- * count, other and malformed lines are skipped, and the p99 is by nearest rank.
+ * whose requests arrived and finished within the measured run count, other and malformed lines
+ * are skipped, and the p99 is by nearest rank.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -8,10 +9,16 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import * as RequestLog from "../src/requestLog.js"
 
+/** The measured run: 10 s from 2026-01-01T00:00:00Z. */
+const run: RequestLog.Window = {
+  fromMs: Date.parse("2026-01-01T00:00:00.000Z"),
+  toMs: Date.parse("2026-01-01T00:00:10.000Z")
+}
+
 const request = (durationMs: unknown, fields: Record<string, unknown> = {}) =>
   JSON.stringify({
     level: "info",
-    time: "2026-01-01T00:00:00.000Z",
+    time: "2026-01-01T00:00:05.000Z",
     service: "latchkey",
     reqId: "r",
     method: "POST",
@@ -53,21 +60,41 @@ describe("RequestLog.fromLog", () => {
       request(5_000).slice(0, 60)
     ].join("\n")
     const file = logFile(warmup + measured)
-    expect(RequestLog.fromLog(file, Buffer.byteLength(warmup))).toEqual({ requests: 100, p99Ms: 99 })
+    expect(RequestLog.fromLog(file, Buffer.byteLength(warmup), run)).toEqual({ requests: 100, p99Ms: 99 })
     // From the start, the two warm-up lines count too (and lead the p99)
-    expect(RequestLog.fromLog(file, 0)).toEqual({ requests: 102, p99Ms: 800 })
+    expect(RequestLog.fromLog(file, 0, run)).toEqual({ requests: 102, p99Ms: 800 })
+  })
+
+  it("keeps the requests that arrived and finished within the measured run", () => {
+    const lines = [
+      // A warm-up request still in flight when the run started: arrived 1 ms before it
+      request(1_001, { time: "2026-01-01T00:00:01.000Z" }),
+      // One the load generator no longer waited for: finished 1 ms after the run
+      request(2, { time: "2026-01-01T00:00:10.001Z" }),
+      // No time, or one that is no date
+      request(3, { time: undefined }),
+      request(4, { time: "yesterday" }),
+      // Arrived exactly at the start, finished exactly at the end, and pino's epoch-ms time
+      request(1_000, { time: "2026-01-01T00:00:01.000Z" }),
+      request(5, { time: "2026-01-01T00:00:10.000Z" }),
+      request(6, { time: run.fromMs + 7_000 })
+    ]
+    expect(RequestLog.fromLog(logFile(`${lines.join("\n")}\n`), 0, run)).toEqual({
+      requests: 3,
+      p99Ms: 1_000
+    })
   })
 
   it("skips a line the offset cuts and counts a last line without its newline", () => {
     const first = request(500)
     const file = logFile(`${first}\n${request(3)}\n${request(4)}`)
-    expect(RequestLog.fromLog(file, 10)).toEqual({ requests: 2, p99Ms: 4 })
+    expect(RequestLog.fromLog(file, 10, run)).toEqual({ requests: 2, p99Ms: 4 })
   })
 
   it("is null when no request line follows the offset", () => {
     const text = `${request(1)}\n`
     const file = logFile(`${text}${JSON.stringify({ msg: "stopped" })}\n`)
-    expect(RequestLog.fromLog(file, Buffer.byteLength(text))).toBeNull()
-    expect(RequestLog.fromLog(file, statSync(file).size)).toBeNull()
+    expect(RequestLog.fromLog(file, Buffer.byteLength(text), run)).toBeNull()
+    expect(RequestLog.fromLog(file, statSync(file).size, run)).toBeNull()
   })
 })
