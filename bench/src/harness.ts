@@ -512,14 +512,22 @@ const runStep = async (
     logStart = statSync(logFile).size
     const measuring = Date.now()
     sampler = group ? sampleMiB(() => groupRssMiB(pgid)) : sampleRss(serverPid)
+    const measure = async () => {
+      const started = Date.now()
+      const summary = await Load.run(spec(s.kind, durationS, conns))
+      // Up to the load generator's own end: it does not count the requests it stopped waiting for
+      return { summary, window: { fromMs: started, toMs: started + summary.durationUs / 1000 } }
+    }
+    let measuredLoad: Awaited<ReturnType<typeof measure>>
     if (s.hammer) {
       // The hammer starts first and ends last, so it covers the whole measured run
       const hammering = Load.run(spec("password", durationS + 1, knobs.hammerConns))
       await new Promise((r) => setTimeout(r, 500))
-      load = await Load.run(spec(s.kind, durationS, conns))
+      measuredLoad = await measure()
       hammer = await hammering
-    } else load = await Load.run(spec(s.kind, durationS, conns))
-    measured = { fromMs: measuring, toMs: Date.now() }
+    } else measuredLoad = await measure()
+    load = measuredLoad.summary
+    measured = measuredLoad.window
     rss = sampler.stop()
     sampler = null
     const groupAfter = pidsNow()
