@@ -161,8 +161,9 @@ export interface RunRecord {
   readonly cpuSeconds: number | null
   readonly cpuShare: number | null
   /**
-   * The server's own view: the `request` lines it logged during the measured run (password-hammer:
-   * the hammer's requests too), and the p99 of their `durationMs`; null when it logs none.
+   * The server's own view: the `request` lines it logged for the requests that arrived and finished
+   * within the measured load (password-hammer: the hammer's requests too), and the p99 of their
+   * `durationMs`; null when it logs none.
    */
   readonly serverRequests: number | null
   readonly serverP99Ms: number | null
@@ -457,7 +458,7 @@ const runStep = async (
   let sampler: ReturnType<typeof sampleRss> | null = null
   let processes: RunRecord["processes"]
   let postgres: RunRecord["postgres"]
-  // Where the log stood and the time when the measured run started, and when its load ended
+  // Where the log stood when the measured run started, and when the measured load started and ended
   let logStart: number | null = null
   let measured: RequestLog.Window | null = null
   try {
@@ -513,10 +514,10 @@ const runStep = async (
     const measuring = Date.now()
     sampler = group ? sampleMiB(() => groupRssMiB(pgid)) : sampleRss(serverPid)
     const measure = async () => {
-      const started = Date.now()
+      const fromMs = Date.now()
       const summary = await Load.run(spec(s.kind, durationS, conns))
       // Up to the load generator's own end: it does not count the requests it stopped waiting for
-      return { summary, window: { fromMs: started, toMs: started + summary.durationUs / 1000 } }
+      return { summary, window: { fromMs, toMs: fromMs + summary.durationUs / 1000 } }
     }
     let measuredLoad: Awaited<ReturnType<typeof measure>>
     if (s.hammer) {
