@@ -11,6 +11,7 @@ import { benchRoot } from "./paths.js"
 import * as Postgres from "./postgres.js"
 import { killAll } from "./proc.js"
 import * as Report from "./report.js"
+import * as Targets from "./targets.js"
 
 let interrupted = false
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -34,8 +35,8 @@ const result = await runBench(knobs, { keep: process.env.KEEP === "1" })
 // Interrupted: the runs ended by the signal are no results (the handler exits once the databases are dropped)
 if (interrupted) await new Promise(() => {})
 const table = Report.rows(result)
-const ratios = Report.ratios(result, table)
-const informational = Report.informational(table)
+const ratios = Targets.ratios(result, table)
+const informational = Targets.informational(result, table)
 process.stdout.write(`\n${Report.markdown(result)}`)
 const dir = knobs.resultsDir ?? join(benchRoot, "results")
 mkdirSync(dir, { recursive: true })

@@ -11,7 +11,6 @@ import * as Knobs from "../src/knobs.js"
 import * as Latchkey from "../src/latchkey.js"
 import * as Postgres from "../src/postgres.js"
 import { cpuBetween, sumMeasured } from "../src/proc.js"
-import * as Report from "../src/report.js"
 
 const line = (fields: Record<string, unknown>) =>
   JSON.stringify({ level: "info", time: "2026-01-01T00:00:00.000Z", service: "latchkey", ...fields })
@@ -135,20 +134,6 @@ describe("knobs and plan of the new rows", () => {
       if (saved.workers === undefined) delete process.env.LATCHKEY_WORKERS
       else process.env.LATCHKEY_WORKERS = saved.workers
     }
-  })
-
-  it("shows the new informational ratios against latchkey", () => {
-    const row = (config: string, rpsMedian: number, ok = true) =>
-      ({ scenario: "client_credentials", config, rpsMedian, ok }) as unknown as Report.Row
-    const info = Report.informational([row("latchkey", 10_000), row("latchkey-workers", 9_000)])
-    expect(info.find((i) => i.name.startsWith("latchkey-workers vs latchkey"))).toMatchObject({
-      measured: "0.90×",
-      note: "9000 vs 10000 req/s"
-    })
-    expect(info.find((i) => i.name.startsWith("latchkey-postgres vs latchkey"))).toMatchObject({
-      measured: null,
-      note: "not run"
-    })
   })
 })
 
