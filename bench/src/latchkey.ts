@@ -364,7 +364,7 @@ const batch = 50_000
 
 /**
  * A copy of the base store with `count` fresh authorization codes (redirect URI and user
- * of the base, expiring in 30 days) or refresh tokens, each stored only as the base64url
+ * of the base, expiring in 30 days, with the user's consent to the base scope) or refresh tokens, each stored only as the base64url
  * SHA-256 of its value; the values go to a file, one per line.
  */
 export const seedSingleUse = (
@@ -390,6 +390,11 @@ export const seedSingleUse = (
             VALUES ('refresh', ?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL, NULL)`)
     const scope = JSON.stringify([base.scope])
     const issued = nowSeconds()
+    // A code is only ever issued under the user's consent, which its exchange reads again
+    if (what === "code")
+      sqlite
+        .prepare("INSERT OR REPLACE INTO consents (user_id, app_key, scope, updated_at) VALUES (?, ?, ?, ?)")
+        .run(base.userId, base.appKey, scope, issued)
     const expires = farFuture()
     const insertBatch = sqlite.transaction((n: number) => {
       const values: Array<string> = []
