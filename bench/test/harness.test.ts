@@ -4,8 +4,8 @@
  * and once with autocannon. Only counts are checked, never timings. And the two durable-floor
  * baselines (durable-floor, durable-floor-pipelined) on a store seeded with the Latchkey CLI: a
  * valid token, its token and audit rows in the database once the answer arrived, a 401 for a
- * wrong secret, and a 503 for a batch whose insert fails. And the seeding: a password starting with `-`
- * still makes its user through the CLI.
+ * wrong secret, and a 503 for a batch whose insert fails. And the seeding: a password starting
+ * with `-` still makes its user through the CLI.
  */
 import { createHash } from "node:crypto"
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
@@ -78,12 +78,12 @@ describe("harness on bare-http", () => {
     ])
     expect(steps.find((s) => s.config === "durable-floor")?.store).toBe("base")
     expect(steps.find((s) => s.config === "durable-floor-pipelined")?.store).toBe("base")
-    // client_credentials only
+    expect(steps.find((s) => s.config === "latchkey-workers")?.store).toBe("base")
+    // The floors do client_credentials only
     const others = plan(
       Knobs.read({ SCENARIOS: "authorization_code,refresh_token,introspection,password-hammer" })
     )
     expect(others.some((s) => s.config.startsWith("durable-floor"))).toBe(false)
-    expect(steps.find((s) => s.config === "latchkey-workers")?.store).toBe("base")
   })
 })
 
@@ -126,7 +126,7 @@ describe("the durable floors", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
   it.each(["durable-floor", "durable-floor-pipelined"] as const)(
-    "%s answers a valid token whose token and audit rows are committed before the answer",
+    "%s answers a token once its token and audit rows are committed, 401 for a wrong secret, 503 for a failed batch",
     async (config) => {
       const db = join(dir, `${config}.sqlite`)
       Latchkey.copyStore(base.db, db)
