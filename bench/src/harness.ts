@@ -45,7 +45,7 @@ const configurations = [
 export type Configuration = (typeof configurations)[number]
 
 /**
- * What a configuration's store holds (Latchkey and durable-floor, which reads Latchkey's store);
+ * What a configuration's store holds (Latchkey and the durable floors, which read Latchkey's store);
  * `postgres`: a copy of the seeded PostgreSQL database instead of a SQLite file.
  */
 type Store = "none" | "base" | "code" | "refresh" | "big" | "postgres"
@@ -75,7 +75,7 @@ const step = (
       ? "big"
       : config === "latchkey-postgres"
         ? "postgres"
-        : config.startsWith("latchkey") || config === "durable-floor"
+        : config.startsWith("latchkey") || config.startsWith("durable-floor")
           ? "base"
           : "none"),
   hammer: options.hammer ?? false
@@ -91,6 +91,7 @@ const scenarioSteps = (scenario: string): Array<Step> => {
           "express-bare",
           "oidc-provider",
           "durable-floor",
+          "durable-floor-pipelined",
           "latchkey",
           "latchkey-express",
           "latchkey-workers",
@@ -263,6 +264,7 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
       }
     }
     case "durable-floor":
+    case "durable-floor-pipelined":
     case "latchkey":
     case "latchkey-big":
     case "latchkey-workers":
@@ -271,8 +273,9 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
       const auth = basic(ctx.base.appKey, ctx.base.appSecret)
       // durable defaults, audit and request logs on (to a file, as a service manager would)
       const lenv = { ...env, LATCHKEY_DB: db, LOG_LEVEL: "info" }
-      // The baseline of Latchkey's durable work: the same seeded store, its own plain server
-      if (config === "durable-floor") return { ...node("durable-floor.mjs"), env: lenv, ...paths, auth }
+      // The baselines of Latchkey's durable work: the same seeded store, their own plain servers
+      if (config === "durable-floor" || config === "durable-floor-pipelined")
+        return { ...node(`${config}.mjs`), env: lenv, ...paths, auth }
       if (config === "latchkey-express")
         return { ...node("latchkey-express.mjs", ctx.commands.embeddedNodeArgs), env: lenv, ...paths, auth }
       if (config === "latchkey-workers") {

@@ -1,10 +1,11 @@
 /**
  * The harness end to end on the bare-http configuration: a second or two with a few
  * connections, once with the default generator (wrk when installed, else autocannon)
- * and once with autocannon. Only counts are checked, never timings. And the durable-floor
- * baseline on a store seeded with the Latchkey CLI: a valid token, and its token and audit
- * rows in the database once the answer arrived. And the seeding: a password starting with `-`
- * still makes its user through the CLI.
+ * and once with autocannon. Only counts are checked, never timings. And the two durable-floor
+ * baselines (durable-floor, durable-floor-pipelined) on a store seeded with the Latchkey CLI: a
+ * valid token, its token and audit rows in the database once the answer arrived, a 401 for a
+ * wrong secret, and a 503 for a batch whose insert fails. And the seeding: a password starting
+ * with `-` still makes its user through the CLI.
  */
 import { createHash } from "node:crypto"
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ScryptHasher } from "@latchkey/node"
 import BetterSqlite3 from "better-sqlite3"
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { plan, runBench, waitReady } from "../src/harness.js"
 import * as Knobs from "../src/knobs.js"
 import * as Latchkey from "../src/latchkey.js"
@@ -63,19 +64,26 @@ describe("harness on bare-http", () => {
     expect(() => Knobs.read({ SCENARIOS: "nope" })).toThrow(/unknown scenario/)
   })
 
-  it("runs durable-floor between oidc-provider and latchkey, on the seeded Latchkey store", () => {
+  it("runs durable-floor and durable-floor-pipelined between oidc-provider and latchkey, on the seeded Latchkey store", () => {
     const steps = plan(Knobs.read({ SCENARIOS: "client_credentials" }))
     expect(steps.map((s) => s.config)).toEqual([
       "bare-http",
       "express-bare",
       "oidc-provider",
       "durable-floor",
+      "durable-floor-pipelined",
       "latchkey",
       "latchkey-express",
       "latchkey-workers"
     ])
     expect(steps.find((s) => s.config === "durable-floor")?.store).toBe("base")
+    expect(steps.find((s) => s.config === "durable-floor-pipelined")?.store).toBe("base")
     expect(steps.find((s) => s.config === "latchkey-workers")?.store).toBe("base")
+    // The floors do client_credentials only
+    const others = plan(
+      Knobs.read({ SCENARIOS: "authorization_code,refresh_token,introspection,password-hammer" })
+    )
+    expect(others.some((s) => s.config.startsWith("durable-floor"))).toBe(false)
   })
 })
 
@@ -108,19 +116,25 @@ describe("seeding through the CLI", () => {
   })
 })
 
-describe("durable-floor", () => {
-  it("answers a valid token whose token and audit rows are committed before the answer", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "latchkey-bench-floor-"))
-    try {
-      const commands = await Latchkey.resolveCommands(dir)
-      const base = await Latchkey.seedBase(commands, dir, () => {})
-      const db = join(dir, "floor.sqlite")
+describe("the durable floors", () => {
+  let dir = ""
+  let base: Latchkey.BaseSeed
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "latchkey-bench-floor-"))
+    base = await Latchkey.seedBase(await Latchkey.resolveCommands(dir), dir, () => {})
+  }, 120_000)
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it.each(["durable-floor", "durable-floor-pipelined"] as const)(
+    "%s answers a token once its token and audit rows are committed, 401 for a wrong secret, 503 for a failed batch",
+    async (config) => {
+      const db = join(dir, `${config}.sqlite`)
       Latchkey.copyStore(base.db, db)
       const port = await freePort()
-      const logFile = join(dir, "floor.log")
+      const logFile = join(dir, `${config}.log`)
       const logFd = openSync(logFile, "w")
       const server = spawnGroup({
-        command: [process.execPath, join(benchRoot, "servers", "durable-floor.mjs")],
+        command: [process.execPath, join(benchRoot, "servers", `${config}.mjs`)],
         cwd: benchRoot,
         env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), LATCHKEY_DB: db, LOG_LEVEL: "info" },
         cpu: null,
@@ -193,6 +207,22 @@ describe("durable-floor", () => {
         expect(await wrong.json()).toMatchObject({ error: "invalid_client" })
         const other = await post(auth, "grant_type=password&username=a&password=b")
         expect(other.status).toBe(400)
+
+        // A batch whose insert fails is answered 503, and the next batch commits again
+        const writer = new BetterSqlite3(db)
+        try {
+          writer.exec(
+            "CREATE TRIGGER refuse BEFORE INSERT ON tokens BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+          )
+          const refused = await post(auth, "grant_type=client_credentials")
+          expect(refused.status).toBe(503)
+          expect(refused.headers.get("retry-after")).toBe("1")
+          expect(await refused.json()).toMatchObject({ error: "temporarily_unavailable" })
+          writer.exec("DROP TRIGGER refuse")
+        } finally {
+          writer.close()
+        }
+        expect((await post(auth, "grant_type=client_credentials")).status).toBe(200)
       } finally {
         await stopGroup(server)
       }
@@ -203,10 +233,11 @@ describe("durable-floor", () => {
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l) as Record<string, unknown>)
-      expect(lines.filter((l) => l.msg === "request").map((l) => l.status)).toEqual([200, 200, 401, 400])
+      expect(lines.filter((l) => l.msg === "request").map((l) => l.status)).toEqual([
+        200, 200, 401, 400, 503, 200
+      ])
       expect(lines.at(-1)?.msg).toBe("stopped")
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+    },
+    60_000
+  )
 })
