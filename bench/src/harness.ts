@@ -284,9 +284,6 @@ const target = (ctx: Context, config: Configuration, port: number, db: string | 
       }
       return { command: ctx.commands.server.argv, cwd: ctx.commands.server.cwd, env: lenv, ...paths, auth }
     }
-    case "durable-floor-pipelined":
-      // Named (the report compares it with durable-floor and latchkey), but no scenario runs it yet
-      throw new Error("durable-floor-pipelined has no server in this harness")
   }
 }
 

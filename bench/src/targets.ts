@@ -218,11 +218,11 @@ const informationalRatios: ReadonlyArray<Informational> = [
   },
   {
     ...rate("latchkey vs durable-floor-pipelined", latchkey, cc("durable-floor-pipelined")),
-    what: "how much of the rate of the `durable-floor-pipelined` baseline Latchkey reaches (not run until that configuration exists)"
+    what: "how much of the rate of the `durable-floor-pipelined` baseline Latchkey reaches"
   },
   {
     ...rate("durable-floor-pipelined vs durable-floor", cc("durable-floor-pipelined"), cc("durable-floor")),
-    what: "what `durable-floor-pipelined` changes against `durable-floor` (not run until that configuration exists)"
+    what: "what `durable-floor-pipelined` changes against `durable-floor`"
   },
   {
     ...seenVsServed("durable-floor: wrk's p99 vs the server's own (logged) p99", cc("durable-floor")),
