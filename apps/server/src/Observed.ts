@@ -25,10 +25,17 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (seconds: number) 
   Effect.suspend(() => {
     const start = performance.now()
     const stop = () => done((performance.now() - start) / 1000)
-    // One match around the call (not onExit's uninterruptible region): this runs on every store call
+    // One match around the call (not onExit's uninterruptible region), the time taken in its
+    // continuations themselves: this runs on every store call
     return Effect.matchCauseEffect(effect, {
-      onFailure: (cause) => Effect.zipRight(Effect.sync(stop), Effect.failCause(cause)),
-      onSuccess: (value) => Effect.as(Effect.sync(stop), value)
+      onFailure: (cause) => {
+        stop()
+        return Effect.failCause(cause)
+      },
+      onSuccess: (value) => {
+        stop()
+        return Effect.succeed(value)
+      }
     })
   })
 
@@ -95,17 +102,19 @@ const countingAuditLog = (
   log: Context.Tag.Service<Audit.AuditLog>,
   metrics: Metrics
 ): Context.Tag.Service<Audit.AuditLog> => {
-  const count = (events: ReadonlyArray<Audit.AuditEvent>) =>
-    Effect.sync(() => {
-      for (const event of events) {
-        metrics.auditEvent(event.type)
-        if (event.type === "token_issued") metrics.tokenIssued(event.detail ?? "other", event.appKey ?? "")
-      }
-    })
+  const count = (events: ReadonlyArray<Audit.AuditEvent>): void => {
+    for (const event of events) {
+      metrics.auditEvent(event.type)
+      if (event.type === "token_issued") metrics.tokenIssued(event.detail ?? "other", event.appKey ?? "")
+    }
+  }
   return {
-    record: (event) => Effect.zipRight(log.record(event), count([event])),
+    record: (event) => Effect.map(log.record(event), () => count([event])),
     recordWith: <A, E>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E>) =>
-      Effect.tap(log.recordWith(events, write), () => count(events))
+      Effect.map(log.recordWith(events, write), (value) => {
+        count(events)
+        return value
+      })
   }
 }
 
