@@ -8,6 +8,7 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Paths } from "@latchkey/core"
 import { workersStatus } from "./cluster.js"
+import type * as CoreCost from "./coreCost.js"
 import type { Knobs } from "./knobs.js"
 import * as Latchkey from "./latchkey.js"
 import * as Load from "./load.js"
@@ -655,6 +656,8 @@ export interface BenchResult {
   }
   readonly steps: ReadonlyArray<Step>
   readonly runs: ReadonlyArray<RunRecord>
+  /** The core's own cost of a request (`CoreCost.measure`), when measured. */
+  readonly coreCost?: CoreCost.CoreCost | null
 }
 
 /** Prepare, run every round, clean up. */

@@ -57,6 +57,8 @@ export interface Knobs {
   readonly databaseUrl: string | null
   /** Exit 1 when a target is missed (not only on invalid runs). */
   readonly strict: boolean
+  /** Measure the core's own cost of a request too (servers/core-cost.mjs; CORE_COST=0 skips it). */
+  readonly coreCost: boolean
   /** Where the JSON of raw results goes. */
   readonly resultsDir: string | null
 }
@@ -142,6 +144,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env): Knobs => {
     workersCpu: workersCpu === "none" ? null : workersCpu,
     databaseUrl: databaseUrl(env),
     strict: env.STRICT === "1",
+    coreCost: env.CORE_COST !== "0",
     resultsDir: env.RESULTS_DIR === "" ? null : (env.RESULTS_DIR ?? null)
   }
 }

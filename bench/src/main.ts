@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import * as CoreCost from "./coreCost.js"
 import { runBench } from "./harness.js"
 import * as Knobs from "./knobs.js"
 import { benchRoot } from "./paths.js"
@@ -31,9 +32,12 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 const knobs = Knobs.read()
-const result = await runBench(knobs, { keep: process.env.KEEP === "1" })
+const measured = await runBench(knobs, { keep: process.env.KEEP === "1" })
 // Interrupted: the runs ended by the signal are no results (the handler exits once the databases are dropped)
 if (interrupted) await new Promise(() => {})
+const result = knobs.coreCost
+  ? { ...measured, coreCost: await CoreCost.measure(knobs, measured.pinned) }
+  : measured
 const table = Report.rows(result)
 const ratios = Targets.ratios(result, table)
 const informational = Targets.informational(result, table)

@@ -137,6 +137,15 @@ export const markdown = (result: BenchResult): string => {
       `${result.knobs.conns} connections; Node ${result.machine.node}, ${result.machine.cpus} CPUs.`
   )
   for (const n of result.notes) lines.push(`- ${n}`)
+  const core = result.coreCost
+  if (core !== undefined && core !== null)
+    lines.push(
+      "error" in core
+        ? `- the core alone (servers/core-cost.mjs): not measured, ${core.error}`
+        : `- the core alone (servers/core-cost.mjs: its endpoints on its in-memory stores, no HTTP, no database, ` +
+            `${core.conns} at a time): client_credentials ${core.clientCredentials.cpuUsPerRequest.toFixed(0)} µs CPU a request, ` +
+            `introspection ${core.introspection.cpuUsPerRequest.toFixed(0)} µs`
+    )
   lines.push("")
   lines.push(
     "| configuration | scenario | req/s (median) | rounds | p50 ms | p99 ms | server p99 ms | RSS MiB | server CPU | CPU µs/req | invalid | notes |"

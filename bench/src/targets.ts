@@ -42,6 +42,13 @@ const two = (rows: ReadonlyArray<Row>) => rows as readonly [Row, Row]
 const one = (rows: ReadonlyArray<Row>) => rows[0] as Row
 const ms = (v: number | null) => (v === null || Number.isNaN(v) ? "–" : `${v.toFixed(2)} ms`)
 
+/** The core's own CPU per `client_credentials` request, when the run measured it. */
+const coreCpu = (result: BenchResult): number | null =>
+  result.coreCost === undefined || result.coreCost === null || "error" in result.coreCost
+    ? null
+    : result.coreCost.clientCredentials.cpuUsPerRequest
+const us = (v: number | null) => (v === null ? "–" : `${v.toFixed(0)} µs`)
+
 /** `a`'s valid answers a second over `b`'s. */
 const rate = (name: string, a: Key, b: Key) => ({
   name,
@@ -223,6 +230,32 @@ const informationalRatios: ReadonlyArray<Informational> = [
   {
     ...rate("durable-floor-pipelined vs durable-floor", cc("durable-floor-pipelined"), cc("durable-floor")),
     what: "what `durable-floor-pipelined` changes against `durable-floor`"
+  },
+  {
+    name: "the core alone vs durable-floor: CPU per `client_credentials` request",
+    rows: [cc("durable-floor")],
+    unit: "×",
+    value: (rows, result) => {
+      const core = coreCpu(result)
+      const floor = one(rows).cpuUsPerRequest
+      return core === null || floor === null ? null : core / floor
+    },
+    note: (rows, result) =>
+      `core ${us(coreCpu(result))} (memory store, no HTTP) vs durable-floor ${us(one(rows).cpuUsPerRequest)} (whole request)`,
+    what: "the CPU the core's own steps take per request (`servers/core-cost.mjs`: its endpoints on its in-memory stores, no HTTP, no database) against the floor's whole request"
+  },
+  {
+    name: "latchkey vs durable-floor at most, from the core's own cost",
+    rows: [cc("durable-floor")],
+    unit: "×",
+    value: (rows, result) => {
+      const core = coreCpu(result)
+      const floor = one(rows).cpuUsPerRequest
+      return core === null || floor === null ? null : floor / (floor + core)
+    },
+    note: (rows, result) =>
+      `durable-floor ${us(one(rows).cpuUsPerRequest)} / (durable-floor + core ${us(coreCpu(result))})`,
+    what: "the highest rate against durable-floor any server on this core can reach, when CPU bounds both: it does at least the floor's work and the core's steps"
   },
   {
     ...seenVsServed("durable-floor: wrk's p99 vs the server's own (logged) p99", cc("durable-floor")),

@@ -280,6 +280,30 @@ describe("informational ratios", () => {
   })
 })
 
+describe("the core's own cost", () => {
+  const core = "the core alone vs durable-floor: CPU per `client_credentials` request"
+  const ceiling = "latchkey vs durable-floor at most, from the core's own cost"
+  const cost = (cpuUsPerRequest: number) => ({
+    requests: 1000,
+    cpuUsPerRequest,
+    wallUsPerRequest: 2 * cpuUsPerRequest
+  })
+  const with_ = (coreCost: BenchResult["coreCost"]) => {
+    const r = { ...result(meeting), coreCost }
+    return Targets.informational(r, Report.rows(r)).filter((i) => i.name === core || i.name === ceiling)
+  }
+  it("sets the core's CPU per request against durable-floor's, and bounds latchkey's rate by both", () => {
+    // durable-floor: 70 µs a request; the core alone: 105 µs
+    expect(
+      with_({ conns: 50, clientCredentials: cost(105), introspection: cost(40) }).map((i) => i.measured)
+    ).toEqual(["1.50×", "0.40×"])
+  })
+  it("is not measured when the run did not measure the core, or it failed", () => {
+    for (const coreCost of [undefined, null, { error: "core-cost exited 1" }])
+      expect(with_(coreCost).map((i) => i.measured)).toEqual([null, null])
+  })
+})
+
 describe("README", () => {
   it("lists the targets and informational ratios as targets.ts declares them", () => {
     const readme = readFileSync(join(benchRoot, "README.md"), "utf8")
