@@ -14,6 +14,7 @@ import * as Http from "../http/Http.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import { timingSafeEqual } from "../services/Digest.js"
+import { span } from "../services/internal/span.js"
 import { nowSeconds } from "../services/internal/time.js"
 import type { AuditStore } from "../storage/AuditStore.js"
 import type { KeyStore } from "../storage/KeyStore.js"
@@ -292,7 +293,7 @@ export const route = (
   const values = segments.filter((_, i) => found.pattern[i] === "*")
   const params = Object.fromEntries(found.names.map((name, i) => [name, values[i] ?? ""]))
   return respond(Effect.suspend(() => serve(endpoint[0], req, params))).pipe(
-    Effect.withSpan("AdminApi.route", { captureStackTrace: false }),
+    span("AdminApi.route"),
     Effect.provideService(Audit.RequestInfo, {
       requestId: req.requestId ?? null,
       address: req.remoteAddress ?? null,

@@ -19,6 +19,7 @@ import * as Audit from "../security/Audit.js"
 import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
+import { span } from "../services/internal/span.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Keys from "../signing/Keys.js"
 import type { Stores } from "../storage/Stores.js"
@@ -196,7 +197,7 @@ const respond = <R>(
   settle(program).pipe(Effect.catchAll((e) => Effect.succeed(errorResponse(e))))
 
 const withForm = <R>(
-  span: string,
+  name: string,
   req: HttpRequest,
   f: (
     params: Form.Params
@@ -208,7 +209,7 @@ const withForm = <R>(
       respond(f(params)).pipe(
         // One span per request, without a stack capture; the grants inside are untraced
         // functions, so a request pays for no span or stack trace per call.
-        Effect.withSpan(span, { captureStackTrace: false }),
+        span(name),
         Effect.provideService(Audit.RequestInfo, {
           requestId: req.requestId ?? null,
           address: req.remoteAddress ?? null
@@ -364,7 +365,7 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
             )
           )
         )
-  ).pipe(Effect.withSpan("Http.userinfo", { captureStackTrace: false }))
+  ).pipe(span("Http.userinfo"))
 }
 
 /** Paths of the JSON endpoints `route` serves: `Paths.json`. */

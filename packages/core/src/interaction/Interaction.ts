@@ -25,6 +25,7 @@ import { Effect, Option } from "effect"
 import type { Requirements } from "../http/Http.js"
 import * as Http from "../http/Http.js"
 import * as Audit from "../security/Audit.js"
+import { span } from "../services/internal/span.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { authorizeGet, maxAuthorizeQuery, requestAgain, storedQuery } from "./AuthorizeFlow.js"
 import { consentPost } from "./Consent.js"
@@ -120,7 +121,7 @@ export const handle = (req: PageRequest): Effect.Effect<PageResponse, never, Req
       TemporarilyUnavailable: (e) => Effect.succeed(answer(unavailable(failureFrame(req, page.value), e))),
       ServerError: () => Effect.succeed(answer(serverError(failureFrame(req, page.value))))
     }),
-    Effect.withSpan(`Interaction.${page.value}`, { captureStackTrace: false }),
+    span(`Interaction.${page.value}`),
     Effect.provideService(Audit.RequestInfo, {
       requestId: req.requestId ?? null,
       address: req.remoteAddress ?? null
