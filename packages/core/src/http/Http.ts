@@ -19,6 +19,7 @@ import * as Audit from "../security/Audit.js"
 import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
+import { utf8 } from "../services/internal/base64url.js"
 import { span } from "../services/internal/span.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Keys from "../signing/Keys.js"
@@ -87,7 +88,7 @@ export const header = (req: HttpRequest, name: string): string | undefined | nul
   return v.length === 1 ? v[0] : null
 }
 
-const byteLength = (s: string): number => new TextEncoder().encode(s).length
+const byteLength = (s: string): number => utf8(s).length
 
 /** Every status a request is refused with before any OAuth rule runs. */
 export const refusalStatuses = [400, 405, 413, 415] as const

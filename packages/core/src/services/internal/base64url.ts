@@ -17,6 +17,8 @@ export const encode = (bytes: Uint8Array): string => {
   return out
 }
 
+// One encoder for every call: it holds no state between calls
+const encoder = new TextEncoder()
+
 /** UTF-8 bytes of a string. */
-export const utf8 = (s: string): Uint8Array<ArrayBuffer> =>
-  new TextEncoder().encode(s) as Uint8Array<ArrayBuffer>
+export const utf8 = (s: string): Uint8Array<ArrayBuffer> => encoder.encode(s) as Uint8Array<ArrayBuffer>
