@@ -23,6 +23,7 @@ import {
 } from "./internal/database.js"
 import { latestVersion } from "./internal/migrations.js"
 import * as SqliteStores from "./internal/stores.js"
+import * as WalSync from "./internal/walSync.js"
 import * as Writer from "./internal/writer.js"
 
 /** How to open the database. */
@@ -111,7 +112,12 @@ export const layer = (
               retention.run(retentionDays * 86_400)
             )
             const insertEvent = SqliteAudit.inserter(db)
-            return { db, insertEvent, identity, writer: Writer.make(db, insertEvent) }
+            return {
+              db,
+              insertEvent,
+              identity,
+              writer: Writer.make(db, insertEvent, WalSync.open(db, options.filename))
+            }
           } catch (e) {
             db.close()
             throw e

@@ -1,8 +1,14 @@
 /**
  * Group commit: the writes queued within one turn of the event loop run in one
  * transaction, each in its own savepoint, and commit together with one fsync.
- * Every caller resumes only after that commit, so no response can be sent for a
- * write that a crash could still lose.
+ * Every caller resumes only after that commit is durable, so no response can be sent
+ * for a write that a crash could still lose.
+ *
+ * With a `WalSync` (a database file in WAL mode with synchronous=FULL), the group transaction
+ * commits with synchronous=NORMAL (its WAL frames written, not yet flushed) and the WAL file is
+ * then flushed off the event loop (fdatasync on the thread pool): the callers resume once that
+ * flush is done, exactly when FULL's own flush at commit would have let them, while the event
+ * loop goes on parsing and answering other requests instead of waiting for the disk.
  */
 import type { Audit, StorageError as StorageErrors } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
@@ -47,8 +53,19 @@ export interface Writer {
   readonly close: () => void
 }
 
+/**
+ * Flushes the WAL file to disk off the event loop: `flush(done)` calls `done` once every WAL
+ * frame written before the call is durable (or with the error), `close()` once no flush is pending.
+ */
+export interface WalSync {
+  readonly flush: (done: (error: Error | null) => void) => void
+  readonly close: () => void
+}
+
 /** The statements of the group transactions of `db`, prepared once. */
 const statementsOf = (db: BetterSqlite3.Database) => ({
+  deferSync: db.prepare("PRAGMA synchronous = NORMAL"),
+  fullSync: db.prepare("PRAGMA synchronous = FULL"),
   begin: db.prepare("BEGIN IMMEDIATE"),
   commit: db.prepare("COMMIT"),
   rollback: db.prepare("ROLLBACK"),
@@ -144,8 +161,53 @@ const outcome = <A, E>(result: Result): Effect.Effect<A, E | StorageErrors.Stora
           : (result.error as StorageErrors.StorageError)
       )
 
-/** A writer over `db`; `insertEvent` stores one audit event (inside the running transaction). */
-export const make = (db: BetterSqlite3.Database, insertEvent: (event: Audit.AuditEvent) => void): Writer => {
+/** Hand each job its result. */
+const settle = (jobs: ReadonlyArray<Job>, results: ReadonlyArray<Result>): void => {
+  for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).done(results[i] as Result)
+}
+
+/**
+ * The results of `jobs`, committed with synchronous=NORMAL, handed over once `wal` flushed the
+ * frames of that commit; every job fails with StorageError when the flush fails (its commit may or
+ * may not survive a power loss, so it is not answered as done).
+ */
+const runDeferred = (
+  db: BetterSqlite3.Database,
+  s: Statements,
+  jobs: ReadonlyArray<Job>,
+  wal: WalSync
+): void => {
+  s.deferSync.run()
+  let results: ReadonlyArray<Result>
+  try {
+    results = runAll(db, s, jobs)
+  } finally {
+    s.fullSync.run()
+  }
+  if (!results.some((r) => r.ok)) {
+    // Nothing was committed: nothing to wait for
+    settle(jobs, results)
+    return
+  }
+  wal.flush((error) => {
+    if (error === null) settle(jobs, results)
+    else
+      settle(
+        jobs,
+        results.map(() => fail(error))
+      )
+  })
+}
+
+/**
+ * A writer over `db`; `insertEvent` stores one audit event (inside the running transaction). With
+ * `wal`, each group transaction's flush to disk happens off the event loop (see the module).
+ */
+export const make = (
+  db: BetterSqlite3.Database,
+  insertEvent: (event: Audit.AuditEvent) => void,
+  wal: WalSync | null = null
+): Writer => {
   const s = statementsOf(db)
   let queue: Array<Job> = []
   let scheduled = false
@@ -156,8 +218,8 @@ export const make = (db: BetterSqlite3.Database, insertEvent: (event: Audit.Audi
     const jobs = queue
     queue = []
     if (jobs.length === 0) return
-    const results = runAll(db, s, jobs)
-    for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).done(results[i] as Result)
+    if (wal === null || closed) settle(jobs, runAll(db, s, jobs))
+    else runDeferred(db, s, jobs, wal)
   }
 
   const enqueue = (job: Job): void => {
@@ -185,8 +247,10 @@ export const make = (db: BetterSqlite3.Database, insertEvent: (event: Audit.Audi
       ),
     withEvents: (events, effect) => Effect.locally(effect, attached, events),
     close: () => {
-      flush()
+      // The last group commits with synchronous=FULL, on the spot
       closed = true
+      flush()
+      wal?.close()
     }
   }
 }
