@@ -110,7 +110,7 @@ const countingAuditLog = (
   }
   return {
     record: (event) => Effect.map(log.record(event), () => count([event])),
-    recordWith: <A, E>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E>) =>
+    recordWith: <A, E, R>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E, R>) =>
       Effect.map(log.recordWith(events, write), (value) => {
         count(events)
         return value

@@ -97,7 +97,7 @@ describe("group commit with the WAL flushed off the event loop", () => {
       Effect.gen(function* () {
         const held = heldFlush()
         const writer = Writer.make(db, () => {}, held.wal)
-        const refused = yield* Effect.fork(writer.write(() => Writer.refuse("taken")))
+        const refused = yield* Effect.fork(writer.write<never, string>(() => Writer.refuse("taken")))
         yield* turn
         assert.strictEqual(held.calls(), 0)
         assert.strictEqual(yield* Effect.flip(Fiber.join(refused)), "taken")

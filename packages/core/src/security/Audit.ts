@@ -32,10 +32,10 @@ export class AuditLog extends Context.Tag("@latchkey/core/AuditLog")<
      * Run `write` (one write of a store) and record `events` in its transaction:
      * they are kept if and only if the write commits.
      */
-    readonly recordWith: <A, E>(
+    readonly recordWith: <A, E, R>(
       events: ReadonlyArray<AuditEvent>,
-      write: Effect.Effect<A, E>
-    ) => Effect.Effect<A, E | StorageError>
+      write: Effect.Effect<A, E, R>
+    ) => Effect.Effect<A, E | StorageError, R>
   }
 >() {}
 
@@ -86,11 +86,9 @@ export const recordWith = <A, E, R>(
   Effect.flatMap(Effect.serviceOption(AuditLog), (log) =>
     log._tag === "None"
       ? write
-      : Effect.flatMap(Effect.context<R>(), (context) =>
-          Effect.flatMap(
-            Effect.forEach(events, ([type, fields]) => event(type, fields)),
-            (built) => log.value.recordWith(built, Effect.provide(write, context))
-          )
+      : Effect.flatMap(
+          Effect.forEach(events, ([type, fields]) => event(type, fields)),
+          (built) => log.value.recordWith(built, write)
         )
   )
 

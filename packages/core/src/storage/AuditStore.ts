@@ -43,10 +43,10 @@ export class AuditStore extends Context.Tag("@latchkey/core/AuditStore")<
      * Run `write`, one write of a store of the same adapter, and append `events` in its
      * transaction: they are stored if and only if the write succeeds and commits.
      */
-    readonly appendWith: <A, E>(
+    readonly appendWith: <A, E, R>(
       events: ReadonlyArray<AuditEvent>,
-      write: Effect.Effect<A, E>
-    ) => Effect.Effect<A, E | StorageError>
+      write: Effect.Effect<A, E, R>
+    ) => Effect.Effect<A, E | StorageError, R>
     /** The newest `limit` events (optionally of one application), oldest first. */
     readonly tail: (options: {
       readonly limit: number

@@ -267,10 +267,10 @@ export interface Database {
   /** Whether audit events are attached to this fiber's next write. */
   readonly eventsAttached: Effect.Effect<boolean>
   /** Run `effect`, one write, with `events` stored in its transaction. */
-  readonly withEvents: <A, E>(
+  readonly withEvents: <A, E, R>(
     events: ReadonlyArray<Audit.AuditEvent>,
-    effect: Effect.Effect<A, E>
-  ) => Effect.Effect<A, E>
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
 }
 
 const ignore = (): void => {}

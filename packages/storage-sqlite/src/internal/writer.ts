@@ -45,10 +45,10 @@ export interface Writer {
    */
   readonly write: <A, E = never>(work: () => A) => Effect.Effect<A, E | StorageErrors.StorageError>
   /** Run `effect`, one write, with `events` stored in its transaction. */
-  readonly withEvents: <A, E>(
+  readonly withEvents: <A, E, R>(
     events: ReadonlyArray<Audit.AuditEvent>,
-    effect: Effect.Effect<A, E>
-  ) => Effect.Effect<A, E>
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
   /** Commit whatever is queued now, then refuse further writes. */
   readonly close: () => void
 }
