@@ -657,7 +657,7 @@ export interface BenchResult {
   readonly steps: ReadonlyArray<Step>
   readonly runs: ReadonlyArray<RunRecord>
   /** The core's own cost of a request (`CoreCost.measure`), when measured. */
-  readonly coreCost?: CoreCost.CoreCost | null
+  readonly coreCost?: CoreCost.CoreCost | null | undefined
 }
 
 /** Prepare, run every round, clean up. */
