@@ -1,0 +1,115 @@
+/**
+ * A browser sign-in through the core's pages (`Interaction.handle`) over a storage layer, for an
+ * adapter's tests to count what each of its four requests costs the database.
+ */
+import {
+  Accounts,
+  Admin,
+  Audit,
+  type AuditStore,
+  Config,
+  Entropy,
+  Interaction,
+  Metadata,
+  PasswordHasher,
+  type StorageError,
+  type Stores,
+  Throttle
+} from "@latchkey/core"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+
+/** The requests of a browser sign-in, in order. */
+export const signInRequests = ["authorizeGet", "signInPost", "consentGet", "consentPost"] as const
+
+/** One of `signInRequests`. */
+export type SignInRequest = (typeof signInRequests)[number]
+
+/** What each request of the sign-in counted, by request. */
+export type SignInCounts = Readonly<Record<SignInRequest, number>>
+
+const cb = "https://app.example/cb"
+
+const formOf = (fields: Record<string, string>): string => new URLSearchParams(fields).toString()
+
+/** The services the pages need besides the stores: a cheap password hasher, the adapter's throttle counters. */
+const services = Layer.mergeAll(
+  Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" }),
+  Entropy.layer,
+  Layer.succeed(PasswordHasher.PasswordHasher, {
+    hash: (p) => Effect.succeed(`test$${p}`),
+    verify: (p, h) => Effect.succeed(h === `test$${p}`)
+  }),
+  Throttle.policyLayer(),
+  Logger.minimumLogLevel(LogLevel.Warning)
+)
+
+const ticketOf = (view: Interaction.View): Record<string, string> => {
+  if (view._tag !== "SignIn" && view._tag !== "Consent") throw new Error(`no form on ${view._tag}`)
+  return { txn: view.ticket.txn, csrf_token: view.ticket.csrf }
+}
+
+/**
+ * Sign a new user in to a new application over `storage` (with its audit store as the audit
+ * log), from the authorize request to the redirect carrying the code, and answer what
+ * `counter()` (a running count the caller keeps, e.g. of COMMIT statements) grew by during each
+ * request. Fails unless every request answers as a browser sign-in expects.
+ */
+export const signInCounts = <E>(
+  storage: Layer.Layer<Stores.Stores | AuditStore.AuditStore, E>,
+  counter: () => number
+): Effect.Effect<SignInCounts, E | StorageError.StorageError | Error> =>
+  Effect.gen(function* () {
+    const { app } = yield* Admin.createApplication({
+      name: "Sign-in",
+      redirectUris: [cb],
+      scope: "read",
+      grantTypes: ["authorization_code"]
+    })
+    const username = `user-${crypto.randomUUID()}`
+    yield* Accounts.createUser(username, "correct horse battery")
+    const query = formOf({ response_type: "code", client_id: app.appKey, redirect_uri: cb, state: "s" })
+    let cookie: string | undefined
+    const counts: Partial<Record<SignInRequest, number>> = {}
+    const send = (name: SignInRequest, page: Interaction.Page, method: string, q: string, body = "") =>
+      Effect.gen(function* () {
+        const before = counter()
+        const answer = yield* Interaction.handle({
+          method,
+          path: Metadata.paths[page as "authorize" | "login"],
+          query: q,
+          headers: {
+            ...(cookie === undefined ? {} : { cookie }),
+            ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {})
+          },
+          body,
+          remoteAddress: "192.0.2.1",
+          basePath: "",
+          ownOrigin: "https://auth.example"
+        } satisfies Interaction.PageRequest)
+        counts[name] = counter() - before
+        if (answer.setCookie !== null) cookie = answer.setCookie.split(";")[0]
+        return answer.view
+      })
+    const signInPage = yield* send("authorizeGet", "authorize", "GET", query)
+    const signedIn = yield* send(
+      "signInPost",
+      "login",
+      "POST",
+      "",
+      formOf({ ...ticketOf(signInPage), username, password: "correct horse battery" })
+    )
+    if (signedIn._tag !== "Redirect")
+      return yield* Effect.fail(new Error(`sign-in answered ${signedIn._tag}`))
+    const consentPage = yield* send("consentGet", "authorize", "GET", query)
+    const approved = yield* send(
+      "consentPost",
+      "authorize",
+      "POST",
+      query,
+      formOf({ ...ticketOf(consentPage), decision: "allow" })
+    )
+    if (approved._tag !== "Redirect" || !approved.location.startsWith(`${cb}?code=`)) {
+      return yield* Effect.fail(new Error(`consent answered ${JSON.stringify(approved)}`))
+    }
+    return counts as SignInCounts
+  }).pipe(Effect.provide(Layer.mergeAll(storage, Layer.provide(Audit.layer, storage), services)))
