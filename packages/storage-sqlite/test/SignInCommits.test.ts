@@ -38,9 +38,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-it("a browser sign-in commits at most once per request, the sign-in form's two steps aside", async () => {
+it("a browser sign-in commits once per request, and twice for the sign-in form: its attempt is counted before the password is checked", async () => {
   const counts = await Effect.runPromise(
     signInCounts(SqliteStorage.layer({ filename: join(dir, "signin.sqlite") }), () => commits)
   )
-  expect(counts).toEqual({ authorizeGet: 2, signInPost: 6, consentGet: 2, consentPost: 5 })
+  expect(counts).toEqual({ authorizeGet: 1, signInPost: 2, consentGet: 1, consentPost: 1 })
 })

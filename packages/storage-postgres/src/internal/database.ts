@@ -214,6 +214,9 @@ const lockSql = (fn: "pg_advisory_lock" | "pg_advisory_unlock") =>
   `SELECT count(${fn}(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
 const lock = lockSql("pg_advisory_lock")
 const unlock = lockSql("pg_advisory_unlock")
+// Inside a unit's transaction: held until it ends
+const xactLock = `SELECT count(pg_advisory_xact_lock(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h
+  FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
 
 /** Options of one transaction. */
 export interface TransactionOptions {
@@ -271,6 +274,13 @@ export interface Database {
     events: ReadonlyArray<Audit.AuditEvent>,
     effect: Effect.Effect<A, E>
   ) => Effect.Effect<A, E>
+  /**
+   * Run `unit`, calls of the stores over this database, in one transaction, the whole unit run
+   * again on a serialization failure or a deadlock. Inside it every statement goes to that
+   * transaction, a `transaction` of a store is a savepoint of it (its advisory locks held until
+   * the unit ends), and a lookup by a value no row can hold fails it with StorageError.
+   */
+  readonly unit: <A, E>(unit: Effect.Effect<A, E>) => Effect.Effect<A, E | StorageError.StorageError>
 }
 
 const ignore = (): void => {}
@@ -380,6 +390,29 @@ const once = <A, E>(
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
+/**
+ * `body` as a savepoint of the unit's transaction `tx`, after the advisory `locks` (held until
+ * that transaction ends), with `events` inserted after it: a failure undoes only what it wrote.
+ */
+const savepoint = <A, E>(
+  tx: Tx,
+  body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
+  events: ReadonlyArray<Audit.AuditEvent>,
+  locks: ReadonlyArray<string>,
+  insertEvents: InsertEvents
+): Effect.Effect<A, E | StorageError.StorageError> =>
+  Effect.gen(function* () {
+    if (locks.length > 0) yield* tx.query(xactLock, [locks])
+    yield* tx.query("SAVEPOINT latchkey")
+    const exit = yield* Effect.exit(
+      Effect.flatMap(body(tx), (value) =>
+        events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
+      )
+    )
+    yield* tx.query(Exit.isSuccess(exit) ? "RELEASE SAVEPOINT latchkey" : "ROLLBACK TO SAVEPOINT latchkey")
+    return yield* exit
+  })
+
 /** Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement. */
 export const make = (
   pool: Pool,
@@ -392,36 +425,73 @@ export const make = (
   const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
     Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
 
+  // The transaction of the unit this fiber runs, if any: every statement goes to it
+  const joined = FiberRef.unsafeMake<Tx | null>(null)
+  const inUnit = (
+    tx: Tx,
+    text: string,
+    values: ReadonlyArray<unknown>,
+    events: ReadonlyArray<Audit.AuditEvent>
+  ): Effect.Effect<QueryResult, StorageError.StorageError> =>
+    events.length === 0
+      ? tx.query(text, values)
+      : Effect.tap(tx.query(text, values), () => insertEvents(tx, events))
+
   return {
     lookup: (text, values) =>
-      retrying(statement(text, values)).pipe(
-        Effect.catchIf(
-          (e) => isUnstorableValue(e.cause),
-          () => Effect.succeed(noRows)
-        )
+      Effect.flatMap(FiberRef.get(joined), (tx) =>
+        tx !== null
+          ? tx.query(text, values)
+          : retrying(statement(text, values)).pipe(
+              Effect.catchIf(
+                (e) => isUnstorableValue(e.cause),
+                () => Effect.succeed(noRows)
+              )
+            )
       ),
-    query: (text, values) => retrying(statement(text, values)),
+    query: (text, values) =>
+      Effect.flatMap(FiberRef.get(joined), (tx) =>
+        tx !== null ? tx.query(text, values) : retrying(statement(text, values))
+      ),
     transaction: (body, options = {}) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(once(pool, insertEvents, body, events, options.locks ?? []))
-      ),
-    write: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(
-          events.length === 0
-            ? statement(text, values)
-            : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
+        Effect.flatMap(FiberRef.get(joined), (tx) =>
+          tx !== null
+            ? savepoint(tx, body, events, options.locks ?? [], insertEvents)
+            : retrying(once(pool, insertEvents, body, events, options.locks ?? []))
         )
+      ),
+    write: (text, values = []) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        Effect.flatMap(FiberRef.get(joined), (tx) => {
+          if (tx !== null) return inUnit(tx, text, values, events)
+          return retrying(
+            events.length === 0
+              ? statement(text, values)
+              : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
+          )
+        })
       ),
     writeWithEvents: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
-        if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
-        const audit = eventWrites.statement(events, values.length)
-        return Effect.asVoid(
-          retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
-        )
-      }),
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        Effect.flatMap(FiberRef.get(joined), (tx) => {
+          if (tx !== null) return Effect.asVoid(inUnit(tx, text, values, events))
+          if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
+          const audit = eventWrites.statement(events, values.length)
+          return Effect.asVoid(
+            retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
+          )
+        })
+      ),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
-    withEvents: (events, effect) => Effect.locally(effect, attached, events)
+    withEvents: (events, effect) => Effect.locally(effect, attached, events),
+    unit: (effect) =>
+      Effect.flatMap(FiberRef.get(joined), (current) =>
+        current !== null
+          ? effect
+          : Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+              retrying(once(pool, insertEvents, (tx) => Effect.locally(effect, joined, tx), events, []))
+            )
+      )
   }
 }
