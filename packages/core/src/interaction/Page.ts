@@ -251,7 +251,9 @@ export const claimForm = <F>(
     if (Option.isNone(pending) || (pending.value.value.rawQuery === "") !== (page === "consents")) {
       return yield* early(forbidden(frame))
     }
-    const take = Effect.flatMap(pending.value.write, (taken) => (taken ? Effect.void : early(forbidden(frame))))
+    const take = Effect.flatMap(pending.value.write, (taken) =>
+      taken ? Effect.void : early(forbidden(frame))
+    )
     return { form, session: session.value, rawQuery: pending.value.value.rawQuery, take }
   })
 
@@ -263,4 +265,6 @@ export const continueForm = <F>(
   formOf: (params: Form.Params) => F,
   step: (form: F) => Step
 ) =>
-  Effect.flatMap(claimForm(req, frame, page, formOf, step), ({ take, ...claimed }) => Effect.as(take, claimed))
+  Effect.flatMap(claimForm(req, frame, page, formOf, step), ({ take, ...claimed }) =>
+    Effect.as(take, claimed)
+  )

@@ -4,7 +4,6 @@
  */
 import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
-import { Config } from "../model/Config.js"
 import { InvalidGrant, RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
 import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
@@ -49,19 +48,27 @@ export const passwordSignIn = <E = never, R = never>(
   req: PageRequest,
   session: Session.Session,
   form: { readonly username?: string; readonly password?: string },
-  take: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>
+  take?: Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
     const username = form.username ?? ""
     const password = form.password ?? ""
-    if (username === "" || password === "") return refusedSignIn("missing_fields", username, false)
+    if (username === "" || password === "")
+      return refusedSignIn("missing_fields", username, take === undefined)
     const cookies = Http.header(req, "cookie") ?? undefined
-    const signedIn = yield* Accounts.verify(username, password, req.remoteAddress, { _tag: "Page", cookies }, take).pipe(
+    const signedIn = yield* Accounts.verify(
+      username,
+      password,
+      req.remoteAddress,
+      { _tag: "Page", cookies },
+      take
+    ).pipe(
       Effect.map(Either.right),
       Effect.catchIf(
         (e): e is InvalidGrant => e instanceof InvalidGrant,
         // A username that is not plain text is refused like any other and never shown again
-        () => Effect.succeed(Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "")))
+        () =>
+          Effect.succeed(Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "")))
       ),
       Effect.catchIf(
         (e): e is RateLimited => e instanceof RateLimited,
@@ -85,7 +92,10 @@ export const passwordSignIn = <E = never, R = never>(
         const stored = yield* signingIn.write
         // D16: disabled, deleted or given a new password since the check: the answer of a wrong password
         if (!stored) {
-          yield* Audit.record("signin_failed", { userId: user.userId, detail: "account changed during sign-in" })
+          yield* Audit.record("signin_failed", {
+            userId: user.userId,
+            detail: "account changed during sign-in"
+          })
         }
         return stored
       })

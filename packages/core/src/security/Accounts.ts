@@ -120,7 +120,7 @@ const attempt = <E, R>(
   keys: ReadonlyArray<Throttle.Key>,
   malformed: boolean,
   pass: PasswordChecks.Pass,
-  before: Effect.Effect<void, E, R>
+  before: Effect.Effect<void, E, R> | undefined
 ) =>
   Effect.gen(function* () {
     // Counted before the password is checked: parallel guesses are all counted
@@ -166,7 +166,7 @@ export const verify = <E = never, R = never>(
   password: string,
   address: string | undefined,
   source: SignInSource = { _tag: "Page", cookies: undefined },
-  before: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>
+  before?: Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
     // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup

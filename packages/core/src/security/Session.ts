@@ -144,7 +144,10 @@ export const saving = Effect.fnUntraced(function* (
 })
 
 /** `saving`, written: returns the `Set-Cookie` value. */
-export const save = Effect.fnUntraced(function* (session: Session, cookie: { path: string; secure: boolean }) {
+export const save = Effect.fnUntraced(function* (
+  session: Session,
+  cookie: { path: string; secure: boolean }
+) {
   const { write, value } = yield* saving(session, cookie)
   yield* write
   return value
@@ -176,9 +179,11 @@ export const signingIn = Effect.fnUntraced(function* (
   const next = yield* regenerate(Option.none(), user)
   const { record, maxAge } = yield* renewed(next)
   const write = Effect.flatMap(SessionStore, (store) =>
-    Effect.flatMap(store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }), (stored) =>
-      // A new session id at sign-in: an id planted before it is worth nothing after
-      stored ? Effect.as(store.remove(old.idHash), true) : Effect.succeed(false)
+    Effect.flatMap(
+      store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }),
+      (stored) =>
+        // A new session id at sign-in: an id planted before it is worth nothing after
+        stored ? Effect.as(store.remove(old.idHash), true) : Effect.succeed(false)
     )
   )
   const prepared: Prepared<boolean, string> = {
@@ -243,7 +248,8 @@ export const claimPending = Effect.fnUntraced(function* (
     return Option.none<Prepared<boolean, PendingRecord>>()
   const store = yield* SessionStore
   const found = yield* store.findPending(session.idHash, txn, yield* nowSeconds)
-  if (Option.isNone(found) || found.value.step !== step) return Option.none<Prepared<boolean, PendingRecord>>()
+  if (Option.isNone(found) || found.value.step !== step)
+    return Option.none<Prepared<boolean, PendingRecord>>()
   if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash))
     return Option.none<Prepared<boolean, PendingRecord>>()
   return Option.some<Prepared<boolean, PendingRecord>>({

@@ -242,7 +242,7 @@ export const failure = (
  */
 export const reserve = <E = never, R = never>(
   keys: ReadonlyArray<Key>,
-  before: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>
+  before?: Effect.Effect<void, E, R>
 ): Effect.Effect<
   { readonly started: boolean },
   RateLimited | StorageError | E,
@@ -252,7 +252,10 @@ export const reserve = <E = never, R = never>(
     const now = yield* nowSeconds
     const store = yield* ThrottleStore
     const policy = yield* ThrottlePolicy
-    const r = yield* atomically(Effect.zipRight(before, store.reserve(keys, now, policy)))
+    // Alone, the store's own transaction (its locks taken before it begins) is the one
+    const r = yield* before === undefined
+      ? store.reserve(keys, now, policy)
+      : atomically(Effect.zipRight(before, store.reserve(keys, now, policy)))
     if (r.wait > 0) return yield* Effect.fail(limited(r.wait))
     if (r.delay > 0) {
       // until the slot itself, however long the store took to answer
