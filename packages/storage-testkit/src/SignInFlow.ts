@@ -18,11 +18,8 @@ import {
 } from "@latchkey/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 
-/** The requests of a browser sign-in, in order. */
-export const signInRequests = ["authorizeGet", "signInPost", "consentGet", "consentPost"] as const
-
-/** One of `signInRequests`. */
-export type SignInRequest = (typeof signInRequests)[number]
+/** The requests of a browser sign-in, in order: the authorize request, the sign-in form, the consent page and form. */
+type SignInRequest = "authorizeGet" | "signInPost" | "consentGet" | "consentPost"
 
 /** What each request of the sign-in counted, by request. */
 export type SignInCounts = Readonly<Record<SignInRequest, number>>

@@ -1,5 +1,5 @@
 export { auditContract } from "./AuditContract.js"
 export * as Fixtures from "./Fixtures.js"
-export { type SignInCounts, type SignInRequest, signInCounts, signInRequests } from "./SignInFlow.js"
+export { type SignInCounts, signInCounts } from "./SignInFlow.js"
 export { storageContract } from "./StorageContract.js"
 export { transactionContract } from "./TransactionContract.js"

@@ -193,16 +193,6 @@ export const signingIn = Effect.fnUntraced(function* (
   return prepared
 })
 
-/** `signingIn`, written: the `Set-Cookie` value, or none when the account changed since it was read. */
-export const signIn = Effect.fnUntraced(function* (
-  old: Session,
-  user: Pick<User, "userId" | "username" | "passwordHash">,
-  cookie: { path: string; secure: boolean }
-) {
-  const { write, value } = yield* signingIn(old, user, cookie)
-  return (yield* write) ? Option.some(value) : Option.none<string>()
-})
-
 /** Remember an authorization request in the session until its form comes back, prepared: the write, and the form's ticket. */
 export const pending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
   const { sessionTtl } = yield* Config

@@ -5,6 +5,7 @@
  */
 import { type Audit, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
+import { joinedWrite, lockKey, savepoint } from "./units.js"
 
 /** What a query answers: the rows, and how many rows a write changed. */
 export interface QueryResult {
@@ -204,19 +205,10 @@ const attached = FiberRef.unsafeMake<ReadonlyArray<Audit.AuditEvent>>([])
  */
 const liveClock = Clock.make()
 
-// Session-level advisory locks on names, taken in one order (of their 64-bit hash) so two
-// callers never wait for each other in a cycle. Names are per schema (the one the tables are in,
-// or the search_path while it does not exist yet), so stores in different schemas of one
-// database do not wait for each other.
-export const lockKey = `hashtextextended('latchkey:' || coalesce(current_schema(), current_setting('search_path'))
-  || ':' || name, 0)`
 const lockSql = (fn: "pg_advisory_lock" | "pg_advisory_unlock") =>
   `SELECT count(${fn}(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
 const lock = lockSql("pg_advisory_lock")
 const unlock = lockSql("pg_advisory_unlock")
-// Inside a unit's transaction: held until it ends
-const xactLock = `SELECT count(pg_advisory_xact_lock(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h
-  FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
 
 /** Options of one transaction. */
 export interface TransactionOptions {
@@ -390,29 +382,6 @@ const once = <A, E>(
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
-/**
- * `body` as a savepoint of the unit's transaction `tx`, after the advisory `locks` (held until
- * that transaction ends), with `events` inserted after it: a failure undoes only what it wrote.
- */
-const savepoint = <A, E>(
-  tx: Tx,
-  body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
-  events: ReadonlyArray<Audit.AuditEvent>,
-  locks: ReadonlyArray<string>,
-  insertEvents: InsertEvents
-): Effect.Effect<A, E | StorageError.StorageError> =>
-  Effect.gen(function* () {
-    if (locks.length > 0) yield* tx.query(xactLock, [locks])
-    yield* tx.query("SAVEPOINT latchkey")
-    const exit = yield* Effect.exit(
-      Effect.flatMap(body(tx), (value) =>
-        events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
-      )
-    )
-    yield* tx.query(Exit.isSuccess(exit) ? "RELEASE SAVEPOINT latchkey" : "ROLLBACK TO SAVEPOINT latchkey")
-    return yield* exit
-  })
-
 /** Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement. */
 export const make = (
   pool: Pool,
@@ -432,10 +401,7 @@ export const make = (
     text: string,
     values: ReadonlyArray<unknown>,
     events: ReadonlyArray<Audit.AuditEvent>
-  ): Effect.Effect<QueryResult, StorageError.StorageError> =>
-    events.length === 0
-      ? tx.query(text, values)
-      : Effect.tap(tx.query(text, values), () => insertEvents(tx, events))
+  ) => joinedWrite(tx, text, values, events, insertEvents)
 
   return {
     lookup: (text, values) =>
