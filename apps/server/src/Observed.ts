@@ -15,6 +15,7 @@ import {
   type StorageError,
   ThrottleStore,
   TokenStore,
+  Transaction,
   UserStore
 } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
@@ -90,7 +91,10 @@ export const timedStorage = <ROut, E, RIn>(
     storage
   )
 
-/** The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write committed. */
+/**
+ * The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write
+ * committed, each once the unit it is part of (`Transaction.whenCommitted`) committed.
+ */
 const countingAuditLog = (
   log: Context.Tag.Service<Audit.AuditLog>,
   metrics: Metrics
@@ -103,9 +107,9 @@ const countingAuditLog = (
       }
     })
   return {
-    record: (event) => Effect.zipRight(log.record(event), count([event])),
+    record: (event) => Effect.zipRight(log.record(event), Transaction.whenCommitted(count([event]))),
     recordWith: <A, E>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E>) =>
-      Effect.tap(log.recordWith(events, write), () => count(events))
+      Effect.tap(log.recordWith(events, write), () => Transaction.whenCommitted(count(events)))
   }
 }
 

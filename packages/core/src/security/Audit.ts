@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
+import { whenCommitted } from "../storage/Transaction.js"
 import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 
 export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
@@ -99,7 +100,7 @@ const logLine = (event: AuditEvent): Effect.Effect<void> =>
 
 /**
  * An AuditLog that appends to the AuditStore and writes each event as a log line annotated
- * `audit`. Every event is cut here, once, to `maxFieldLength` per free-text field (`bound`),
+ * `audit`, once its transaction committed (`Transaction.whenCommitted`). Every event is cut here, once, to `maxFieldLength` per free-text field (`bound`),
  * whether `record` built it or a caller did.
  */
 export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
@@ -108,7 +109,7 @@ export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
     record: (raw) => {
       const event = bound(raw)
       return store.append(event).pipe(
-        Effect.zipRight(logLine(event)),
+        Effect.zipRight(whenCommitted(logLine(event))),
         Effect.catchAll((e) =>
           Effect.logWarning("audit event not stored").pipe(
             Effect.annotateLogs({ audit: event, reason: e.message })
@@ -119,7 +120,7 @@ export const layer: Layer.Layer<AuditLog, never, AuditStore> = Layer.effect(
     recordWith: (raw, write) => {
       const events = raw.map(bound)
       return Effect.tap(store.appendWith(events, write), () =>
-        Effect.forEach(events, logLine, { discard: true })
+        whenCommitted(Effect.forEach(events, logLine, { discard: true }))
       )
     }
   }))

@@ -3,7 +3,7 @@
  * request commits once. Optional: an adapter provides it for its own stores; without it each
  * store call commits on its own, as the in-memory store's do.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, FiberRef } from "effect"
 import type { StorageError } from "./StorageError.js"
 
 /** Runs a unit of store calls in one transaction of the adapter that provides the stores. */
@@ -21,13 +21,40 @@ export class Transaction extends Context.Tag("@latchkey/core/Transaction")<
   }
 >() {}
 
+// What runs once the unit this fiber runs has committed; null outside a unit
+const committed = FiberRef.unsafeMake<Array<Effect.Effect<void>> | null>(null)
+
 /**
  * Run `unit` (store calls and synchronous steps) as one transaction when the program has a
- * `Transaction`, else as it is.
+ * `Transaction`, else as it is; inside a unit, as part of it.
  */
 export const atomically = <A, E, R>(unit: Effect.Effect<A, E, R>): Effect.Effect<A, E | StorageError, R> =>
   Effect.flatMap(Effect.serviceOption(Transaction), (tx) =>
     tx._tag === "None"
       ? unit
-      : Effect.flatMap(Effect.context<R>(), (context) => tx.value.run(Effect.provide(unit, context)))
+      : Effect.flatMap(FiberRef.get(committed), (outer) => {
+          if (outer !== null) return unit
+          const after: Array<Effect.Effect<void>> = []
+          return Effect.flatMap(Effect.context<R>(), (context) =>
+            tx.value
+              .run(
+                Effect.suspend(() => {
+                  // A unit run again (a serialization failure) starts over
+                  after.length = 0
+                  return Effect.locally(Effect.provide(unit, context), committed, after)
+                })
+              )
+              .pipe(Effect.tap(() => Effect.forEach(after, (e) => e, { discard: true })))
+          )
+        })
+  )
+
+/** Run `effect` once the unit this fiber runs (`atomically`) has committed; outside a unit, now. */
+export const whenCommitted = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(committed), (after) =>
+    after === null
+      ? effect
+      : Effect.sync(() => {
+          after.push(effect)
+        })
   )
