@@ -18,11 +18,19 @@ import {
 } from "@latchkey/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 
-/** The requests of a browser sign-in, in order: the authorize request, the sign-in form, the consent page and form. */
-type SignInRequest = "authorizeGet" | "signInPost" | "consentGet" | "consentPost"
+/** What each request of a browser sign-in counted, in order: the authorize request, the sign-in form, the consent page and form. */
+export interface SignInCounts {
+  /** The authorize request, answered with the sign-in page. */
+  readonly authorizeGet: number
+  /** The sign-in form, answered with the redirect back to the authorize request. */
+  readonly signInPost: number
+  /** The authorize request again, answered with the consent page. */
+  readonly consentGet: number
+  /** The consent form's Allow, answered with the redirect carrying the code. */
+  readonly consentPost: number
+}
 
-/** What each request of the sign-in counted, by request. */
-export type SignInCounts = Readonly<Record<SignInRequest, number>>
+type SignInRequest = keyof SignInCounts
 
 const cb = "https://app.example/cb"
 

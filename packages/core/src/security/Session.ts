@@ -118,7 +118,9 @@ const renewed = Effect.fnUntraced(function* (session: Session) {
 
 /** A write prepared: `write` (store calls only, for `Transaction.atomically`) and what it gives the browser. */
 export interface Prepared<A, B> {
+  /** The store calls, not run yet. */
   readonly write: Effect.Effect<A, StorageError, SessionStore>
+  /** What the browser gets once `write` committed (a `Set-Cookie` value, a form's ticket). */
   readonly value: B
 }
 
