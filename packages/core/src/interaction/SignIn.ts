@@ -26,7 +26,7 @@ import {
 } from "./Page.js"
 import { type PageRequest, type SignInError, type SignInProblem, View } from "./View.js"
 
-/** What checking a sign-in form's username and password came to. */
+/** What checking a sign-in form's username and password came to; a refusal says whether the form's take has run (or there was none to run). */
 type SignInOutcome =
   | { readonly _tag: "Refused"; readonly error: SignInError; readonly taken: boolean }
   | { readonly _tag: "Throttled"; readonly retryAfter: number }
@@ -42,7 +42,7 @@ const refusedSignIn = (problem: SignInProblem, username: string, taken = true): 
  * Check a sign-in form's username and password (throttled, as the password grant, by
  * `Accounts.verify`, with `take`, the take of the form, committed with the attempt's count);
  * on success the session gets a new id, and the browser becomes a trusted device of the user
- * unless it already is one. A refusal says whether the form was taken.
+ * unless it already is one.
  */
 export const passwordSignIn = <E = never, R = never>(
   req: PageRequest,
