@@ -12,10 +12,16 @@ import { pglitePool } from "./support/pglite.js"
 import { databaseUrl, useDatabase } from "./support/postgres.js"
 
 /**
- * Commits per request of the sign-in: one each, and two for the sign-in form, whose attempt is
- * counted (and committed) before the password is checked.
+ * Commits per request of the sign-in: one each, and two for the sign-in form, right password or
+ * wrong, whose attempt is counted (and committed) before the password is checked.
  */
-const expected: SignInCounts = { authorizeGet: 1, signInPost: 2, consentGet: 1, consentPost: 1 }
+const expected: SignInCounts = {
+  authorizeGet: 1,
+  wrongPassword: 2,
+  signInPost: 2,
+  consentGet: 1,
+  consentPost: 1
+}
 
 type Pool = PostgresStorage.Pool
 

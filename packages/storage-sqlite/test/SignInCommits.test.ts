@@ -42,5 +42,5 @@ it("a browser sign-in commits once per request, and twice for the sign-in form: 
   const counts = await Effect.runPromise(
     signInCounts(SqliteStorage.layer({ filename: join(dir, "signin.sqlite") }), () => commits)
   )
-  expect(counts).toEqual({ authorizeGet: 1, signInPost: 2, consentGet: 1, consentPost: 1 })
+  expect(counts).toEqual({ authorizeGet: 1, wrongPassword: 2, signInPost: 2, consentGet: 1, consentPost: 1 })
 })

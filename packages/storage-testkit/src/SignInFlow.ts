@@ -6,7 +6,7 @@ import {
   Accounts,
   Admin,
   Audit,
-  type AuditStore,
+  AuditStore,
   Config,
   Entropy,
   Interaction,
@@ -18,10 +18,15 @@ import {
 } from "@latchkey/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 
-/** What each request of a browser sign-in counted, in order: the authorize request, the sign-in form, the consent page and form. */
+/**
+ * What each request of a browser sign-in counted, in order: the authorize request, the sign-in
+ * form with a wrong password then with the right one, the consent page and form.
+ */
 export interface SignInCounts {
   /** The authorize request, answered with the sign-in page. */
   readonly authorizeGet: number
+  /** The sign-in form with a wrong password, answered with the sign-in page again. */
+  readonly wrongPassword: number
   /** The sign-in form, answered with the redirect back to the authorize request. */
   readonly signInPost: number
   /** The authorize request again, answered with the consent page. */
@@ -55,7 +60,9 @@ const ticketOf = (view: Interaction.View): Record<string, string> => {
 
 /**
  * Sign a new user in to a new application over `storage` (with its audit store as the audit
- * log), from the authorize request to the redirect carrying the code, and answer what
+ * log), from the authorize request to the redirect carrying the code (a wrong password tried
+ * first; its `signin_failed`, `signin_succeeded` and `consent_granted` events checked stored), and
+ * answer what
  * `counter()` (a running count the caller keeps, e.g. of COMMIT statements) grew by during each
  * request. Fails unless every request answers as a browser sign-in expects.
  */
@@ -71,7 +78,7 @@ export const signInCounts = <E>(
       grantTypes: ["authorization_code"]
     })
     const username = `user-${crypto.randomUUID()}`
-    yield* Accounts.createUser(username, "correct horse battery")
+    const user = yield* Accounts.createUser(username, "correct horse battery")
     const query = formOf({ response_type: "code", client_id: app.appKey, redirect_uri: cb, state: "s" })
     let cookie: string | undefined
     const counts: Partial<Record<SignInRequest, number>> = {}
@@ -96,12 +103,22 @@ export const signInCounts = <E>(
         return answer.view
       })
     const signInPage = yield* send("authorizeGet", "authorize", "GET", query)
+    const refused = yield* send(
+      "wrongPassword",
+      "login",
+      "POST",
+      "",
+      formOf({ ...ticketOf(signInPage), username, password: "wrong horse battery" })
+    )
+    if (refused._tag !== "SignIn" || refused.status !== 400) {
+      return yield* Effect.fail(new Error(`a wrong password answered ${refused._tag}`))
+    }
     const signedIn = yield* send(
       "signInPost",
       "login",
       "POST",
       "",
-      formOf({ ...ticketOf(signInPage), username, password: "correct horse battery" })
+      formOf({ ...ticketOf(refused), username, password: "correct horse battery" })
     )
     if (signedIn._tag !== "Redirect")
       return yield* Effect.fail(new Error(`sign-in answered ${signedIn._tag}`))
@@ -115,6 +132,13 @@ export const signInCounts = <E>(
     )
     if (approved._tag !== "Redirect" || !approved.location.startsWith(`${cb}?code=`)) {
       return yield* Effect.fail(new Error(`consent answered ${JSON.stringify(approved)}`))
+    }
+    // Every audit event of the sign-in stored, each with its change
+    const trail = yield* Effect.flatMap(AuditStore.AuditStore, (audit) => audit.tail({ limit: 1000 }))
+    const types = trail.filter((e) => e.userId === user.userId).map((e) => e.type)
+    const expected = ["signin_failed", "signin_succeeded", "consent_granted"]
+    if (JSON.stringify(types) !== JSON.stringify(expected)) {
+      return yield* Effect.fail(new Error(`the audit trail of the sign-in is ${JSON.stringify(types)}`))
     }
     return counts as SignInCounts
   }).pipe(Effect.provide(Layer.mergeAll(storage, Layer.provide(Audit.layer, storage), services)))

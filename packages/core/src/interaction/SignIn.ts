@@ -4,7 +4,7 @@
  */
 import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
-import { InvalidGrant, RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
+import { RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
 import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
@@ -26,17 +26,25 @@ import {
 } from "./Page.js"
 import { type PageRequest, type SignInError, type SignInProblem, View } from "./View.js"
 
-/** What checking a sign-in form's username and password came to; a refusal says whether the form's take has run (or there was none to run). */
-type SignInOutcome =
-  | { readonly _tag: "Refused"; readonly error: SignInError; readonly taken: boolean }
+/** What checking a sign-in form's username and password came to. */
+type SignInOutcome<E, R> =
+  | {
+      readonly _tag: "Refused"
+      readonly error: SignInError
+      /** Store calls the page answering the refusal commits first: the form's take, or the refusal's audit event. */
+      readonly first: Effect.Effect<void, E, R>
+    }
   | { readonly _tag: "Throttled"; readonly retryAfter: number }
   | { readonly _tag: "Busy"; readonly error: TemporarilyUnavailable }
   | { readonly _tag: "SignedIn"; readonly setCookie: string; readonly deviceCookie: string | null }
 
-const outcome = (o: SignInOutcome): SignInOutcome => o
+const outcome = <E, R>(o: SignInOutcome<E, R>): SignInOutcome<E, R> => o
 
-const refusedSignIn = (problem: SignInProblem, username: string, taken = true): SignInOutcome =>
-  outcome({ _tag: "Refused", error: { problem, username }, taken })
+const refusedSignIn = <E = never, R = never>(
+  problem: SignInProblem,
+  username: string,
+  first: Effect.Effect<void, E, R> = Effect.void
+): SignInOutcome<E, R> => ({ _tag: "Refused", error: { problem, username }, first })
 
 /**
  * Check a sign-in form's username and password (throttled, as the password grant, by
@@ -53,8 +61,7 @@ export const passwordSignIn = <E = never, R = never>(
   Effect.gen(function* () {
     const username = form.username ?? ""
     const password = form.password ?? ""
-    if (username === "" || password === "")
-      return refusedSignIn("missing_fields", username, take === undefined)
+    if (username === "" || password === "") return refusedSignIn("missing_fields", username, take)
     const cookies = Http.header(req, "cookie") ?? undefined
     const signedIn = yield* Accounts.verify(
       username,
@@ -65,18 +72,20 @@ export const passwordSignIn = <E = never, R = never>(
     ).pipe(
       Effect.map(Either.right),
       Effect.catchIf(
-        (e): e is InvalidGrant => e instanceof InvalidGrant,
+        (e): e is Accounts.SignInRefused => e instanceof Accounts.SignInRefused,
         // A username that is not plain text is refused like any other and never shown again
-        () =>
-          Effect.succeed(Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "")))
+        (e) =>
+          Effect.succeed(
+            Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "", e.record))
+          )
       ),
       Effect.catchIf(
         (e): e is RateLimited => e instanceof RateLimited,
-        (e) => Effect.succeed(Either.left(outcome({ _tag: "Throttled", retryAfter: e.retryAfter })))
+        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Throttled", retryAfter: e.retryAfter })))
       ),
       Effect.catchIf(
         (e): e is TemporarilyUnavailable => e instanceof TemporarilyUnavailable,
-        (e) => Effect.succeed(Either.left(outcome({ _tag: "Busy", error: e })))
+        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Busy", error: e })))
       )
     )
     if (Either.isLeft(signedIn)) return signedIn.left
@@ -101,7 +110,7 @@ export const passwordSignIn = <E = never, R = never>(
       })
     )
     if (!stored) return refusedSignIn("bad_credentials", username)
-    return outcome({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
+    return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
   })
 
 /** POST of the sign-in form, or of "Not you?" on the consent page. */
@@ -130,15 +139,7 @@ export const signInPost = (req: PageRequest) =>
     const outcome = yield* passwordSignIn(req, session, form, take)
     switch (outcome._tag) {
       case "Refused":
-        return yield* signInPage(
-          req,
-          session,
-          ar,
-          rawQuery,
-          400,
-          Option.some(outcome.error),
-          outcome.taken ? Effect.void : take
-        )
+        return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(outcome.error), outcome.first)
       case "Throttled":
         return answer(rateLimited(frameOf(rawQuery, Option.some(again)), outcome.retryAfter))
       case "Busy":

@@ -2,7 +2,7 @@
  * Platform user accounts: creation and password authentication with throttling
  * and no user enumeration.
  */
-import { type Context, Deferred, Effect, Option } from "effect"
+import { type Context, Data, Deferred, Effect, Option } from "effect"
 import {
   InvalidGrant,
   InvalidRequest,
@@ -104,6 +104,14 @@ const channelOf = (source: SignInSource, user: User | null) =>
       )
 
 /**
+ * A sign-in `verify` refused, with the answer of a wrong password (no user enumeration);
+ * `record` stores its `signin_failed` event, for the caller to commit with what it writes next.
+ */
+export class SignInRefused extends Data.TaggedError("SignInRefused")<{
+  readonly record: Effect.Effect<void>
+}> {}
+
+/**
  * A sign-in whose password was right: the account, and `settle`, the store calls that give the
  * attempt back to the throttle counters and record `signin_succeeded`, for the caller to commit
  * with what the sign-in stores.
@@ -129,9 +137,7 @@ const attempt = <E, R>(
     if (started) yield* Audit.record("signin_throttled")
     const hasher = yield* PasswordHasher
     const refuse = (userId: string | null, detail: string | null = null) =>
-      Audit.record("signin_failed", { userId, detail }).pipe(
-        Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
-      )
+      Effect.fail(new SignInRefused({ record: Audit.record("signin_failed", { userId, detail }) }))
     if (malformed) return yield* refuse(null)
     if (Option.isNone(found)) {
       // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
@@ -156,7 +162,8 @@ const attempt = <E, R>(
 
 /**
  * Check a username and password, throttled per username and source address
- * (docs/decisions.md, password throttling), leaving its `settle` to the caller. While throttled
+ * (docs/decisions.md, password throttling), leaving its `settle`, or the record of its refusal
+ * (`SignInRefused`), to the caller. While throttled
  * even the right password is refused. The attempt is admitted first (`PasswordChecks`): one
  * refused there has written nothing. `before` (store calls) commits with the attempt's count,
  * before the password is checked; when it fails nothing is counted.
@@ -198,7 +205,11 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   address: string | undefined,
   source: SignInSource = { _tag: "Page", cookies: undefined }
 ) {
-  const { user, settle } = yield* verify(username, password, address, source)
+  const { user, settle } = yield* Effect.catchTag(
+    verify(username, password, address, source),
+    "SignInRefused",
+    (e) => Effect.zipRight(e.record, Effect.fail(new InvalidGrant({ description: badCredentials })))
+  )
   yield* settle
   return user
 }) satisfies (
