@@ -33,7 +33,7 @@ import { type PageRequest, type SignInError, View, type WayBack } from "./View.j
  * transaction after `before` (the take of the form this page answers, if any); returns the
  * form's ticket and the `Set-Cookie` value.
  */
-export const withForm = <E, R>(
+const withForm = <E, R>(
   req: PageRequest,
   session: Session.Session,
   rawQuery: string,
