@@ -15,6 +15,7 @@ import {
   type StorageError,
   ThrottleStore,
   TokenStore,
+  Transaction,
   UserStore
 } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
@@ -97,7 +98,10 @@ export const timedStorage = <ROut, E, RIn>(
     storage
   )
 
-/** The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write committed. */
+/**
+ * The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write
+ * committed, each once the unit it is part of (`Transaction.whenCommitted`) committed.
+ */
 const countingAuditLog = (
   log: Context.Tag.Service<Audit.AuditLog>,
   metrics: Metrics
@@ -109,12 +113,12 @@ const countingAuditLog = (
     }
   }
   return {
-    record: (event) => Effect.map(log.record(event), () => count([event])),
+    record: (event) =>
+      Effect.zipRight(log.record(event), Transaction.whenCommitted(Effect.sync(() => count([event])))),
     recordWith: <A, E, R>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E, R>) =>
-      Effect.map(log.recordWith(events, write), (value) => {
-        count(events)
-        return value
-      })
+      Effect.tap(log.recordWith(events, write), () =>
+        Transaction.whenCommitted(Effect.sync(() => count(events)))
+      )
   }
 }
 

@@ -3,7 +3,15 @@
  * migrations applied once at layer build, single use decided by conditional writes, and every
  * transaction run again on serialization failures and deadlocks.
  */
-import { AuditStore, SessionStore, StorageError, StorageHealth, type Stores, Sweep } from "@latchkey/core"
+import {
+  AuditStore,
+  SessionStore,
+  StorageError,
+  StorageHealth,
+  type Stores,
+  Sweep,
+  Transaction
+} from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as PostgresAudit from "./internal/audit.js"
 import * as Database from "./internal/database.js"
@@ -201,13 +209,17 @@ export type Health = StorageHealth.StorageHealth
 export const ping: Effect.Effect<void, StorageError.StorageError, Health> = StorageHealth.ping
 
 /**
- * Every store over one PostgreSQL database, the audit store, and its Health. The pool is
+ * Every store over one PostgreSQL database, the audit store, its Health, and the `Transaction`
+ * that runs several store calls in one database transaction. The pool is
  * created (unless given), the schema migrated and the audit retention written when the layer
  * is built; the pool the layer created is ended when its scope closes.
  */
 export const layer = (
   options: Options
-): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
+): Layer.Layer<
+  Stores.Stores | AuditStore.AuditStore | Health | Transaction.Transaction,
+  StorageError.StorageError
+> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const limits = yield* Database.attemptSync(() => sessionLimits(options))
@@ -216,6 +228,7 @@ export const layer = (
       const db = Database.make(pool, eventWrites)
       yield* open(db, options, retentionDays)
       return Context.merge(PostgresStores.make(db, limits), PostgresAudit.make(db)).pipe(
+        Context.add(Transaction.Transaction, { run: db.unit }),
         Context.add(Health, {
           ping: Effect.asVoid(db.query("SELECT max(version) AS version FROM latchkey_schema"))
         })

@@ -11,7 +11,7 @@ import { Fixtures } from "@latchkey/storage-testkit"
 import * as TcpProxy from "@latchkey/storage-testkit/TcpProxy"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import { afterAll, beforeAll } from "vitest"
-import { lockKey } from "../src/internal/database.js"
+import { lockKey } from "../src/internal/units.js"
 import { freshSchema } from "./support/pglite.js"
 import { databaseUrl, rawClient, useDatabase } from "./support/postgres.js"
 

@@ -1,4 +1,4 @@
-import { auditContract, storageContract } from "@latchkey/storage-testkit"
+import { auditContract, storageContract, transactionContract } from "@latchkey/storage-testkit"
 import { describe } from "vitest"
 import { databaseUrl, postgresLayer, useDatabase } from "./support/postgres.js"
 
@@ -12,5 +12,6 @@ for (const serializable of [false, true]) {
     // A fresh schema for each layer the contract builds.
     storageContract(`postgres, ${isolation}`, (sessions) => postgresLayer(database.get, { sessions }))
     auditContract(`postgres, ${isolation}`, postgresLayer(database.get))
+    transactionContract(`postgres, ${isolation}`, postgresLayer(database.get))
   })
 }

@@ -8,7 +8,8 @@ import {
   type StorageError,
   StorageHealth,
   type Stores,
-  Sweep
+  Sweep,
+  Transaction
 } from "@latchkey/core"
 import { Context, Effect, Layer } from "effect"
 import * as SqliteAudit from "./internal/audit.js"
@@ -89,13 +90,17 @@ export type Health = StorageHealth.StorageHealth
 export const ping: Effect.Effect<void, StorageError.StorageError, Health> = StorageHealth.ping
 
 /**
- * Every store over one SQLite database, the audit store, and its Health. The file is
+ * Every store over one SQLite database, the audit store, its Health, and the `Transaction` that
+ * runs several store calls as one write of the group commit. The file is
  * opened and migrated when the layer is built (and the audit retention written to it),
  * and closed when its scope ends.
  */
 export const layer = (
   options: Options
-): Layer.Layer<Stores.Stores | AuditStore.AuditStore | Health, StorageError.StorageError> =>
+): Layer.Layer<
+  Stores.Stores | AuditStore.AuditStore | Health | Transaction.Transaction,
+  StorageError.StorageError
+> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const limits = yield* attempt(() => sessionLimits(options))
@@ -134,6 +139,7 @@ export const layer = (
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
       const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvent))
       return Context.merge(stores, audit).pipe(
+        Context.add(Transaction.Transaction, { run: writer.unit }),
         Context.add(Health, {
           ping: attempt(() => {
             assertSameFile(identity)

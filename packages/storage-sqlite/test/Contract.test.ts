@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { auditContract, storageContract } from "@latchkey/storage-testkit"
+import { auditContract, storageContract, transactionContract } from "@latchkey/storage-testkit"
 import { afterAll } from "vitest"
 
 const dir = mkdtempSync(join(tmpdir(), "latchkey-contract-"))
@@ -15,3 +15,4 @@ storageContract("sqlite file", (sessions) =>
   SqliteStorage.layer({ filename: join(dir, "nested", `${randomUUID()}.sqlite`), sessions })
 )
 auditContract("sqlite file", SqliteStorage.layer({ filename: join(dir, "audit", "latchkey.sqlite") }))
+transactionContract("sqlite file", SqliteStorage.layer({ filename: join(dir, "units", "latchkey.sqlite") }))

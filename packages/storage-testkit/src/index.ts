@@ -1,3 +1,5 @@
 export { auditContract } from "./AuditContract.js"
 export * as Fixtures from "./Fixtures.js"
+export { type SignInCounts, signInCounts } from "./SignInFlow.js"
 export { storageContract } from "./StorageContract.js"
+export { transactionContract } from "./TransactionContract.js"

@@ -12,6 +12,8 @@ import * as AuthorizeQuery from "../oauth/requests/AuthorizeQuery.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
 import { nowSeconds } from "../services/internal/time.js"
+import type { Step } from "../storage/SessionStore.js"
+import { atomically } from "../storage/Transaction.js"
 import {
   anonymousOf,
   answer,
@@ -20,24 +22,46 @@ import {
   errorPage,
   formTargets,
   frameOf,
-  saveSession,
+  sessionSaving,
   uiLocalesOf,
   validated
 } from "./Page.js"
 import { type PageRequest, type SignInError, View, type WayBack } from "./View.js"
 
-/** The sign-in page of an authorize request, with a new good-once ticket for its form. */
-export const signInPage = (
+/**
+ * Add a pending request for a page's form to the session and save the session, in one
+ * transaction after `before` (the take of the form this page answers, if any); returns the
+ * form's ticket and the `Set-Cookie` value.
+ */
+const withForm = <E, R>(
+  req: PageRequest,
+  session: Session.Session,
+  rawQuery: string,
+  step: Step,
+  before: Effect.Effect<void, E, R>
+) =>
+  Effect.gen(function* () {
+    const pending = yield* Session.pending(session, rawQuery, step)
+    const saving = yield* sessionSaving(req, session)
+    yield* atomically(Effect.zipRight(before, Effect.zipRight(pending.write, saving.write)))
+    return { ticket: pending.value, setCookie: saving.value }
+  })
+
+/**
+ * The sign-in page of an authorize request, with a new good-once ticket for its form, stored
+ * in one transaction after `before` (the take of the form it answers, if any).
+ */
+export const signInPage = <E = never, R = never>(
   req: PageRequest,
   session: Session.Session,
   ar: Authorize.AuthorizationRequest,
   rawQuery: string,
   status: 200 | 400,
-  error: Option.Option<SignInError> = Option.none()
+  error: Option.Option<SignInError> = Option.none(),
+  before: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
-    const ticket = yield* Session.addPending(session, rawQuery, "login")
-    const setCookie = yield* saveSession(req, session)
+    const { ticket, setCookie } = yield* withForm(req, session, rawQuery, "login", before)
     return answer(
       View.SignIn({
         status,
@@ -61,8 +85,7 @@ const consentPage = (
   rawQuery: string
 ) =>
   Effect.gen(function* () {
-    const ticket = yield* Session.addPending(session, rawQuery, "consent")
-    const setCookie = yield* saveSession(req, session)
+    const { ticket, setCookie } = yield* withForm(req, session, rawQuery, "consent", Effect.void)
     const uiLocales = uiLocalesOf(rawQuery)
     return answer(
       View.Consent({

@@ -4,16 +4,17 @@
 import { Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as Authorize from "../oauth/Authorize.js"
+import { atomically } from "../storage/Transaction.js"
 import { requestAgain } from "./AuthorizeFlow.js"
 import { consentFormOf } from "./Forms.js"
 import {
   answer,
-  continueForm,
+  claimForm,
   currentUser,
   errorPage,
   forbidden,
   frameOf,
-  saveSession,
+  sessionSaving,
   validated
 } from "./Page.js"
 import { type PageRequest, View } from "./View.js"
@@ -21,15 +22,21 @@ import { type PageRequest, View } from "./View.js"
 /** POST of the consent form. */
 export const consentPost = (req: PageRequest) =>
   Effect.gen(function* () {
-    const { form, session, rawQuery } = yield* continueForm(
+    const { form, session, rawQuery, take } = yield* claimForm(
       req,
       frameOf(""),
       "flow",
       consentFormOf,
       () => "consent"
     )
-    const setCookie = yield* saveSession(req, session)
+    const saving = yield* sessionSaving(req, session)
+    const setCookie = saving.value
+    // The form taken first, the session saved, and what the decision stores: one transaction
+    const commit = <A, E, R>(unit: Effect.Effect<A, E, R>) =>
+      atomically(Effect.zipRight(take, Effect.zipRight(saving.write, unit)))
+    const settled = commit(Effect.void)
     if (Either.isLeft(form)) {
+      yield* settled
       const frame = frameOf(rawQuery, Option.some(requestAgain(req, rawQuery)))
       return answer(
         errorPage(frame, 400, "invalid_request", "choose Allow or Deny", { reason: "no_decision" }),
@@ -37,13 +44,23 @@ export const consentPost = (req: PageRequest) =>
       )
     }
     // Validated again: the application or its redirect URIs may have changed since the page was shown
-    const ar = yield* validated(rawQuery, 303)
+    const ar = yield* Effect.tapErrorTag(validated(rawQuery, 303), "Early", () => settled)
     const user = yield* currentUser(Option.some(session))
-    if (Option.isNone(user)) return answer(forbidden(frameOf(rawQuery)), setCookie)
+    if (Option.isNone(user)) {
+      yield* settled
+      return answer(forbidden(frameOf(rawQuery)), setCookie)
+    }
     const { issuer } = yield* Config
+    const { userId, authenticatedAt } = user.value
+    if (form.right.decision === "deny") {
+      yield* settled
+      const redirect = Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
+      return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
+    }
+    // A token (implicit) is signed after the form is taken, in a transaction of its own
     const redirect =
-      form.right.decision === "deny"
-        ? Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
-        : yield* Authorize.approveRedirect(ar, user.value.userId as string, user.value.authenticatedAt)
+      ar.responseType === "code"
+        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt))
+        : yield* Effect.zipRight(settled, Authorize.approveRedirect(ar, userId as string, authenticatedAt))
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

@@ -160,6 +160,8 @@ const consentsSignIn = (
   Effect.gen(function* () {
     const outcome = yield* passwordSignIn(req, session, form)
     if (outcome._tag === "Refused") {
+      // The refusal's audit event (the form was taken before it was read)
+      yield* outcome.first
       return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
     }
     if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))

@@ -158,11 +158,17 @@ export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<s
 export const cookiePath = (req: PageRequest) =>
   req.basePath + Metadata.paths.authorize.slice(0, Metadata.paths.authorize.lastIndexOf("/"))
 
+/** The session's cookie for this request: its path, and Secure under an https issuer. */
+export const cookieOf = (req: PageRequest) =>
+  Effect.map(Config, ({ issuer }) => ({ path: cookiePath(req), secure: issuer.startsWith("https:") }))
+
+/** Saving the session, prepared (`Session.saving`): the write, and its `Set-Cookie` value. */
+export const sessionSaving = (req: PageRequest, session: Session.Session) =>
+  Effect.flatMap(cookieOf(req), (cookie) => Session.saving(session, cookie))
+
 /** Save the session and return its `Set-Cookie` value. */
 export const saveSession = (req: PageRequest, session: Session.Session) =>
-  Effect.flatMap(Config, ({ issuer }) =>
-    Session.save(session, { path: cookiePath(req), secure: issuer.startsWith("https:") })
-  )
+  Effect.flatMap(cookieOf(req), (cookie) => Session.save(session, cookie))
 
 /**
  * The session's user, if the account still exists and is enabled; a vanished or disabled
@@ -216,11 +222,14 @@ const crossSite = (req: PageRequest) =>
   })
 
 /**
- * Read a page form (decoded by `formOf`, once its ticket is read) and take the pending
- * request it continues: anything wrong with the ticket ends the request. The authorize flow's forms continue an authorize request; the consents page's
- * continue the page itself (an empty query), and neither is accepted for the other.
+ * Read a page form (decoded by `formOf`, once its ticket is read) and find the pending request it
+ * continues: anything wrong with the ticket ends the request. `take` takes that request, or ends
+ * the request as forbidden when another post of the form took it first: run it in the
+ * transaction of what the form changes (`Transaction.atomically`), first. The authorize flow's
+ * forms continue an authorize request; the consents page's continue the page itself (an empty
+ * query), and neither is accepted for the other.
  */
-export const continueForm = <F>(
+export const claimForm = <F>(
   req: PageRequest,
   frame: Frame,
   page: "flow" | "consents",
@@ -238,9 +247,24 @@ export const continueForm = <F>(
     if (Option.isNone(ticket)) return yield* early(forbidden(frame))
     const form = formOf(params)
     const { txn, csrf_token } = ticket.value
-    const pending = yield* Session.takePending(session.value, txn, csrf_token, step(form))
-    if (Option.isNone(pending) || (pending.value.rawQuery === "") !== (page === "consents")) {
+    const pending = yield* Session.claimPending(session.value, txn, csrf_token, step(form))
+    if (Option.isNone(pending) || (pending.value.value.rawQuery === "") !== (page === "consents")) {
       return yield* early(forbidden(frame))
     }
-    return { form, session: session.value, rawQuery: pending.value.rawQuery }
+    const take = Effect.flatMap(pending.value.write, (taken) =>
+      taken ? Effect.void : early(forbidden(frame))
+    )
+    return { form, session: session.value, rawQuery: pending.value.value.rawQuery, take }
   })
+
+/** `claimForm`, with the pending request taken at once. */
+export const continueForm = <F>(
+  req: PageRequest,
+  frame: Frame,
+  page: "flow" | "consents",
+  formOf: (params: Form.Params) => F,
+  step: (form: F) => Step
+) =>
+  Effect.flatMap(claimForm(req, frame, page, formOf, step), ({ take, ...claimed }) =>
+    Effect.as(take, claimed)
+  )

@@ -4,106 +4,142 @@
  */
 import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
-import { Config } from "../model/Config.js"
-import type { TemporarilyUnavailable } from "../model/OAuthError.js"
+import { RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
 import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
+import { SessionStore } from "../storage/SessionStore.js"
+import { atomically } from "../storage/Transaction.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
 import { signInFormOf } from "./Forms.js"
 import {
   answer,
-  continueForm,
-  cookiePath,
+  claimForm,
+  cookieOf,
   frameOf,
   rateLimited,
-  saveSession,
+  sessionSaving,
   unavailable,
   validated
 } from "./Page.js"
 import { type PageRequest, type SignInError, type SignInProblem, View } from "./View.js"
 
 /** What checking a sign-in form's username and password came to. */
-type SignInOutcome =
-  | { readonly _tag: "Refused"; readonly error: SignInError }
+type SignInOutcome<E, R> =
+  | {
+      readonly _tag: "Refused"
+      readonly error: SignInError
+      /** Store calls the page answering the refusal commits first: the form's take, or the refusal's audit event. */
+      readonly first: Effect.Effect<void, E, R>
+    }
   | { readonly _tag: "Throttled"; readonly retryAfter: number }
   | { readonly _tag: "Busy"; readonly error: TemporarilyUnavailable }
   | { readonly _tag: "SignedIn"; readonly setCookie: string; readonly deviceCookie: string | null }
 
-const outcome = (o: SignInOutcome): SignInOutcome => o
+const outcome = <E, R>(o: SignInOutcome<E, R>): SignInOutcome<E, R> => o
 
-const refusedSignIn = (problem: SignInProblem, username: string): SignInOutcome =>
-  outcome({ _tag: "Refused", error: { problem, username } })
+const refusedSignIn = <E = never, R = never>(
+  problem: SignInProblem,
+  username: string,
+  first: Effect.Effect<void, E, R> = Effect.void
+): SignInOutcome<E, R> => ({ _tag: "Refused", error: { problem, username }, first })
 
 /**
  * Check a sign-in form's username and password (throttled, as the password grant, by
- * `Accounts.authenticate`); on success the session gets a new id, and the browser becomes
- * a trusted device of the user unless it already is one.
+ * `Accounts.verify`, with `take`, the take of the form, committed with the attempt's count);
+ * on success the session gets a new id, and the browser becomes a trusted device of the user
+ * unless it already is one.
  */
-export const passwordSignIn = (
+export const passwordSignIn = <E = never, R = never>(
   req: PageRequest,
   session: Session.Session,
-  form: { readonly username?: string; readonly password?: string }
+  form: { readonly username?: string; readonly password?: string },
+  take?: Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
     const username = form.username ?? ""
     const password = form.password ?? ""
-    if (username === "" || password === "") return refusedSignIn("missing_fields", username)
+    if (username === "" || password === "") return refusedSignIn("missing_fields", username, take)
     const cookies = Http.header(req, "cookie") ?? undefined
-    const signedIn = yield* Effect.either(
-      Accounts.authenticate(username, password, req.remoteAddress, { _tag: "Page", cookies })
+    const signedIn = yield* Accounts.verify(
+      username,
+      password,
+      req.remoteAddress,
+      { _tag: "Page", cookies },
+      take
+    ).pipe(
+      Effect.map(Either.right),
+      Effect.catchIf(
+        (e): e is Accounts.SignInRefused => e instanceof Accounts.SignInRefused,
+        // A username that is not plain text is refused like any other and never shown again
+        (e) =>
+          Effect.succeed(
+            Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "", e.record))
+          )
+      ),
+      Effect.catchIf(
+        (e): e is RateLimited => e instanceof RateLimited,
+        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Throttled", retryAfter: e.retryAfter })))
+      ),
+      Effect.catchIf(
+        (e): e is TemporarilyUnavailable => e instanceof TemporarilyUnavailable,
+        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Busy", error: e })))
+      )
     )
-    if (Either.isLeft(signedIn)) {
-      const e = signedIn.left
-      switch (e._tag) {
-        case "InvalidGrant":
-          // A username that is not plain text is refused like any other and never shown again
-          return refusedSignIn("bad_credentials", isPlainText(username) ? username : "")
-        case "RateLimited":
-          return outcome({ _tag: "Throttled", retryAfter: e.retryAfter })
-        case "TemporarilyUnavailable":
-          return outcome({ _tag: "Busy", error: e })
-        case "StorageError":
-          return yield* Effect.fail(e)
-      }
-    }
-    const user = signedIn.right
-    const { issuer } = yield* Config
-    const stored = yield* Session.signIn(session, user, {
-      path: cookiePath(req),
-      secure: issuer.startsWith("https:")
-    })
-    // D16: disabled, deleted or given a new password since the check: the answer of a wrong password
-    if (Option.isNone(stored)) {
-      yield* Audit.record("signin_failed", { userId: user.userId, detail: "account changed during sign-in" })
-      return refusedSignIn("bad_credentials", username)
-    }
-    const setCookie = stored.value
+    if (Either.isLeft(signedIn)) return signedIn.left
+    const { user, settle } = signedIn.right
+    const cookie = yield* cookieOf(req)
+    const signingIn = yield* Session.signingIn(session, user, cookie)
     const trusted = yield* Session.trustedDevice(cookies, user)
-    const deviceCookie = Option.isNone(trusted)
-      ? yield* Session.deviceCookie(user, { path: cookiePath(req), secure: issuer.startsWith("https:") })
-      : null
-    return outcome({ _tag: "SignedIn", setCookie, deviceCookie })
+    const deviceCookie = Option.isNone(trusted) ? yield* Session.deviceCookie(user, cookie) : null
+    // The attempt settled and the new session stored in one transaction
+    const stored = yield* atomically(
+      Effect.gen(function* () {
+        yield* settle
+        const stored = yield* signingIn.write
+        // D16: disabled, deleted or given a new password since the check: the answer of a wrong password
+        if (!stored) {
+          yield* Audit.record("signin_failed", {
+            userId: user.userId,
+            detail: "account changed during sign-in"
+          })
+        }
+        return stored
+      })
+    )
+    if (!stored) return refusedSignIn("bad_credentials", username)
+    return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
   })
 
 /** POST of the sign-in form, or of "Not you?" on the consent page. */
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
-    const { form, session, rawQuery } = yield* continueForm(req, frameOf(""), "flow", signInFormOf, (f) =>
+    const { form, session, rawQuery, take } = yield* claimForm(req, frameOf(""), "flow", signInFormOf, (f) =>
       f.switch_account !== undefined ? "consent" : "login"
     )
-    const ar = yield* validated(rawQuery, 303)
+    const ar = yield* Effect.tapErrorTag(validated(rawQuery, 303), "Early", () => atomically(take))
     const again = requestAgain(req, rawQuery)
     if (form.switch_account !== undefined) {
-      const anonymous = yield* Session.regenerate(Option.some(session), null)
-      return answer(View.Redirect({ status: 303, location: again.href }), yield* saveSession(req, anonymous))
+      // A new anonymous session, the old one deleted, with the form taken: one transaction
+      const anonymous = yield* Session.fresh
+      const saving = yield* sessionSaving(req, anonymous)
+      yield* atomically(
+        Effect.zipRight(
+          take,
+          Effect.zipRight(
+            Effect.flatMap(SessionStore, (s) => s.remove(session.idHash)),
+            saving.write
+          )
+        )
+      )
+      return answer(View.Redirect({ status: 303, location: again.href }), saving.value)
     }
-    const outcome = yield* passwordSignIn(req, session, form)
+    const outcome = yield* passwordSignIn(req, session, form, take)
     switch (outcome._tag) {
       case "Refused":
-        return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(outcome.error))
+        return yield* signInPage(req, session, ar, rawQuery, 400, Option.some(outcome.error), outcome.first)
       case "Throttled":
         return answer(rateLimited(frameOf(rawQuery, Option.some(again)), outcome.retryAfter))
       case "Busy":

@@ -9,13 +9,17 @@ import { Config } from "./Config.js"
 /** An open_id sent by a caller: 1–128 visible ASCII characters, `!` to `~` (docs/decisions.md). */
 export const OpenIdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7E]{1,128}$/))
 
+/** The open_id `forUser` records for `userId` in `appKey` when none is recorded yet: HMAC(server key, app key ‖ user id). */
+export const candidate = (appKey: string, userId: string) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    Effect.map(hmac(serverKey, `open_id\u0000${appKey}\u0000${userId}`), (digest) => digest.slice(0, 32))
+  )
+
 /**
- * The open_id of `userId` in `appKey`: HMAC(server key, app key ‖ user id), recorded
- * on first use so it stays the same even if the server key later changes.
+ * The open_id of `userId` in `appKey`: its `candidate`, recorded on first use so it stays the
+ * same even if the server key later changes.
  */
 export const forUser = Effect.fnUntraced(function* (appKey: string, userId: string) {
-  const { serverKey } = yield* Config
-  const store = yield* OpenIdStore
-  const candidate = yield* hmac(serverKey, `open_id\u0000${appKey}\u0000${userId}`)
-  return yield* store.getOrCreate(appKey, userId, candidate.slice(0, 32))
+  const first = yield* candidate(appKey, userId)
+  return yield* Effect.flatMap(OpenIdStore, (store) => store.getOrCreate(appKey, userId, first))
 })

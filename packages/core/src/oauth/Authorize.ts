@@ -7,7 +7,7 @@ import { Data, Effect, Either, Option } from "effect"
 import { type Application, allows, isPublic, matchesRedirectUri } from "../model/Application.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { Config } from "../model/Config.js"
-import { forUser } from "../model/OpenId.js"
+import { candidate, forUser } from "../model/OpenId.js"
 import type * as Pkce from "../model/Pkce.js"
 import * as Scope from "../model/Scope.js"
 import * as Audit from "../security/Audit.js"
@@ -17,7 +17,9 @@ import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import { OpenIdStore } from "../storage/OpenIdStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
+import { atomically } from "../storage/Transaction.js"
 import { mint } from "./grants/Issue.js"
 import { isOpenId, type OpenIdRequest } from "./OpenIdRequest.js"
 import { parts } from "./requests/AuthorizeQuery.js"
@@ -244,33 +246,47 @@ export interface Redirect {
 
 const success = (location: string): Redirect => ({ location })
 
+/** Remember that the user allowed the request's scopes, with its `consent_granted` event. */
+const grantConsent = (
+  req: AuthorizationRequest,
+  who: { readonly appKey: string; readonly userId: string; readonly openId: string },
+  now: number
+) =>
+  Audit.recordWith(
+    Effect.flatMap(ConsentStore, (c) => c.grant(who.userId, who.appKey, req.scope, now)),
+    [["consent_granted", { ...who, detail: Scope.format(req.scope) }]]
+  )
+
 /**
- * The user allowed the request: remember the consent, issue the code or token, and return the
- * redirect (an `access_denied` one when the token could not be stored under the consent). The
- * code of an OpenID request carries its `nonce` and `authTime`, when the user signed in.
+ * The user allowed a code request, prepared: the store calls (for `Transaction.atomically`, with
+ * whatever else the request writes) that remember the consent, issue the code and answer the
+ * redirect. The code of an OpenID request carries its `nonce` and `authTime`, when the user
+ * signed in.
  */
-export const approveRedirect = Effect.fn("Authorize.approve")(function* (
+export const codeApproval = Effect.fnUntraced(function* (
   req: AuthorizationRequest,
   userId: string,
   authTime: number | null = null
 ) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
-  const openId = yield* forUser(req.app.appKey, userId)
-  const who = { appKey: req.app.appKey, userId, openId }
-  if (!(yield* hasConsent(req, userId))) {
-    yield* Audit.recordWith(
-      Effect.flatMap(ConsentStore, (c) => c.grant(userId, req.app.appKey, req.scope, now)),
-      [["consent_granted", { ...who, detail: Scope.format(req.scope) }]]
-    )
-  }
+  const first = yield* candidate(req.app.appKey, userId)
+  const consented = yield* hasConsent(req, userId)
   const familyId = yield* Entropy.id()
-  if (req.responseType === "code") {
-    const value = yield* Entropy.token
-    // Rounded up: the code lives at least codeTtl seconds (docs/decisions.md)
-    const issuedAt = yield* issueSeconds
+  const value = yield* Entropy.token
+  const codeHash = yield* sha256(value)
+  // Rounded up: the code lives at least codeTtl seconds (docs/decisions.md)
+  const issuedAt = yield* issueSeconds
+  const location = append(req.redirectUri, "?", [
+    ["code", value],
+    ["state", req.state],
+    ["iss", issuer]
+  ])
+  return Effect.gen(function* () {
+    const openId = yield* Effect.flatMap(OpenIdStore, (s) => s.getOrCreate(req.app.appKey, userId, first))
+    if (!consented) yield* grantConsent(req, { appKey: req.app.appKey, userId, openId }, now)
     const code: AuthorizationCode = {
-      codeHash: yield* sha256(value),
+      codeHash,
       appKey: req.app.appKey,
       redirectUri: req.redirectUri,
       userId,
@@ -286,13 +302,27 @@ export const approveRedirect = Effect.fn("Authorize.approve")(function* (
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
-    const location = append(req.redirectUri, "?", [
-      ["code", value],
-      ["state", req.state],
-      ["iss", issuer]
-    ])
     return success(location)
-  }
+  })
+})
+
+/**
+ * The user allowed the request: remember the consent, issue the code (`codeApproval`, in one
+ * transaction) or token, and return the redirect (an `access_denied` one when the token could
+ * not be stored under the consent).
+ */
+export const approveRedirect = Effect.fn("Authorize.approve")(function* (
+  req: AuthorizationRequest,
+  userId: string,
+  authTime: number | null = null
+) {
+  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, authTime))
+  const { issuer } = yield* Config
+  const now = yield* nowSeconds
+  const openId = yield* forUser(req.app.appKey, userId)
+  const who = { appKey: req.app.appKey, userId, openId }
+  if (!(yield* hasConsent(req, userId))) yield* grantConsent(req, who, now)
+  const familyId = yield* Entropy.id()
   // RFC 6749 §4.2.2: implicit never issues a refresh token
   const minted = yield* mint({
     app: req.app,

@@ -2,7 +2,7 @@
  * Platform user accounts: creation and password authentication with throttling
  * and no user enumeration.
  */
-import { type Context, Deferred, Effect, Option } from "effect"
+import { type Context, Data, Deferred, Effect, Option } from "effect"
 import {
   InvalidGrant,
   InvalidRequest,
@@ -103,43 +103,101 @@ const channelOf = (source: SignInSource, user: User | null) =>
         (device): Throttle.SignInChannel => ({ _tag: "Page", device: Option.getOrNull(device) })
       )
 
-/** One admitted sign-in attempt: counted, waited until its slot, then checked on its turn. */
-const attempt = Effect.fnUntraced(function* (
+/**
+ * A sign-in `verify` refused, with the answer of a wrong password (no user enumeration);
+ * `record` stores its `signin_failed` event, for the caller to commit with what it writes next.
+ */
+export class SignInRefused extends Data.TaggedError("SignInRefused")<{
+  readonly record: Effect.Effect<void>
+}> {}
+
+/**
+ * A sign-in whose password was right: the account, and `settle`, the store calls that give the
+ * attempt back to the throttle counters and record `signin_succeeded`, for the caller to commit
+ * with what the sign-in stores.
+ */
+export interface Verified {
+  readonly user: User
+  readonly settle: Effect.Effect<void, StorageError, Throttle.ThrottleStore | Throttle.ThrottlePolicy>
+}
+
+/** One admitted sign-in attempt: counted (after `before`, in its transaction), waited until its slot, then checked on its turn. */
+const attempt = <E, R>(
   password: string,
   found: Option.Option<User>,
   keys: ReadonlyArray<Throttle.Key>,
   malformed: boolean,
-  pass: PasswordChecks.Pass
-) {
-  // Counted before the password is checked: parallel guesses are all counted
-  const { started } = yield* Throttle.reserve(keys)
-  // One audit event per lockout, not one per refused attempt
-  if (started) yield* Audit.record("signin_throttled")
-  const hasher = yield* PasswordHasher
-  const refuse = (userId: string | null, detail: string | null = null) =>
-    Audit.record("signin_failed", { userId, detail }).pipe(
-      Effect.zipRight(Effect.fail(new InvalidGrant({ description: badCredentials })))
-    )
-  if (malformed) return yield* refuse(null)
-  if (Option.isNone(found)) {
-    // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
-    const dummy = yield* dummyHash(hasher)
-    yield* pass.check(hasher.verify(password, dummy))
-    return yield* refuse(null)
-  }
-  if (!(yield* pass.check(hasher.verify(password, found.value.passwordHash))))
-    return yield* refuse(found.value.userId)
-  // A disabled account is refused after the same work and with the same answer as a wrong password
-  if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
-  yield* Throttle.succeeded(keys)
-  yield* Audit.record("signin_succeeded", { userId: found.value.userId })
-  return found.value
-})
+  pass: PasswordChecks.Pass,
+  before: Effect.Effect<void, E, R> | undefined
+) =>
+  Effect.gen(function* () {
+    // Counted before the password is checked: parallel guesses are all counted
+    const { started } = yield* Throttle.reserve(keys, before)
+    // One audit event per lockout, not one per refused attempt
+    if (started) yield* Audit.record("signin_throttled")
+    const hasher = yield* PasswordHasher
+    const refuse = (userId: string | null, detail: string | null = null) =>
+      Effect.fail(new SignInRefused({ record: Audit.record("signin_failed", { userId, detail }) }))
+    if (malformed) return yield* refuse(null)
+    if (Option.isNone(found)) {
+      // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
+      const dummy = yield* dummyHash(hasher)
+      yield* pass.check(hasher.verify(password, dummy))
+      return yield* refuse(null)
+    }
+    if (!(yield* pass.check(hasher.verify(password, found.value.passwordHash))))
+      return yield* refuse(found.value.userId)
+    // A disabled account is refused after the same work and with the same answer as a wrong password
+    if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
+    const user = found.value
+    const verified: Verified = {
+      user,
+      settle: Effect.zipRight(
+        Throttle.succeeded(keys),
+        Audit.record("signin_succeeded", { userId: user.userId })
+      )
+    }
+    return verified
+  })
 
 /**
  * Check a username and password, throttled per username and source address
- * (docs/decisions.md, password throttling). While throttled even the right password is refused.
- * The attempt is admitted first (`PasswordChecks`): one refused there has written nothing.
+ * (docs/decisions.md, password throttling), leaving its `settle`, or the record of its refusal
+ * (`SignInRefused`), to the caller. While throttled
+ * even the right password is refused. The attempt is admitted first (`PasswordChecks`): one
+ * refused there has written nothing. `before` (store calls) commits with the attempt's count,
+ * before the password is checked; when it fails nothing is counted.
+ */
+export const verify = <E = never, R = never>(
+  username: string,
+  password: string,
+  address: string | undefined,
+  source: SignInSource = { _tag: "Page", cookies: undefined },
+  before?: Effect.Effect<void, E, R>
+) =>
+  Effect.gen(function* () {
+    // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
+    const malformed =
+      username.length > maxUsernameLength ||
+      password.length > maxPasswordLength ||
+      !isPlainText(username) ||
+      !isPlainText(password)
+    const name = malformed ? "(malformed)" : username
+    // Read before the throttle: a device cookie counts only for the account's current password
+    const found = malformed
+      ? Option.none<User>()
+      : yield* Effect.flatMap(UserStore, (users) => users.findByUsername(username))
+    const channel = yield* channelOf(source, Option.getOrNull(found))
+    const keys = Throttle.signInKeys(name, address, channel)
+    const checks = yield* PasswordChecks.PasswordChecks
+    return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
+      attempt(password, found, keys, malformed, pass, before)
+    )
+  })
+
+/**
+ * Check a username and password (`verify`), and settle the attempt: throttled per username and
+ * source address (docs/decisions.md, password throttling).
  */
 export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   username: string,
@@ -147,23 +205,13 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
   address: string | undefined,
   source: SignInSource = { _tag: "Page", cookies: undefined }
 ) {
-  // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
-  const malformed =
-    username.length > maxUsernameLength ||
-    password.length > maxPasswordLength ||
-    !isPlainText(username) ||
-    !isPlainText(password)
-  const name = malformed ? "(malformed)" : username
-  // Read before the throttle: a device cookie counts only for the account's current password
-  const found = malformed
-    ? Option.none<User>()
-    : yield* Effect.flatMap(UserStore, (users) => users.findByUsername(username))
-  const channel = yield* channelOf(source, Option.getOrNull(found))
-  const keys = Throttle.signInKeys(name, address, channel)
-  const checks = yield* PasswordChecks.PasswordChecks
-  return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
-    attempt(password, found, keys, malformed, pass)
+  const { user, settle } = yield* Effect.catchTag(
+    verify(username, password, address, source),
+    "SignInRefused",
+    (e) => Effect.zipRight(e.record, Effect.fail(new InvalidGrant({ description: badCredentials })))
   )
+  yield* settle
+  return user
 }) satisfies (
   ...args: never
 ) => Effect.Effect<User, InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError, unknown>

@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
+import { whenCommitted } from "../storage/Transaction.js"
 import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 
 export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
@@ -97,8 +98,9 @@ const logLine = (event: AuditEvent): Effect.Effect<void> =>
 
 /**
  * An AuditLog that appends to the AuditStore and writes each kept event as one log line with
- * `line` (an Effect, e.g. `Effect.logInfo`). Every event is cut here, once, to `maxFieldLength`
- * per free-text field (`bound`), whether `record` built it or a caller did.
+ * `line` (an Effect, e.g. `Effect.logInfo`), once its transaction committed
+ * (`Transaction.whenCommitted`). Every event is cut here, once, to `maxFieldLength` per
+ * free-text field (`bound`), whether `record` built it or a caller did.
  */
 const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<AuditLog, never, AuditStore> =>
   Layer.effect(
@@ -107,7 +109,7 @@ const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<Aud
       record: (raw) => {
         const event = bound(raw)
         return store.append(event).pipe(
-          Effect.zipRight(line(event)),
+          Effect.zipRight(whenCommitted(line(event))),
           Effect.catchAll((e) =>
             Effect.logWarning("audit event not stored").pipe(
               Effect.annotateLogs({ audit: event, reason: e.message })
@@ -118,9 +120,11 @@ const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<Aud
       recordWith: (raw, write) => {
         const events = raw.map(bound)
         return Effect.tap(store.appendWith(events, write), () =>
-          events.length === 1
-            ? line(events[0] as AuditEvent)
-            : Effect.forEach(events, line, { discard: true })
+          whenCommitted(
+            events.length === 1
+              ? line(events[0] as AuditEvent)
+              : Effect.forEach(events, line, { discard: true })
+          )
         )
       }
     }))

@@ -13,6 +13,7 @@ import { hmac, sha256, timingSafeEqual } from "../services/Digest.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { type PendingRecord, type SessionRecord, SessionStore, type Step } from "../storage/SessionStore.js"
+import type { StorageError } from "../storage/StorageError.js"
 
 /** Name of the session cookie. */
 export const cookieName = "latchkey_session"
@@ -115,18 +116,43 @@ const renewed = Effect.fnUntraced(function* (session: Session) {
   return { record, maxAge: Math.max(0, expiresAt - now) }
 })
 
+/** A write prepared: `write` (store calls only, for `Transaction.atomically`) and what it gives the browser. */
+export interface Prepared<A, B> {
+  /** The store calls, not run yet. */
+  readonly write: Effect.Effect<A, StorageError, SessionStore>
+  /** What the browser gets once `write` committed (a `Set-Cookie` value, a form's ticket). */
+  readonly value: B
+}
+
 /**
  * Store the session with a renewed lifetime, never past its absolute end (a session read from
- * the store is only renewed, never stored again once ended); returns the `Set-Cookie` value.
+ * the store is only renewed, never stored again once ended), prepared: the write, and the
+ * `Set-Cookie` value.
  */
-export const save = Effect.fnUntraced(function* (
+export const saving = Effect.fnUntraced(function* (
   session: Session,
   cookie: { path: string; secure: boolean }
 ) {
   const { record, maxAge } = yield* renewed(session)
   // A session read before a disable (or a new password) ended it is not stored again
-  yield* Effect.flatMap(SessionStore, (s) => (session.stored ? s.renew(record) : s.save(record)))
-  return setCookie(cookieName, yield* cookieValue(session), maxAge, cookie)
+  const write = Effect.flatMap(SessionStore, (s) =>
+    session.stored ? Effect.asVoid(s.renew(record)) : s.save(record)
+  )
+  const prepared: Prepared<void, string> = {
+    write,
+    value: setCookie(cookieName, yield* cookieValue(session), maxAge, cookie)
+  }
+  return prepared
+})
+
+/** `saving`, written: returns the `Set-Cookie` value. */
+export const save = Effect.fnUntraced(function* (
+  session: Session,
+  cookie: { path: string; secure: boolean }
+) {
+  const { write, value } = yield* saving(session, cookie)
+  yield* write
+  return value
 })
 
 /** A new session for `user` (or anonymous), the old one deleted: a sign-in or sign-out never keeps an id. */
@@ -141,29 +167,36 @@ export const regenerate = Effect.fnUntraced(function* (
 })
 
 /**
- * Sign `user` in (the account as its password was checked): a new session, stored only while the
- * account is still enabled with that password (D16, docs/security.md), then the old session
- * deleted. Returns the `Set-Cookie` value, or none, with nothing stored and the old session kept,
- * when the account was disabled, deleted or given a new password since it was read.
+ * Sign `user` in (the account as its password was checked), prepared: the write stores a new
+ * session only while the account is still enabled with that password (D16, docs/security.md),
+ * then deletes the old session, and answers whether it did; nothing is stored and the old
+ * session is kept when the account was disabled, deleted or given a new password since it was
+ * read. The value is the new session's `Set-Cookie`.
  */
-export const signIn = Effect.fnUntraced(function* (
+export const signingIn = Effect.fnUntraced(function* (
   old: Session,
   user: Pick<User, "userId" | "username" | "passwordHash">,
   cookie: { path: string; secure: boolean }
 ) {
   const next = yield* regenerate(Option.none(), user)
   const { record, maxAge } = yield* renewed(next)
-  const store = yield* SessionStore
-  if (!(yield* store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }))) {
-    return Option.none<string>()
+  const write = Effect.flatMap(SessionStore, (store) =>
+    Effect.flatMap(
+      store.signIn(record, { userId: user.userId, passwordHash: user.passwordHash }),
+      (stored) =>
+        // A new session id at sign-in: an id planted before it is worth nothing after
+        stored ? Effect.as(store.remove(old.idHash), true) : Effect.succeed(false)
+    )
+  )
+  const prepared: Prepared<boolean, string> = {
+    write,
+    value: setCookie(cookieName, yield* cookieValue(next), maxAge, cookie)
   }
-  // A new session id at sign-in: an id planted before it is worth nothing after
-  yield* store.remove(old.idHash)
-  return Option.some(setCookie(cookieName, yield* cookieValue(next), maxAge, cookie))
+  return prepared
 })
 
-/** Remember an authorization request in the session until its form comes back. */
-export const addPending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
+/** Remember an authorization request in the session until its form comes back, prepared: the write, and the form's ticket. */
+export const pending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
   const { sessionTtl } = yield* Config
   const now = yield* issueSeconds
   const ticket: FormTicket = { txn: yield* Entropy.id(), csrf: yield* Entropy.token }
@@ -176,16 +209,27 @@ export const addPending = Effect.fnUntraced(function* (session: Session, rawQuer
     createdAt: now,
     expiresAt: now + sessionTtl
   }
-  yield* Effect.flatMap(SessionStore, (s) => s.addPending(record))
-  return ticket
+  const prepared: Prepared<void, FormTicket> = {
+    write: Effect.flatMap(SessionStore, (s) => s.addPending(record)),
+    value: ticket
+  }
+  return prepared
+})
+
+/** `pending`, written: returns the form's ticket. */
+export const addPending = Effect.fnUntraced(function* (session: Session, rawQuery: string, step: Step) {
+  const { write, value } = yield* pending(session, rawQuery, step)
+  yield* write
+  return value
 })
 
 /**
- * Take the request a form continues: it must be pending in this session for this
- * step, and the form must carry its CSRF token. Taken once: a second post of the
- * same form, from any server instance, finds nothing.
+ * The request a form continues, before it is taken: it must be pending in this session for
+ * this step, and the form must carry its CSRF token. `take` deletes it and answers whether this
+ * caller did: true for one caller only, however many post the same form, from any server
+ * instance. None when the form continues nothing.
  */
-export const takePending = Effect.fnUntraced(function* (
+export const claimPending = Effect.fnUntraced(function* (
   session: Session,
   txn: string | undefined,
   csrf: string | undefined,
@@ -193,12 +237,32 @@ export const takePending = Effect.fnUntraced(function* (
 ) {
   // docs/security.md T13: a txn that is not plain text names no pending request, in any store
   if (txn === undefined || csrf === undefined || txn.length > 64 || csrf.length > 64 || !isPlainText(txn))
-    return Option.none<PendingRecord>()
+    return Option.none<Prepared<boolean, PendingRecord>>()
   const store = yield* SessionStore
   const found = yield* store.findPending(session.idHash, txn, yield* nowSeconds)
-  if (Option.isNone(found) || found.value.step !== step) return Option.none<PendingRecord>()
-  if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash)) return Option.none<PendingRecord>()
-  return (yield* store.takePending(session.idHash, txn)) ? found : Option.none<PendingRecord>()
+  if (Option.isNone(found) || found.value.step !== step)
+    return Option.none<Prepared<boolean, PendingRecord>>()
+  if (!timingSafeEqual(yield* sha256(csrf), found.value.csrfHash))
+    return Option.none<Prepared<boolean, PendingRecord>>()
+  return Option.some<Prepared<boolean, PendingRecord>>({
+    write: store.takePending(session.idHash, txn),
+    value: found.value
+  })
+})
+
+/**
+ * Take the request a form continues (`claimPending`): taken once, so a second post of the same
+ * form, from any server instance, finds nothing.
+ */
+export const takePending = Effect.fnUntraced(function* (
+  session: Session,
+  txn: string | undefined,
+  csrf: string | undefined,
+  step: Step
+) {
+  const claimed = yield* claimPending(session, txn, csrf, step)
+  if (Option.isNone(claimed)) return Option.none<PendingRecord>()
+  return (yield* claimed.value.write) ? Option.some(claimed.value.value) : Option.none<PendingRecord>()
 })
 
 /** Name of the trusted-device cookie. */

@@ -15,6 +15,7 @@ import {
   type Reservation,
   ThrottleStore
 } from "../storage/ThrottleStore.js"
+import { atomically } from "../storage/Transaction.js"
 import * as PasswordChecks from "./PasswordChecks.js"
 
 export { type Entry, type Key, type Policy, type Reservation, ThrottleStore }
@@ -235,14 +236,26 @@ export const failure = (
  * the username's schedule is full; otherwise the attempt counts as a failure until
  * `succeeded` says otherwise. Attempts in flight at the same time are all counted, so
  * parallel guesses get no more than sequential ones. An attempt on a slowed-down key waits
- * until its slot (on the Clock, so tests control it) before it returns.
+ * until its slot (on the Clock, so tests control it) before it returns. `before` (store calls,
+ * e.g. taking the form the attempt came with) commits in the same transaction, first: when it
+ * fails nothing is counted.
  */
-export const reserve = (
-  keys: ReadonlyArray<Key>
-): Effect.Effect<{ readonly started: boolean }, RateLimited | StorageError, ThrottleStore | ThrottlePolicy> =>
+export const reserve = <E = never, R = never>(
+  keys: ReadonlyArray<Key>,
+  before?: Effect.Effect<void, E, R>
+): Effect.Effect<
+  { readonly started: boolean },
+  RateLimited | StorageError | E,
+  ThrottleStore | ThrottlePolicy | R
+> =>
   Effect.gen(function* () {
     const now = yield* nowSeconds
-    const r = yield* (yield* ThrottleStore).reserve(keys, now, yield* ThrottlePolicy)
+    const store = yield* ThrottleStore
+    const policy = yield* ThrottlePolicy
+    // Alone, the store's own transaction (its locks taken before it begins) is the one
+    const r = yield* before === undefined
+      ? store.reserve(keys, now, policy)
+      : atomically(Effect.zipRight(before, store.reserve(keys, now, policy)))
     if (r.wait > 0) return yield* Effect.fail(limited(r.wait))
     if (r.delay > 0) {
       // until the slot itself, however long the store took to answer

@@ -5,6 +5,7 @@
  */
 import { type Audit, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
+import { joinedWrite, lockKey, savepoint } from "./units.js"
 
 /** What a query answers: the rows, and how many rows a write changed. */
 export interface QueryResult {
@@ -204,12 +205,6 @@ const attached = FiberRef.unsafeMake<ReadonlyArray<Audit.AuditEvent>>([])
  */
 const liveClock = Clock.make()
 
-// Session-level advisory locks on names, taken in one order (of their 64-bit hash) so two
-// callers never wait for each other in a cycle. Names are per schema (the one the tables are in,
-// or the search_path while it does not exist yet), so stores in different schemas of one
-// database do not wait for each other.
-export const lockKey = `hashtextextended('latchkey:' || coalesce(current_schema(), current_setting('search_path'))
-  || ':' || name, 0)`
 const lockSql = (fn: "pg_advisory_lock" | "pg_advisory_unlock") =>
   `SELECT count(${fn}(h)) AS n FROM (SELECT DISTINCT ${lockKey} AS h FROM unnest($1::text[]) AS name ORDER BY h) AS locks`
 const lock = lockSql("pg_advisory_lock")
@@ -271,6 +266,13 @@ export interface Database {
     events: ReadonlyArray<Audit.AuditEvent>,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E, R>
+  /**
+   * Run `unit`, calls of the stores over this database, in one transaction, the whole unit run
+   * again on a serialization failure or a deadlock. Inside it every statement goes to that
+   * transaction, a `transaction` of a store is a savepoint of it (its advisory locks held until
+   * the unit ends), and a lookup by a value no row can hold fails it with StorageError.
+   */
+  readonly unit: <A, E>(unit: Effect.Effect<A, E>) => Effect.Effect<A, E | StorageError.StorageError>
 }
 
 const ignore = (): void => {}
@@ -392,36 +394,70 @@ export const make = (
   const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
     Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
 
+  // The transaction of the unit this fiber runs, if any: every statement goes to it
+  const joined = FiberRef.unsafeMake<Tx | null>(null)
+  const inUnit = (
+    tx: Tx,
+    text: string,
+    values: ReadonlyArray<unknown>,
+    events: ReadonlyArray<Audit.AuditEvent>
+  ) => joinedWrite(tx, text, values, events, insertEvents)
+
   return {
     lookup: (text, values) =>
-      retrying(statement(text, values)).pipe(
-        Effect.catchIf(
-          (e) => isUnstorableValue(e.cause),
-          () => Effect.succeed(noRows)
-        )
+      Effect.flatMap(FiberRef.get(joined), (tx) =>
+        tx !== null
+          ? tx.query(text, values)
+          : retrying(statement(text, values)).pipe(
+              Effect.catchIf(
+                (e) => isUnstorableValue(e.cause),
+                () => Effect.succeed(noRows)
+              )
+            )
       ),
-    query: (text, values) => retrying(statement(text, values)),
+    query: (text, values) =>
+      Effect.flatMap(FiberRef.get(joined), (tx) =>
+        tx !== null ? tx.query(text, values) : retrying(statement(text, values))
+      ),
     transaction: (body, options = {}) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(once(pool, insertEvents, body, events, options.locks ?? []))
-      ),
-    write: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(
-          events.length === 0
-            ? statement(text, values)
-            : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
+        Effect.flatMap(FiberRef.get(joined), (tx) =>
+          tx !== null
+            ? savepoint(tx, body, events, options.locks ?? [], insertEvents)
+            : retrying(once(pool, insertEvents, body, events, options.locks ?? []))
         )
+      ),
+    write: (text, values = []) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        Effect.flatMap(FiberRef.get(joined), (tx) => {
+          if (tx !== null) return inUnit(tx, text, values, events)
+          return retrying(
+            events.length === 0
+              ? statement(text, values)
+              : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
+          )
+        })
       ),
     writeWithEvents: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
-        if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
-        const audit = eventWrites.statement(events, values.length)
-        return Effect.asVoid(
-          retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
-        )
-      }),
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+        Effect.flatMap(FiberRef.get(joined), (tx) => {
+          if (tx !== null) return Effect.asVoid(inUnit(tx, text, values, events))
+          if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
+          const audit = eventWrites.statement(events, values.length)
+          return Effect.asVoid(
+            retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
+          )
+        })
+      ),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
-    withEvents: (events, effect) => Effect.locally(effect, attached, events)
+    withEvents: (events, effect) => Effect.locally(effect, attached, events),
+    unit: (effect) =>
+      Effect.flatMap(FiberRef.get(joined), (current) =>
+        current !== null
+          ? effect
+          : Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
+              retrying(once(pool, insertEvents, (tx) => Effect.locally(effect, joined, tx), events, []))
+            )
+      )
   }
 }

@@ -12,7 +12,7 @@
  */
 import type { Audit, StorageError as StorageErrors } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
-import { Effect, FiberRef } from "effect"
+import { Cause, Effect, Exit, FiberRef, Option } from "effect"
 import { toStorageError } from "./database.js"
 
 /** Thrown inside a job to refuse the write with a domain outcome: its savepoint is rolled back. */
@@ -44,6 +44,12 @@ export interface Writer {
    * `withEvents` are inserted in the same savepoint, after `work` succeeded.
    */
   readonly write: <A, E = never>(work: () => A) => Effect.Effect<A, E | StorageErrors.StorageError>
+  /**
+   * Run `unit`, store calls of this connection and synchronous steps, as one write: synchronously
+   * inside one job of the next group transaction, each of its writes in a savepoint of that job.
+   * A failure of `unit` rolls back all it wrote; a `unit` that suspends fails with StorageError.
+   */
+  readonly unit: <A, E>(unit: Effect.Effect<A, E>) => Effect.Effect<A, E | StorageErrors.StorageError>
   /** Run `effect`, one write, with `events` stored in its transaction. */
   readonly withEvents: <A, E, R>(
     events: ReadonlyArray<Audit.AuditEvent>,
@@ -151,6 +157,19 @@ const withAttached = <A>(
         return value
       }
 
+/** `work` in a savepoint of the running transaction: its result, or its failure with nothing it wrote kept. */
+const nested = <A, E>(
+  db: BetterSqlite3.Database,
+  work: () => A
+): Effect.Effect<A, E | StorageErrors.StorageError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(db.transaction(work)())
+    } catch (e) {
+      return Effect.fail(e instanceof Refusal ? (e.error as E) : toStorageError(e))
+    }
+  })
+
 /** The outcome of a write from its job's result: its value, its refusal's error, or a StorageError. */
 const outcome = <A, E>(result: Result): Effect.Effect<A, E | StorageErrors.StorageError> =>
   result.ok
@@ -212,6 +231,8 @@ export const make = (
   let queue: Array<Job> = []
   let scheduled = false
   let closed = false
+  // Set while a unit runs inside a job: its writes run at once, in the job's transaction
+  const inUnit = FiberRef.unsafeMake(false)
 
   const flush = (): void => {
     scheduled = false
@@ -231,20 +252,38 @@ export const make = (
     }
   }
 
+  const write = <A, E = never>(work: () => A): Effect.Effect<A, E | StorageErrors.StorageError> =>
+    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) => {
+      const run = withAttached(work, fiber.getFiberRef(attached), insertEvent)
+      if (fiber.getFiberRef(inUnit)) return nested<A, E>(db, run)
+      return Effect.async<A, E | StorageErrors.StorageError>((resume) => {
+        if (closed) {
+          resume(Effect.fail(toStorageError(new Error("the database is closed"))))
+          return
+        }
+        enqueue({ run, done: (result) => resume(outcome<A, E>(result)) })
+      })
+    })
+
+  const unit = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StorageErrors.StorageError> =>
+    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) => {
+      if (fiber.getFiberRef(inUnit)) return effect
+      const refs = fiber.getFiberRefs()
+      return write<A, E>(() => {
+        // The caller's services and fiber refs, with this job's transaction
+        const exit = Effect.runSyncExit(
+          Effect.zipRight(Effect.setFiberRefs(refs), Effect.locally(effect, inUnit, true))
+        )
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure)) return refuse(failure.value)
+        throw Cause.squash(exit.cause)
+      })
+    })
+
   return {
-    write: <A, E = never>(work: () => A): Effect.Effect<A, E | StorageErrors.StorageError> =>
-      Effect.flatMap(FiberRef.get(attached), (events) =>
-        Effect.async<A, E | StorageErrors.StorageError>((resume) => {
-          if (closed) {
-            resume(Effect.fail(toStorageError(new Error("the database is closed"))))
-            return
-          }
-          enqueue({
-            run: withAttached(work, events, insertEvent),
-            done: (result) => resume(outcome<A, E>(result))
-          })
-        })
-      ),
+    write,
+    unit,
     withEvents: (events, effect) => Effect.locally(effect, attached, events),
     close: () => {
       // The last group commits with synchronous=FULL, on the spot

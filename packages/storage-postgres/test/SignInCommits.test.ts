@@ -1,0 +1,77 @@
+/**
+ * The transactions a browser sign-in commits on PostgreSQL, request by request: every COMMIT
+ * sent on a connection checked out of the pool, and every write sent on the pool itself (one
+ * statement, committing on its own), on PGlite and on a real server.
+ */
+import { PostgresStorage } from "@latchkey/storage-postgres"
+import { type SignInCounts, signInCounts } from "@latchkey/storage-testkit"
+import { Effect } from "effect"
+import pg from "pg"
+import { describe, expect, it } from "vitest"
+import { pglitePool } from "./support/pglite.js"
+import { databaseUrl, useDatabase } from "./support/postgres.js"
+
+/**
+ * Commits per request of the sign-in: one each, and two for the sign-in form, right password or
+ * wrong, whose attempt is counted (and committed) before the password is checked.
+ */
+const expected: SignInCounts = {
+  authorizeGet: 1,
+  wrongPassword: 2,
+  signInPost: 2,
+  consentGet: 1,
+  consentPost: 1
+}
+
+type Pool = PostgresStorage.Pool
+
+/** `pool`, counting the transactions it commits. */
+const counting = (pool: Pool) => {
+  let commits = 0
+  const counted: Pool = {
+    query: (text, values) => {
+      if (!/^\s*SELECT\b/i.test(text)) commits++
+      return pool.query(text, values)
+    },
+    connect: async () => {
+      const client = await pool.connect()
+      return {
+        query: (text, values) => {
+          if (/^\s*COMMIT\b/i.test(text)) commits++
+          return client.query(text, values)
+        },
+        release: (destroy) => client.release(destroy),
+        on: (event, listener) => client.on?.(event, listener),
+        removeListener: (event, listener) => client.removeListener?.(event, listener)
+      }
+    }
+  }
+  return { pool: counted, commits: () => commits }
+}
+
+const countsOver = (pool: Pool) => {
+  const { pool: counted, commits } = counting(pool)
+  return signInCounts(PostgresStorage.layer({ pool: counted }), commits)
+}
+
+describe("the commits of a browser sign-in", () => {
+  it("commit once per request on PGlite, twice for the sign-in form", async () => {
+    const counts = await Effect.runPromise(Effect.flatMap(pglitePool(), countsOver))
+    expect(counts).toEqual(expected)
+  })
+})
+
+for (const serializable of [false, true]) {
+  const isolation = serializable ? "serializable" : "read committed"
+  describe.skipIf(databaseUrl === undefined)(`the commits of a browser sign-in, ${isolation}`, () => {
+    const database = useDatabase({ serializable })
+    it("commit once per request on a real PostgreSQL, twice for the sign-in form", async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        expect(await Effect.runPromise(countsOver(pool))).toEqual(expected)
+      } finally {
+        await pool.end()
+      }
+    })
+  })
+}

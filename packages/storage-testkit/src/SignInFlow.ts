@@ -1,0 +1,144 @@
+/**
+ * A browser sign-in through the core's pages (`Interaction.handle`) over a storage layer, for an
+ * adapter's tests to count what each of its four requests costs the database.
+ */
+import {
+  Accounts,
+  Admin,
+  Audit,
+  AuditStore,
+  Config,
+  Entropy,
+  Interaction,
+  Metadata,
+  PasswordHasher,
+  type StorageError,
+  type Stores,
+  Throttle
+} from "@latchkey/core"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+
+/**
+ * What each request of a browser sign-in counted, in order: the authorize request, the sign-in
+ * form with a wrong password then with the right one, the consent page and form.
+ */
+export interface SignInCounts {
+  /** The authorize request, answered with the sign-in page. */
+  readonly authorizeGet: number
+  /** The sign-in form with a wrong password, answered with the sign-in page again. */
+  readonly wrongPassword: number
+  /** The sign-in form, answered with the redirect back to the authorize request. */
+  readonly signInPost: number
+  /** The authorize request again, answered with the consent page. */
+  readonly consentGet: number
+  /** The consent form's Allow, answered with the redirect carrying the code. */
+  readonly consentPost: number
+}
+
+type SignInRequest = keyof SignInCounts
+
+const cb = "https://app.example/cb"
+
+const formOf = (fields: Record<string, string>): string => new URLSearchParams(fields).toString()
+
+/** The services the pages need besides the stores: a cheap password hasher, the adapter's throttle counters. */
+const services = Layer.mergeAll(
+  Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" }),
+  Entropy.layer,
+  Layer.succeed(PasswordHasher.PasswordHasher, {
+    hash: (p) => Effect.succeed(`test$${p}`),
+    verify: (p, h) => Effect.succeed(h === `test$${p}`)
+  }),
+  Throttle.policyLayer(),
+  Logger.minimumLogLevel(LogLevel.Warning)
+)
+
+const ticketOf = (view: Interaction.View): Record<string, string> => {
+  if (view._tag !== "SignIn" && view._tag !== "Consent") throw new Error(`no form on ${view._tag}`)
+  return { txn: view.ticket.txn, csrf_token: view.ticket.csrf }
+}
+
+/**
+ * Sign a new user in to a new application over `storage` (with its audit store as the audit
+ * log), from the authorize request to the redirect carrying the code (a wrong password tried
+ * first; its `signin_failed`, `signin_succeeded` and `consent_granted` events checked stored), and
+ * answer what
+ * `counter()` (a running count the caller keeps, e.g. of COMMIT statements) grew by during each
+ * request. Fails unless every request answers as a browser sign-in expects.
+ */
+export const signInCounts = <E>(
+  storage: Layer.Layer<Stores.Stores | AuditStore.AuditStore, E>,
+  counter: () => number
+): Effect.Effect<SignInCounts, E | StorageError.StorageError | Error> =>
+  Effect.gen(function* () {
+    const { app } = yield* Admin.createApplication({
+      name: "Sign-in",
+      redirectUris: [cb],
+      scope: "read",
+      grantTypes: ["authorization_code"]
+    })
+    const username = `user-${crypto.randomUUID()}`
+    const user = yield* Accounts.createUser(username, "correct horse battery")
+    const query = formOf({ response_type: "code", client_id: app.appKey, redirect_uri: cb, state: "s" })
+    let cookie: string | undefined
+    const counts: Partial<Record<SignInRequest, number>> = {}
+    const send = (name: SignInRequest, page: Interaction.Page, method: string, q: string, body = "") =>
+      Effect.gen(function* () {
+        const before = counter()
+        const answer = yield* Interaction.handle({
+          method,
+          path: Metadata.paths[page as "authorize" | "login"],
+          query: q,
+          headers: {
+            ...(cookie === undefined ? {} : { cookie }),
+            ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {})
+          },
+          body,
+          remoteAddress: "192.0.2.1",
+          basePath: "",
+          ownOrigin: "https://auth.example"
+        } satisfies Interaction.PageRequest)
+        counts[name] = counter() - before
+        if (answer.setCookie !== null) cookie = answer.setCookie.split(";")[0]
+        return answer.view
+      })
+    const signInPage = yield* send("authorizeGet", "authorize", "GET", query)
+    const refused = yield* send(
+      "wrongPassword",
+      "login",
+      "POST",
+      "",
+      formOf({ ...ticketOf(signInPage), username, password: "wrong horse battery" })
+    )
+    if (refused._tag !== "SignIn" || refused.status !== 400) {
+      return yield* Effect.fail(new Error(`a wrong password answered ${refused._tag}`))
+    }
+    const signedIn = yield* send(
+      "signInPost",
+      "login",
+      "POST",
+      "",
+      formOf({ ...ticketOf(refused), username, password: "correct horse battery" })
+    )
+    if (signedIn._tag !== "Redirect")
+      return yield* Effect.fail(new Error(`sign-in answered ${signedIn._tag}`))
+    const consentPage = yield* send("consentGet", "authorize", "GET", query)
+    const approved = yield* send(
+      "consentPost",
+      "authorize",
+      "POST",
+      query,
+      formOf({ ...ticketOf(consentPage), decision: "allow" })
+    )
+    if (approved._tag !== "Redirect" || !approved.location.startsWith(`${cb}?code=`)) {
+      return yield* Effect.fail(new Error(`consent answered ${JSON.stringify(approved)}`))
+    }
+    // Every audit event of the sign-in stored, each with its change
+    const trail = yield* Effect.flatMap(AuditStore.AuditStore, (audit) => audit.tail({ limit: 1000 }))
+    const types = trail.filter((e) => e.userId === user.userId).map((e) => e.type)
+    const expected = ["signin_failed", "signin_succeeded", "consent_granted"]
+    if (JSON.stringify(types) !== JSON.stringify(expected)) {
+      return yield* Effect.fail(new Error(`the audit trail of the sign-in is ${JSON.stringify(types)}`))
+    }
+    return counts as SignInCounts
+  }).pipe(Effect.provide(Layer.mergeAll(storage, Layer.provide(Audit.layer, storage), services)))
