@@ -16,6 +16,8 @@ export type Pool = Database.Pool
 export type PoolClient = Database.PoolClient
 /** What a query answers. */
 export type QueryResult = Database.QueryResult
+/** A statement, its parameters and the name it is prepared under. */
+export type QueryConfig = Database.QueryConfig
 
 /** How to reach the database. */
 export interface Options {
@@ -56,6 +58,13 @@ export interface Options {
    * StorageError. The last layer opened sets it: give every instance the same value.
    */
   readonly auditRetentionDays?: number
+  /**
+   * Send every statement with parameters as a named prepared statement, parsed and planned once
+   * per connection (default true). Turn it off behind a proxy that hands a session's statements
+   * to different server connections (PgBouncer's transaction pooling without prepared statement
+   * support): there a name prepared on one server connection is unknown on the next.
+   */
+  readonly preparedStatements?: boolean
 }
 
 /** Connections of the pool the layer creates, unless `Options.poolMax` says otherwise. */
@@ -213,7 +222,7 @@ export const layer = (
       const limits = yield* Database.attemptSync(() => sessionLimits(options))
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, eventWrites)
+      const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       yield* open(db, options, retentionDays)
       return Context.merge(PostgresStores.make(db, limits), PostgresAudit.make(db)).pipe(
         Context.add(Health, {
@@ -231,7 +240,7 @@ export const migrate = (
     Effect.gen(function* () {
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, eventWrites)
+      const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       const from = yield* open(db, options, retentionDays)
       return { from, to: latestVersion }
     })

@@ -1,8 +1,9 @@
 /**
- * The statements (round trips to the database) a `client_credentials` token costs through the
- * core's token endpoint on the PostgreSQL layer, counted on the pool and on every connection
- * checked out of it (BEGIN and COMMIT included), on PGlite and on a real server. The bound is the
- * number reached: a change that adds a round trip to the success path fails here.
+ * The statements (round trips to the database) a `client_credentials` token and the
+ * introspection of a valid token cost through the core's endpoints on the PostgreSQL layer,
+ * counted on the pool and on every connection checked out of it (BEGIN and COMMIT included), on
+ * PGlite and on a real server, and the names they are prepared under. The bounds are the numbers
+ * reached: a change that adds a round trip to the success path fails here.
  */
 import {
   Admin,
@@ -24,24 +25,40 @@ import { databaseUrl, useDatabase } from "./support/postgres.js"
 
 /** Round trips of one `client_credentials` issuance on the success path. */
 const maxRoundTrips = 2
+/**
+ * Round trips of the introspection of a valid access token: the application with its throttle
+ * counters (client authentication), then the token. One would take the core reading the token
+ * with the application.
+ */
+const maxIntrospectionRoundTrips = 2
 
 /** A pool that counts every statement sent through it or through a connection it lent. */
 type Pool = PostgresStorage.Pool
 
+/** A statement sent, and the name it went under (none: parsed and planned again). */
+interface Sent {
+  readonly text: string
+  readonly name: string | undefined
+}
+
 const counting = (pool: Pool) => {
-  const sent: Array<string> = []
+  const sent: Array<Sent> = []
+  const forward =
+    (target: Pick<Pool, "query">) =>
+    (statement: string | PostgresStorage.QueryConfig, values?: Array<unknown>) => {
+      if (typeof statement === "string") {
+        sent.push({ text: statement, name: undefined })
+        return target.query(statement, values)
+      }
+      sent.push({ text: statement.text, name: statement.name })
+      return target.query(statement)
+    }
   const counted: Pool = {
-    query: (text, values) => {
-      sent.push(text)
-      return pool.query(text, values)
-    },
+    query: forward(pool),
     connect: async () => {
       const client = await pool.connect()
       return {
-        query: (text, values) => {
-          sent.push(text)
-          return client.query(text, values)
-        },
+        query: forward(client),
         release: (destroy) => client.release(destroy),
         on: (event, listener) => client.on?.(event, listener),
         removeListener: (event, listener) => client.removeListener?.(event, listener)
@@ -62,8 +79,11 @@ const services = Layer.mergeAll(
   Logger.minimumLogLevel(LogLevel.Warning)
 )
 
-const layerOver = (pool: Pool) => {
-  const storage = PostgresStorage.layer({ pool })
+const layerOver = (pool: Pool, preparedStatements?: boolean) => {
+  const storage = PostgresStorage.layer({
+    pool,
+    ...(preparedStatements !== undefined ? { preparedStatements } : {})
+  })
   return Layer.mergeAll(storage, Layer.provide(Audit.layer, storage), services)
 }
 
@@ -76,11 +96,20 @@ const tokenRequest = (authorization: string): Http.HttpRequest => ({
   remoteAddress: "127.0.0.1"
 })
 
+const introspectionRequest = (authorization: string, token: string): Http.HttpRequest => ({
+  method: "POST",
+  path: Paths.oauth.introspect,
+  query: "",
+  headers: { "content-type": "application/x-www-form-urlencoded", authorization },
+  body: `token=${encodeURIComponent(token)}`,
+  remoteAddress: "127.0.0.1"
+})
+
 /**
  * Issue one token to a fresh application over `pool` and return the statements it cost, after
  * checking that the token answered and that its row and its audit event are stored.
  */
-const issuance = (pool: Pool) => {
+const issuance = (pool: Pool, preparedStatements?: boolean) => {
   const { pool: counted, sent } = counting(pool)
   return Effect.gen(function* () {
     const created = yield* Admin.createApplication({
@@ -107,14 +136,42 @@ const issuance = (pool: Pool) => {
     )
     expect(stored.rows[0]).toEqual({ tokens: 2, events: 2 })
     return statements
+  }).pipe(Effect.provide(layerOver(counted, preparedStatements)))
+}
+
+/**
+ * Introspect a valid access token of a fresh application over `pool` and return the statements
+ * it cost, after checking that the answer says it is active.
+ */
+const introspection = (pool: Pool) => {
+  const { pool: counted, sent } = counting(pool)
+  return Effect.gen(function* () {
+    const created = yield* Admin.createApplication({
+      name: "Introspected",
+      redirectUris: ["https://app.example/cb"],
+      scope: "read",
+      grantTypes: ["client_credentials"]
+    })
+    const basic = BasicAuth.encode({ appKey: created.app.appKey, appSecret: created.appSecret })
+    const issued = yield* Option.getOrThrow(Http.route(tokenRequest(basic)))
+    const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+    expect((yield* Option.getOrThrow(Http.route(introspectionRequest(basic, token)))).status).toBe(200)
+    sent.length = 0
+    const res = yield* Option.getOrThrow(Http.route(introspectionRequest(basic, token)))
+    const statements = [...sent]
+    expect(res.status).toBe(200)
+    expect(JSON.parse(res.body)).toMatchObject({ active: true, client_id: created.app.appKey })
+    return statements
   }).pipe(Effect.provide(layerOver(counted)))
 }
+
+const texts = (sent: ReadonlyArray<Sent>) => sent.map((s) => s.text)
 
 /**
  * Lock the App Key of a fresh application (wrong secrets past the free failures) over `layer`,
  * then answer the right secret's status and the statements it cost.
  */
-const afterLockout = <E>(layer: Layer.Layer<Http.Requirements | Audit.AuditLog, E>, sent: Array<string>) =>
+const afterLockout = <E>(layer: Layer.Layer<Http.Requirements | Audit.AuditLog, E>, sent: Array<Sent>) =>
   Effect.gen(function* () {
     const created = yield* Admin.createApplication({
       name: "Locked",
@@ -153,9 +210,27 @@ describe("the throttle read with the application", () => {
 
 describe("round trips of a client_credentials token", () => {
   it(`costs at most ${maxRoundTrips} statements on PGlite, BEGIN and COMMIT included`, async () => {
-    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), issuance))
-    expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
-    expect(statements).not.toContain("BEGIN")
+    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), (pool) => issuance(pool)))
+    expect(statements.length, texts(statements).join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+    expect(texts(statements)).not.toContain("BEGIN")
+  })
+
+  it("sends each of them as a named prepared statement, unless preparedStatements is false", async () => {
+    const named = await Effect.runPromise(Effect.flatMap(pglitePool(), (pool) => issuance(pool)))
+    expect(named.every((s) => s.name !== undefined)).toBe(true)
+    const again = await Effect.runPromise(Effect.flatMap(pglitePool(), (pool) => issuance(pool)))
+    expect(again.map((s) => s.name)).toEqual(named.map((s) => s.name))
+    const unnamed = await Effect.runPromise(Effect.flatMap(pglitePool(), (pool) => issuance(pool, false)))
+    expect(unnamed.map((s) => s.name)).toEqual(named.map(() => undefined))
+  })
+})
+
+describe("round trips of an introspection", () => {
+  it(`costs ${maxIntrospectionRoundTrips} statements on PGlite for a valid token, no BEGIN`, async () => {
+    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), introspection))
+    expect(statements.length, texts(statements).join("\n")).toBe(maxIntrospectionRoundTrips)
+    expect(texts(statements)).not.toContain("BEGIN")
+    expect(statements.every((s) => s.name !== undefined)).toBe(true)
   })
 })
 
@@ -167,8 +242,19 @@ for (const serializable of [false, true]) {
       const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
       try {
         const statements = await Effect.runPromise(issuance(pool))
-        expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(maxRoundTrips)
-        expect(statements).not.toContain("BEGIN")
+        expect(statements.length, texts(statements).join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+        expect(texts(statements)).not.toContain("BEGIN")
+      } finally {
+        await pool.end()
+      }
+    })
+
+    it(`introspects a valid token in ${maxIntrospectionRoundTrips} statements, no BEGIN`, async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        const statements = await Effect.runPromise(introspection(pool))
+        expect(statements.length, texts(statements).join("\n")).toBe(maxIntrospectionRoundTrips)
+        expect(texts(statements)).not.toContain("BEGIN")
       } finally {
         await pool.end()
       }
