@@ -31,6 +31,8 @@ const maxRoundTrips = 2
  * with the application.
  */
 const maxIntrospectionRoundTrips = 2
+/** Round trips of revoking a valid access token: the two reads of introspection, then one write with its audit event. */
+const maxRevocationRoundTrips = 3
 
 /** A pool that counts every statement sent through it or through a connection it lent. */
 type Pool = PostgresStorage.Pool
@@ -96,9 +98,9 @@ const tokenRequest = (authorization: string): Http.HttpRequest => ({
   remoteAddress: "127.0.0.1"
 })
 
-const introspectionRequest = (authorization: string, token: string): Http.HttpRequest => ({
+const tokenFormRequest = (path: string, authorization: string, token: string): Http.HttpRequest => ({
   method: "POST",
-  path: Paths.oauth.introspect,
+  path,
   query: "",
   headers: { "content-type": "application/x-www-form-urlencoded", authorization },
   body: `token=${encodeURIComponent(token)}`,
@@ -137,6 +139,42 @@ const issuance = (pool: Pool, preparedStatements?: boolean) => {
     expect(stored.rows[0]).toEqual({ tokens: 2, events: 2 })
     return statements
   }).pipe(Effect.provide(layerOver(counted, preparedStatements)))
+}
+
+const introspectionRequest = (authorization: string, token: string) =>
+  tokenFormRequest(Paths.oauth.introspect, authorization, token)
+
+/**
+ * Revoke a valid access token of a fresh application over `pool` and return the statements it
+ * cost, after checking that the token is revoked and its `token_revoked` event stored.
+ */
+const revocation = (pool: Pool) => {
+  const { pool: counted, sent } = counting(pool)
+  return Effect.gen(function* () {
+    const created = yield* Admin.createApplication({
+      name: "Revoked",
+      redirectUris: ["https://app.example/cb"],
+      scope: "read",
+      grantTypes: ["client_credentials"]
+    })
+    const basic = BasicAuth.encode({ appKey: created.app.appKey, appSecret: created.appSecret })
+    const issued = yield* Option.getOrThrow(Http.route(tokenRequest(basic)))
+    const token = (JSON.parse(issued.body) as { access_token: string }).access_token
+    sent.length = 0
+    const res = yield* Option.getOrThrow(Http.route(tokenFormRequest(Paths.oauth.revoke, basic, token)))
+    const statements = [...sent]
+    expect(res.status).toBe(200)
+    const after = yield* Option.getOrThrow(Http.route(introspectionRequest(basic, token)))
+    expect(JSON.parse(after.body)).toEqual({ active: false })
+    const stored = yield* Effect.promise(() =>
+      pool.query(
+        "SELECT count(*)::int AS events FROM audit_events WHERE app_key = $1 AND type = 'token_revoked'",
+        [created.app.appKey]
+      )
+    )
+    expect(stored.rows[0]).toEqual({ events: 1 })
+    return statements
+  }).pipe(Effect.provide(layerOver(counted)))
 }
 
 /**
@@ -234,6 +272,14 @@ describe("round trips of an introspection", () => {
   })
 })
 
+describe("round trips of a revocation", () => {
+  it(`costs ${maxRevocationRoundTrips} statements on PGlite for a valid token, its audit event in the write, no BEGIN`, async () => {
+    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), revocation))
+    expect(statements.length, texts(statements).join("\n")).toBe(maxRevocationRoundTrips)
+    expect(texts(statements)).not.toContain("BEGIN")
+  })
+})
+
 for (const serializable of [false, true]) {
   const isolation = serializable ? "serializable" : "read committed"
   describe.skipIf(databaseUrl === undefined)(`round trips on a real PostgreSQL, ${isolation}`, () => {
@@ -243,6 +289,17 @@ for (const serializable of [false, true]) {
       try {
         const statements = await Effect.runPromise(issuance(pool))
         expect(statements.length, texts(statements).join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+        expect(texts(statements)).not.toContain("BEGIN")
+      } finally {
+        await pool.end()
+      }
+    })
+
+    it(`revokes a valid token in ${maxRevocationRoundTrips} statements, no BEGIN`, async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        const statements = await Effect.runPromise(revocation(pool))
+        expect(statements.length, texts(statements).join("\n")).toBe(maxRevocationRoundTrips)
         expect(texts(statements)).not.toContain("BEGIN")
       } finally {
         await pool.end()

@@ -5,7 +5,7 @@
  */
 import { type Audit, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
-import { send } from "./prepared.js"
+import { cachedTexts, send } from "./prepared.js"
 
 /** What a query answers: the rows, and how many rows a write changed. */
 export interface QueryResult {
@@ -277,7 +277,11 @@ export interface Database {
     body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
     options?: TransactionOptions
   ) => Effect.Effect<A, E | StorageError.StorageError>
-  /** One write statement: alone when no audit event is attached, in a transaction with them otherwise. */
+  /**
+   * One write statement, alone when no audit event is attached; with them, one statement that
+   * stores them too (`text` and their INSERT as data-modifying CTEs), answering the rows `text`
+   * returns and how many rows it changed. One statement is one transaction: no BEGIN or COMMIT.
+   */
   readonly write: (
     text: string,
     values?: ReadonlyArray<unknown>
@@ -411,6 +415,28 @@ const once = <A, E>(
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
+/** The statement of `writeWithEvents`: `text` as a data-modifying CTE, then the events' INSERT. */
+const withEventsText = cachedTexts((text: string) =>
+  cachedTexts((events: string) => `WITH written AS (${text}) ${events}`)
+)
+
+/**
+ * The statement of `write` with audit events: `text` and the events' INSERT as data-modifying
+ * CTEs, answering the rows `text` returns (`returns`), or else how many rows it changed.
+ */
+const writeAndEventsText = cachedTexts((text: string) => {
+  const returns = /\bRETURNING\b/i.test(text)
+  return cachedTexts((events: string) => ({
+    returns,
+    text: returns
+      ? `WITH written AS (${text}), logged AS (${events}) SELECT * FROM written`
+      : `WITH written AS (${text} RETURNING 1), logged AS (${events}) SELECT count(*)::int AS changed FROM written`
+  }))
+})
+
+// The count a `SELECT count(*)::int` answered.
+const count = (value: unknown): number => (typeof value === "number" ? value : Number(value ?? 0))
+
 /**
  * Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement.
  * `prepare`: statements with parameters go as named prepared statements (see `prepared.ts`).
@@ -440,20 +466,23 @@ export const make = (
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
         retrying(once(pool, writes, body, events, options.locks ?? []))
       ),
-    write: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        retrying(
-          events.length === 0
-            ? statement(text, values)
-            : once(pool, writes, (tx) => tx.query(text, values), events, [])
+    write: (text, values = []) =>
+      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
+        if (events.length === 0) return retrying(statement(text, values))
+        const audit = eventWrites.statement(events, values.length)
+        const { text: both, returns } = writeAndEventsText(text)(audit.text)
+        return Effect.map(retrying(statement(both, [...values, ...audit.values])), (r) =>
+          returns
+            ? { rows: r.rows, rowCount: r.rows.length }
+            : { rows: [], rowCount: count(r.rows[0]?.changed) }
         )
-      ),
+      }),
     writeWithEvents: (text, values) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
         if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
         const audit = eventWrites.statement(events, values.length)
         return Effect.asVoid(
-          retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
+          retrying(statement(withEventsText(text)(audit.text), [...values, ...audit.values]))
         )
       }),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),

@@ -36,6 +36,22 @@ export const nameOf = (text: string): string | undefined => {
 }
 
 /**
+ * `build` with what it built kept: a statement text is built once for each key and is then the
+ * same string, whose name `nameOf` finds without hashing it again. At most `maxNamed` keys are
+ * kept; past them it is built on every call.
+ */
+export const cachedTexts = <K, T>(build: (key: K) => T): ((key: K) => T) => {
+  const built = new Map<K, T>()
+  return (key) => {
+    const found = built.get(key)
+    if (found !== undefined) return found
+    const value = build(key)
+    if (built.size < maxNamed) built.set(key, value)
+    return value
+  }
+}
+
+/**
  * Send `text` with `values` on `target` (a pool or a checked-out connection): prepared under its
  * name when `prepare` is on and it has parameters, unnamed otherwise.
  */
