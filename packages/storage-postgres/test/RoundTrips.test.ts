@@ -8,15 +8,18 @@
 import {
   Admin,
   Audit,
+  AuditStore,
   BasicAuth,
   Config,
   Entropy,
   Http,
   PasswordHasher,
   Paths,
-  Throttle
+  Throttle,
+  TokenStore
 } from "@latchkey/core"
 import { PostgresStorage } from "@latchkey/storage-postgres"
+import { Fixtures } from "@latchkey/storage-testkit"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
@@ -269,6 +272,61 @@ describe("round trips of an introspection", () => {
     expect(statements.length, texts(statements).join("\n")).toBe(maxIntrospectionRoundTrips)
     expect(texts(statements)).not.toContain("BEGIN")
     expect(statements.every((s) => s.name !== undefined)).toBe(true)
+  })
+})
+
+/**
+ * Rotate a refresh token of no user over `pool` with two audit events, as the refresh grant does,
+ * and return the statements it cost; then rotate it again (refused: already rotated) and check
+ * that only the first rotation's events are stored.
+ */
+const rotation = (pool: Pool) => {
+  const { pool: counted, sent } = counting(pool)
+  return Effect.gen(function* () {
+    const tokens = yield* TokenStore.TokenStore
+    const audit = yield* AuditStore.AuditStore
+    const [, refresh] = Fixtures.pair()
+    yield* tokens.insert([refresh])
+    const event = (type: Audit.EventType): Audit.AuditEvent => ({
+      at: Fixtures.baseTime,
+      type,
+      appKey: refresh.appKey,
+      userId: null,
+      openId: refresh.openId,
+      address: null,
+      requestId: null,
+      detail: null,
+      actor: null
+    })
+    const rotate = () =>
+      audit.appendWith(
+        [event("refresh_rotated"), event("token_issued")],
+        tokens.rotate(
+          refresh.tokenHash,
+          Fixtures.baseTime,
+          0,
+          Fixtures.pair({ familyId: refresh.familyId, appKey: refresh.appKey })
+        )
+      )
+    sent.length = 0
+    yield* rotate()
+    const statements = [...sent]
+    expect((yield* Effect.flip(rotate()))._tag).toBe("RefreshAlreadyRotated")
+    const stored = yield* audit.tail({ limit: 10, appKey: refresh.appKey })
+    expect(stored.map((e) => e.type)).toEqual(["refresh_rotated", "token_issued"])
+    return statements
+  }).pipe(Effect.provide(PostgresStorage.layer({ pool: counted })))
+}
+
+describe("round trips of a transaction that writes tokens", () => {
+  it("a rotation's audit events go in the tokens' INSERT: BEGIN, the rotation, the INSERT, COMMIT", async () => {
+    const statements = await Effect.runPromise(Effect.flatMap(pglitePool(), rotation))
+    expect(texts(statements).length, texts(statements).join("\n")).toBe(4)
+    expect(texts(statements)[0]).toBe("BEGIN")
+    expect(texts(statements)[2]).toMatch(
+      /^WITH written AS \(INSERT INTO tokens .*\) INSERT INTO audit_events/s
+    )
+    expect(texts(statements)[3]).toBe("COMMIT")
   })
 })
 

@@ -220,6 +220,15 @@ export interface Tx {
     text: string,
     values?: ReadonlyArray<unknown>
   ) => Effect.Effect<QueryResult, StorageError.StorageError>
+  /**
+   * One write statement whose answer the caller does not read, carrying the transaction's audit
+   * events (`WITH written AS (text) INSERT INTO audit_events …`) so they need no statement of
+   * their own after the body; alone when there are none, or when an earlier statement took them.
+   */
+  readonly writeWithEvents: (
+    text: string,
+    values: ReadonlyArray<unknown>
+  ) => Effect.Effect<void, StorageError.StorageError>
 }
 
 /** Audit events to store in the transaction of the next write of this fiber (see `withEvents`). */
@@ -328,7 +337,7 @@ export interface EventWrites {
 /** How a transaction sends its statements and stores its audit events. */
 interface Writes {
   readonly prepare: boolean
-  readonly insertEvents: EventWrites["insert"]
+  readonly events: EventWrites
 }
 
 /** How one run of a transaction ended, and whether its connection may go back to the pool. */
@@ -362,6 +371,11 @@ const release = (client: PoolClient, clean: boolean): Effect.Effect<void> =>
     client.release(clean ? undefined : true)
   })
 
+/** The statement of `writeWithEvents`: `text` as a data-modifying CTE, then the events' INSERT. */
+const withEventsText = cachedTexts((text: string) =>
+  cachedTexts((events: string) => `WITH written AS (${text}) ${events}`)
+)
+
 /**
  * One run of a transaction on `client`: the advisory `locks`, BEGIN, `body`, the `events`, then
  * COMMIT (ROLLBACK on a failure), then the unlock.
@@ -374,7 +388,20 @@ const runOn = <A, E>(
   writes: Writes
 ): Effect.Effect<Outcome<A, E>> =>
   Effect.gen(function* (): Effect.fn.Return<Outcome<A, E>> {
-    const tx: Tx = { query: (text, values = []) => attempt(() => send(client, text, values, writes.prepare)) }
+    const query: Tx["query"] = (text, values = []) =>
+      attempt(() => send(client, text, values, writes.prepare))
+    // The events no statement of the body has carried yet
+    let pending = events
+    const tx: Tx = {
+      query,
+      writeWithEvents: (text, values) =>
+        Effect.suspend(() => {
+          if (pending.length === 0) return Effect.asVoid(query(text, values))
+          const audit = writes.events.statement(pending, values.length)
+          pending = []
+          return Effect.asVoid(query(withEventsText(text)(audit.text), [...values, ...audit.values]))
+        })
+    }
     if (locks.length > 0) {
       const locked = yield* Effect.exit(tx.query(lock, [locks]))
       if (Exit.isFailure(locked)) return { clean: false, exit: Exit.failCause(locked.cause) }
@@ -383,7 +410,9 @@ const runOn = <A, E>(
       Effect.zipRight(
         tx.query("BEGIN"),
         Effect.flatMap(body(tx), (value) =>
-          events.length === 0 ? Effect.succeed(value) : Effect.as(writes.insertEvents(tx, events), value)
+          Effect.suspend(() =>
+            pending.length === 0 ? Effect.succeed(value) : Effect.as(writes.events.insert(tx, pending), value)
+          )
         )
       )
     )
@@ -415,11 +444,6 @@ const once = <A, E>(
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
-/** The statement of `writeWithEvents`: `text` as a data-modifying CTE, then the events' INSERT. */
-const withEventsText = cachedTexts((text: string) =>
-  cachedTexts((events: string) => `WITH written AS (${text}) ${events}`)
-)
-
 /**
  * The statement of `write` with audit events: `text` and the events' INSERT as data-modifying
  * CTEs, answering the rows `text` returns (`returns`), or else how many rows it changed.
@@ -447,7 +471,7 @@ export const make = (
   prepare = true,
   retryPolicy: RetryPolicy = defaultRetryPolicy
 ): Database => {
-  const writes: Writes = { prepare, insertEvents: eventWrites.insert }
+  const writes: Writes = { prepare, events: eventWrites }
   const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
     attempt(() => send(pool, text, values, prepare))
   const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
