@@ -5,7 +5,8 @@
  */
 import { type Audit, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
-import { cachedTexts, send } from "./prepared.js"
+import { send } from "./prepared.js"
+import { withEventsText, writeAndEvents } from "./withEvents.js"
 
 /** What a query answers: the rows, and how many rows a write changed. */
 export interface QueryResult {
@@ -371,11 +372,6 @@ const release = (client: PoolClient, clean: boolean): Effect.Effect<void> =>
     client.release(clean ? undefined : true)
   })
 
-/** The statement of `writeWithEvents`: `text` as a data-modifying CTE, then the events' INSERT. */
-const withEventsText = cachedTexts((text: string) =>
-  cachedTexts((events: string) => `WITH written AS (${text}) ${events}`)
-)
-
 /**
  * One run of a transaction on `client`: the advisory `locks`, BEGIN, `body`, the `events`, then
  * COMMIT (ROLLBACK on a failure), then the unlock.
@@ -399,7 +395,7 @@ const runOn = <A, E>(
           if (pending.length === 0) return Effect.asVoid(query(text, values))
           const audit = writes.events.statement(pending, values.length)
           pending = []
-          return Effect.asVoid(query(withEventsText(text)(audit.text), [...values, ...audit.values]))
+          return Effect.asVoid(query(withEventsText(text, audit.text), [...values, ...audit.values]))
         })
     }
     if (locks.length > 0) {
@@ -445,23 +441,6 @@ const once = <A, E>(
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
 /**
- * The statement of `write` with audit events: `text` and the events' INSERT as data-modifying
- * CTEs, answering the rows `text` returns (`returns`), or else how many rows it changed.
- */
-const writeAndEventsText = cachedTexts((text: string) => {
-  const returns = /\bRETURNING\b/i.test(text)
-  return cachedTexts((events: string) => ({
-    returns,
-    text: returns
-      ? `WITH written AS (${text}), logged AS (${events}) SELECT * FROM written`
-      : `WITH written AS (${text} RETURNING 1), logged AS (${events}) SELECT count(*)::int AS changed FROM written`
-  }))
-})
-
-// The count a `SELECT count(*)::int` answered.
-const count = (value: unknown): number => (typeof value === "number" ? value : Number(value ?? 0))
-
-/**
  * Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement.
  * `prepare`: statements with parameters go as named prepared statements (see `prepared.ts`).
  */
@@ -494,19 +473,15 @@ export const make = (
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
         if (events.length === 0) return retrying(statement(text, values))
         const audit = eventWrites.statement(events, values.length)
-        const { text: both, returns } = writeAndEventsText(text)(audit.text)
-        return Effect.map(retrying(statement(both, [...values, ...audit.values])), (r) =>
-          returns
-            ? { rows: r.rows, rowCount: r.rows.length }
-            : { rows: [], rowCount: count(r.rows[0]?.changed) }
-        )
+        const both = writeAndEvents(text, audit.text)
+        return Effect.map(retrying(statement(both.text, [...values, ...audit.values])), both.answer)
       }),
     writeWithEvents: (text, values) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) => {
         if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
         const audit = eventWrites.statement(events, values.length)
         return Effect.asVoid(
-          retrying(statement(withEventsText(text)(audit.text), [...values, ...audit.values]))
+          retrying(statement(withEventsText(text, audit.text), [...values, ...audit.values]))
         )
       }),
     eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
