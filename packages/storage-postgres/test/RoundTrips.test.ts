@@ -342,6 +342,16 @@ for (const serializable of [false, true]) {
   const isolation = serializable ? "serializable" : "read committed"
   describe.skipIf(databaseUrl === undefined)(`round trips on a real PostgreSQL, ${isolation}`, () => {
     const database = useDatabase({ serializable })
+    it("rotates a refresh token in BEGIN, the rotation, the tokens' INSERT with the events, COMMIT", async () => {
+      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
+      try {
+        const statements = await Effect.runPromise(rotation(pool))
+        expect(texts(statements).length, texts(statements).join("\n")).toBe(4)
+      } finally {
+        await pool.end()
+      }
+    })
+
     it(`costs at most ${maxRoundTrips} statements, BEGIN and COMMIT included`, async () => {
       const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
       try {
