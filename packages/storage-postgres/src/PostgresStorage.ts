@@ -60,9 +60,9 @@ export interface Options {
   readonly auditRetentionDays?: number
   /**
    * Send every statement with parameters as a named prepared statement, parsed and planned once
-   * per connection (default true). Turn it off behind a proxy that hands a session's statements
-   * to different server connections (PgBouncer's transaction pooling without prepared statement
-   * support): there a name prepared on one server connection is unknown on the next.
+   * per connection (default true). `false` sends every statement unnamed, parsed and planned each
+   * time: for a connection path that does not keep a session's prepared statements (a pooler
+   * between the adapter and PostgreSQL must run in session mode anyway, for the advisory locks).
    */
   readonly preparedStatements?: boolean
 }
