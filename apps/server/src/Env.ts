@@ -114,6 +114,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
     dbPath: db === inMemory || isAbsolute(db) ? db : resolve(baseDirectory(env), db),
     databaseUrl,
     pgPoolMax: get("LATCHKEY_PG_POOL_MAX"),
+    pgPreparedStatements: get("LATCHKEY_PG_PREPARED_STATEMENTS") === "on",
     secret,
     scopeDescriptions,
     productName,

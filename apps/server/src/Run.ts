@@ -25,7 +25,8 @@ const migrateOnce = async (env: Env.ServerEnv): Promise<void> => {
     env.databaseUrl !== null
       ? PostgresStorage.migrate({
           connectionString: env.databaseUrl,
-          auditRetentionDays: env.auditRetentionDays
+          auditRetentionDays: env.auditRetentionDays,
+          preparedStatements: env.pgPreparedStatements
         })
       : SqliteStorage.migrate({ filename: env.dbPath })
   )

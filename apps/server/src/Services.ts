@@ -49,6 +49,7 @@ const storageLayer = (
     ? PostgresStorage.layer({
         connectionString: env.databaseUrl,
         poolMax: env.pgPoolMax,
+        preparedStatements: env.pgPreparedStatements,
         auditRetentionDays: env.auditRetentionDays
       })
     : SqliteStorage.layer({ filename: env.dbPath, auditRetentionDays: env.auditRetentionDays })

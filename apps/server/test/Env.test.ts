@@ -98,6 +98,7 @@ describe("Env.read", () => {
       "postgresql://latchkey:s3cret-pw@db.internal:5433/auth?sslmode=require"
     )
     assert.strictEqual(env.pgPoolMax, 10)
+    assert.strictEqual(env.pgPreparedStatements, true)
     assert.strictEqual(Env.describeStore(env), "postgresql://db.internal:5433/auth")
     assert.isNull(Env.read({}).databaseUrl)
     try {
@@ -108,6 +109,12 @@ describe("Env.read", () => {
       assert.include((e as Error).message, "DATABASE_URL")
       assert.notInclude((e as Error).message, "s3cret-pw")
     }
+  })
+
+  it("LATCHKEY_PG_PREPARED_STATEMENTS=off turns PostgreSQL's named prepared statements off; other values are refused", () => {
+    assert.strictEqual(Env.read({ LATCHKEY_PG_PREPARED_STATEMENTS: "off" }).pgPreparedStatements, false)
+    assert.strictEqual(Env.read({ LATCHKEY_PG_PREPARED_STATEMENTS: "ON" }).pgPreparedStatements, true)
+    assert.throws(() => Env.read({ LATCHKEY_PG_PREPARED_STATEMENTS: "no" }), Env.EnvError, /on or off/)
   })
 })
 

@@ -9,7 +9,7 @@
  * const Storage = PostgresStorage.layer({ pool: PgliteClient.make(db) })
  * ```
  */
-import type { Pool, PoolClient, QueryResult } from "./PostgresStorage.js"
+import type { Pool, PoolClient, QueryConfig, QueryResult } from "./PostgresStorage.js"
 
 /** A result of PGlite's `query` and `exec`. */
 export interface PgliteResults {
@@ -73,6 +73,13 @@ const connectionOf = (db: Pglite): Connection => {
 
 const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
 
+// PGlite runs one statement at a time in this process: a statement's name changes nothing there.
+const statementOf = (
+  statement: string | QueryConfig,
+  values?: ReadonlyArray<unknown>
+): { readonly text: string; readonly values?: ReadonlyArray<unknown> | undefined } =>
+  typeof statement === "string" ? { text: statement, values } : statement
+
 const run = async (db: Pglite, text: string, values: ReadonlyArray<unknown> = []): Promise<QueryResult> => {
   if (values.length > 0) {
     const r = await db.query(text, [...values])
@@ -107,7 +114,8 @@ export const make = (db: Pglite, options: Options = {}): Pool => {
   }
 
   return {
-    query: async (text, values) => {
+    query: async (statement: string | QueryConfig, params?: Array<unknown>) => {
+      const { text, values } = statementOf(statement, params)
       const free = await take()
       try {
         return await run(db, text, values)
@@ -120,8 +128,9 @@ export const make = (db: Pglite, options: Options = {}): Pool => {
       let pending: Promise<unknown> = Promise.resolve()
       let released = false
       return {
-        query: (text, values) => {
+        query: (statement: string | QueryConfig, params?: Array<unknown>) => {
           if (released) return Promise.reject(new Error("Client was closed and is not queryable"))
+          const { text, values } = statementOf(statement, params)
           const result = run(db, text, values)
           pending = result.catch(() => undefined)
           return result

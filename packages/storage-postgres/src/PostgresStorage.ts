@@ -24,6 +24,8 @@ export type Pool = Database.Pool
 export type PoolClient = Database.PoolClient
 /** What a query answers. */
 export type QueryResult = Database.QueryResult
+/** A statement, its parameters and the name it is prepared under. */
+export type QueryConfig = Database.QueryConfig
 
 /** How to reach the database. */
 export interface Options {
@@ -64,6 +66,13 @@ export interface Options {
    * StorageError. The last layer opened sets it: give every instance the same value.
    */
   readonly auditRetentionDays?: number
+  /**
+   * Send every statement with parameters as a named prepared statement, parsed and planned once
+   * per connection (default true). `false` sends every statement unnamed, parsed and planned each
+   * time: for a connection path that does not keep a session's prepared statements (a pooler
+   * between the adapter and PostgreSQL must run in session mode anyway, for the advisory locks).
+   */
+  readonly preparedStatements?: boolean
 }
 
 /** Connections of the pool the layer creates, unless `Options.poolMax` says otherwise. */
@@ -225,7 +234,7 @@ export const layer = (
       const limits = yield* Database.attemptSync(() => sessionLimits(options))
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, eventWrites)
+      const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       yield* open(db, options, retentionDays)
       return Context.merge(PostgresStores.make(db, limits), PostgresAudit.make(db)).pipe(
         Context.add(Transaction.Transaction, { run: db.unit }),
@@ -244,7 +253,7 @@ export const migrate = (
     Effect.gen(function* () {
       const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
-      const db = Database.make(pool, eventWrites)
+      const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       const from = yield* open(db, options, retentionDays)
       return { from, to: latestVersion }
     })

@@ -440,18 +440,19 @@ it.effect("the pending characters are kept exact by the trigger for any writer, 
 
 // A pool over PGlite whose COMMIT fails with a serialization failure (after rolling back) while `failing()` says so.
 const conflictingPool = (pool: PostgresStorage.Pool, failing: () => boolean): PostgresStorage.Pool => ({
-  query: (text, values) => pool.query(text, values),
+  query: (statement: string | PostgresStorage.QueryConfig, values?: Array<unknown>) =>
+    typeof statement === "string" ? pool.query(statement, values) : pool.query(statement),
   connect: async () => {
     const client = await pool.connect()
     return {
-      query: async (text, values) => {
-        if (text === "COMMIT" && failing()) {
+      query: async (statement: string | PostgresStorage.QueryConfig, values?: Array<unknown>) => {
+        if (statement === "COMMIT" && failing()) {
           await client.query("ROLLBACK")
           throw Object.assign(new Error("could not serialize access due to concurrent update"), {
             code: "40001"
           })
         }
-        return client.query(text, values)
+        return typeof statement === "string" ? client.query(statement, values) : client.query(statement)
       },
       release: (destroy) => client.release(destroy)
     }

@@ -25,20 +25,27 @@ const expected: SignInCounts = {
 
 type Pool = PostgresStorage.Pool
 
-/** `pool`, counting the transactions it commits. */
+/** `pool`, counting the transactions it commits (statements sent as text or as named statements alike). */
 const counting = (pool: Pool) => {
   let commits = 0
+  const textOf = (statement: string | PostgresStorage.QueryConfig) =>
+    typeof statement === "string" ? statement : statement.text
+  const send = (
+    target: Pick<Pool, "query">,
+    statement: string | PostgresStorage.QueryConfig,
+    values?: Array<unknown>
+  ) => (typeof statement === "string" ? target.query(statement, values) : target.query(statement))
   const counted: Pool = {
-    query: (text, values) => {
-      if (!/^\s*SELECT\b/i.test(text)) commits++
-      return pool.query(text, values)
+    query: (statement: string | PostgresStorage.QueryConfig, values?: Array<unknown>) => {
+      if (!/^\s*SELECT\b/i.test(textOf(statement))) commits++
+      return send(pool, statement, values)
     },
     connect: async () => {
       const client = await pool.connect()
       return {
-        query: (text, values) => {
-          if (/^\s*COMMIT\b/i.test(text)) commits++
-          return client.query(text, values)
+        query: (statement: string | PostgresStorage.QueryConfig, values?: Array<unknown>) => {
+          if (/^\s*COMMIT\b/i.test(textOf(statement))) commits++
+          return send(client, statement, values)
         },
         release: (destroy) => client.release(destroy),
         on: (event, listener) => client.on?.(event, listener),

@@ -83,6 +83,8 @@ export const settings = {
     "PostgreSQL connection URI ({bounds}: `postgres://user:password@host:5432/db`); when set, the server and the CLI use PostgreSQL instead of SQLite (`LATCHKEY_DB` is ignored). Never logged. Several instances on one database: docs/deploy.md in the Latchkey repository"),
   LATCHKEY_PG_POOL_MAX: whole({ min: 1, max: 1000, fallback: 10 },
     "Most PostgreSQL connections per server process ({bounds}); every worker and instance has its own pool"),
+  LATCHKEY_PG_PREPARED_STATEMENTS: oneOf(["on", "off"], "on",
+    "Named prepared statements on PostgreSQL ({bounds}): each connection parses and plans a statement once. `off` sends every statement unnamed, parsed and planned each time, for a connection path that does not keep a session's prepared statements (a pooler must run in session mode anyway: docs/deploy.md)"),
   LATCHKEY_SECRET: secret({ min: Config.minServerKeyLength, fallback: null, defaultText: "generated, kept in the database" },
     "Server key ({bounds}): signs session cookies, keys App Secret digests and open_id derivation. Instances on one database share the generated one; changing it is an outage of client authentication (docs/deploy.md)"),
   LATCHKEY_SCOPE_DESCRIPTIONS: scopeDescriptions(

@@ -6,16 +6,19 @@ import { type Audit, AuditStore, StorageError } from "@latchkey/core"
 import { Context, Effect } from "effect"
 import type * as Database from "./database.js"
 import { attemptSync, type Tx } from "./database.js"
+import { cachedTexts } from "./prepared.js"
 import * as Rows from "./rows.js"
 
 const eventValues = 9
 // The insert of `n` events, its parameters numbered from $(after + 1).
-const insertSql = (n: number, after = 0): string =>
+const buildInsertSql = (n: number, after: number): string =>
   `INSERT INTO audit_events (at, type, app_key, user_id, open_id, address, request_id, detail, actor) VALUES ${Array.from(
     { length: n },
     (_, i) =>
       `(${Array.from({ length: eventValues }, (_, k) => `$${after + i * eventValues + k + 1}`).join(", ")})`
   ).join(", ")}`
+const insertSqlAfter = cachedTexts((after: number) => cachedTexts((n: number) => buildInsertSql(n, after)))
+const insertSql = (n: number, after = 0): string => insertSqlAfter(after)(n)
 
 const eventParams = (events: ReadonlyArray<Audit.AuditEvent>): Array<unknown> =>
   events.flatMap((e) => [

@@ -5,7 +5,9 @@
  */
 import { type Audit, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, ParseResult, Schedule } from "effect"
+import { send } from "./prepared.js"
 import { joinedWrite, lockKey, savepoint } from "./units.js"
+import { withEventsText, writeAndEvents } from "./withEvents.js"
 
 /** What a query answers: the rows, and how many rows a write changed. */
 export interface QueryResult {
@@ -13,9 +15,21 @@ export interface QueryResult {
   readonly rowCount: number | null
 }
 
+/**
+ * A statement with its parameters, and the name it is prepared under (node-postgres'
+ * `QueryConfig`): a connection parses a named statement the first time it runs it and then only
+ * binds and executes it. A statement without a name is parsed and planned on every run.
+ */
+export interface QueryConfig {
+  readonly name?: string
+  readonly text: string
+  readonly values?: Array<unknown>
+}
+
 /** A connection checked out of a pool (node-postgres' `PoolClient`, or `PgliteClient`'s). */
 export interface PoolClient {
   query(text: string, values?: Array<unknown>): Promise<QueryResult>
+  query(config: QueryConfig): Promise<QueryResult>
   /** Give the connection back; with an argument the pool closes it instead of keeping it. */
   release(destroy?: Error | boolean): void
   on?(event: "error", listener: (error: Error) => void): unknown
@@ -28,6 +42,7 @@ export interface PoolClient {
  */
 export interface Pool {
   query(text: string, values?: Array<unknown>): Promise<QueryResult>
+  query(config: QueryConfig): Promise<QueryResult>
   connect(): Promise<PoolClient>
   on?(event: "error", listener: (error: Error) => void): unknown
   removeListener?(event: "error", listener: (error: Error) => void): unknown
@@ -159,33 +174,46 @@ export const defaultRetryPolicy: RetryPolicy = { attempts: 8, baseDelay: "2 mill
 
 /**
  * Run `effect` again while it fails with a serialization failure (40001) or a deadlock (40P01),
- * at most `policy.attempts` times in all, waiting on the Clock between runs (exponential, with
- * jitter, capped). Past the bound the conflict becomes a StorageError saying so: it is never
- * answered as anything else.
+ * at most `policy.attempts` times in all, waiting on `clock` (default: the fiber's Clock) between
+ * runs (exponential, with jitter, capped). Past the bound the conflict becomes a StorageError
+ * saying so: it is never answered as anything else. The schedule is built once a run conflicted:
+ * a run that does not conflict costs one failure handler, nothing more.
  */
 export const retryConflicts = <A, E>(
   effect: Effect.Effect<A, E | StorageError.StorageError>,
-  policy: RetryPolicy = defaultRetryPolicy
+  policy: RetryPolicy = defaultRetryPolicy,
+  clock?: Clock.Clock
 ): Effect.Effect<A, E | StorageError.StorageError> => {
   const isRetryable = (e: E | StorageError.StorageError): boolean =>
     e instanceof StorageError.StorageError && isConflict(e.cause)
-  const cap = Duration.decode(policy.maxDelay)
-  const schedule = Schedule.exponential(policy.baseDelay).pipe(
-    Schedule.jittered,
-    Schedule.modifyDelay((d) => Duration.min(d, cap)),
-    Schedule.intersect(Schedule.recurs(Math.max(0, policy.attempts - 1)))
-  )
-  return effect.pipe(
-    Effect.retry({ schedule, while: isRetryable }),
-    Effect.catchIf(isRetryable, (e) =>
-      Effect.fail(
-        new StorageError.StorageError({
-          message: `the transaction kept conflicting with concurrent ones; gave up after ${policy.attempts} attempts`,
-          cause: e instanceof StorageError.StorageError ? e.cause : e
-        })
+  const rerun = (first: E | StorageError.StorageError) => {
+    const cap = Duration.decode(policy.maxDelay)
+    const schedule = Schedule.exponential(policy.baseDelay).pipe(
+      Schedule.jittered,
+      Schedule.modifyDelay((d) => Duration.min(d, cap)),
+      Schedule.intersect(Schedule.recurs(Math.max(0, policy.attempts - 1)))
+    )
+    // The first run's failure, answered again to the schedule as if that run were under it
+    let replay: Option.Option<E | StorageError.StorageError> = Option.some(first)
+    const runs = Effect.suspend(() => {
+      const failed = replay
+      replay = Option.none()
+      return Option.isSome(failed) ? Effect.fail(failed.value) : effect
+    })
+    const reruns = runs.pipe(
+      Effect.retry({ schedule, while: isRetryable }),
+      Effect.catchIf(isRetryable, (e) =>
+        Effect.fail(
+          new StorageError.StorageError({
+            message: `the transaction kept conflicting with concurrent ones; gave up after ${policy.attempts} attempts`,
+            cause: e instanceof StorageError.StorageError ? e.cause : e
+          })
+        )
       )
     )
-  )
+    return clock === undefined ? reruns : Effect.withClock(reruns, clock)
+  }
+  return Effect.catchIf(effect, isRetryable, rerun)
 }
 
 /** One connection inside a transaction. */
@@ -194,6 +222,15 @@ export interface Tx {
     text: string,
     values?: ReadonlyArray<unknown>
   ) => Effect.Effect<QueryResult, StorageError.StorageError>
+  /**
+   * One write statement whose answer the caller does not read, carrying the transaction's audit
+   * events (`WITH written AS (text) INSERT INTO audit_events …`) so they need no statement of
+   * their own after the body; alone when there are none, or when an earlier statement took them.
+   */
+  readonly writeWithEvents: (
+    text: string,
+    values: ReadonlyArray<unknown>
+  ) => Effect.Effect<void, StorageError.StorageError>
 }
 
 /** Audit events to store in the transaction of the next write of this fiber (see `withEvents`). */
@@ -245,7 +282,11 @@ export interface Database {
     body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
     options?: TransactionOptions
   ) => Effect.Effect<A, E | StorageError.StorageError>
-  /** One write statement: alone when no audit event is attached, in a transaction with them otherwise. */
+  /**
+   * One write statement, alone when no audit event is attached; with them, one statement that
+   * stores them too (`text` and their INSERT as data-modifying CTEs), answering the rows `text`
+   * returns and how many rows it changed. One statement is one transaction: no BEGIN or COMMIT.
+   */
   readonly write: (
     text: string,
     values?: ReadonlyArray<unknown>
@@ -296,7 +337,11 @@ export interface EventWrites {
   readonly statement: (events: ReadonlyArray<Audit.AuditEvent>, after: number) => Statement
 }
 
-type InsertEvents = EventWrites["insert"]
+/** How a transaction sends its statements and stores its audit events. */
+interface Writes {
+  readonly prepare: boolean
+  readonly events: EventWrites
+}
 
 /** How one run of a transaction ended, and whether its connection may go back to the pool. */
 interface Outcome<A, E> {
@@ -338,10 +383,23 @@ const runOn = <A, E>(
   body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
   events: ReadonlyArray<Audit.AuditEvent>,
   locks: ReadonlyArray<string>,
-  insertEvents: InsertEvents
+  writes: Writes
 ): Effect.Effect<Outcome<A, E>> =>
   Effect.gen(function* (): Effect.fn.Return<Outcome<A, E>> {
-    const tx: Tx = { query: (text, values = []) => attempt(() => client.query(text, [...values])) }
+    const query: Tx["query"] = (text, values = []) =>
+      attempt(() => send(client, text, values, writes.prepare))
+    // The events no statement of the body has carried yet
+    let pending = events
+    const tx: Tx = {
+      query,
+      writeWithEvents: (text, values) =>
+        Effect.suspend(() => {
+          if (pending.length === 0) return Effect.asVoid(query(text, values))
+          const audit = writes.events.statement(pending, values.length)
+          pending = []
+          return Effect.asVoid(query(withEventsText(text, audit.text), [...values, ...audit.values]))
+        })
+    }
     if (locks.length > 0) {
       const locked = yield* Effect.exit(tx.query(lock, [locks]))
       if (Exit.isFailure(locked)) return { clean: false, exit: Exit.failCause(locked.cause) }
@@ -350,7 +408,9 @@ const runOn = <A, E>(
       Effect.zipRight(
         tx.query("BEGIN"),
         Effect.flatMap(body(tx), (value) =>
-          events.length === 0 ? Effect.succeed(value) : Effect.as(insertEvents(tx, events), value)
+          Effect.suspend(() =>
+            pending.length === 0 ? Effect.succeed(value) : Effect.as(writes.events.insert(tx, pending), value)
+          )
         )
       )
     )
@@ -371,28 +431,32 @@ const runOn = <A, E>(
 /** One run of a transaction on a connection of `pool`, given back (or closed) after it. */
 const once = <A, E>(
   pool: Pool,
-  insertEvents: InsertEvents,
+  writes: Writes,
   body: (tx: Tx) => Effect.Effect<A, E | StorageError.StorageError>,
   events: ReadonlyArray<Audit.AuditEvent>,
   locks: ReadonlyArray<string>
 ): Effect.Effect<A, E | StorageError.StorageError> =>
   Effect.acquireUseRelease(
     connect(pool),
-    (client) => runOn(client, body, events, locks, insertEvents),
+    (client) => runOn(client, body, events, locks, writes),
     (client, used) => release(client, Exit.isSuccess(used) && used.value.clean)
   ).pipe(Effect.flatMap(({ exit }) => exit))
 
-/** Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement. */
+/**
+ * Transactions over `pool`; `eventWrites` stores audit events in them, or in one statement.
+ * `prepare`: statements with parameters go as named prepared statements (see `prepared.ts`).
+ */
 export const make = (
   pool: Pool,
   eventWrites: EventWrites,
+  prepare = true,
   retryPolicy: RetryPolicy = defaultRetryPolicy
 ): Database => {
-  const insertEvents = eventWrites.insert
+  const writes: Writes = { prepare, events: eventWrites }
   const statement = (text: string, values: ReadonlyArray<unknown> = []) =>
-    attempt(() => pool.query(text, [...values]))
+    attempt(() => send(pool, text, values, prepare))
   const retrying = <A, E>(effect: Effect.Effect<A, E | StorageError.StorageError>) =>
-    Effect.withClock(retryConflicts(effect, retryPolicy), liveClock)
+    retryConflicts(effect, retryPolicy, liveClock)
 
   // The transaction of the unit this fiber runs, if any: every statement goes to it
   const joined = FiberRef.unsafeMake<Tx | null>(null)
@@ -401,7 +465,7 @@ export const make = (
     text: string,
     values: ReadonlyArray<unknown>,
     events: ReadonlyArray<Audit.AuditEvent>
-  ) => joinedWrite(tx, text, values, events, insertEvents)
+  ) => joinedWrite(tx, text, values, events, eventWrites.insert)
 
   return {
     lookup: (text, values) =>
@@ -423,19 +487,18 @@ export const make = (
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
         Effect.flatMap(FiberRef.get(joined), (tx) =>
           tx !== null
-            ? savepoint(tx, body, events, options.locks ?? [], insertEvents)
-            : retrying(once(pool, insertEvents, body, events, options.locks ?? []))
+            ? savepoint(tx, body, events, options.locks ?? [], eventWrites.insert)
+            : retrying(once(pool, writes, body, events, options.locks ?? []))
         )
       ),
     write: (text, values = []) =>
       Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
         Effect.flatMap(FiberRef.get(joined), (tx) => {
           if (tx !== null) return inUnit(tx, text, values, events)
-          return retrying(
-            events.length === 0
-              ? statement(text, values)
-              : once(pool, insertEvents, (tx) => tx.query(text, values), events, [])
-          )
+          if (events.length === 0) return retrying(statement(text, values))
+          const audit = eventWrites.statement(events, values.length)
+          const both = writeAndEvents(text, audit.text)
+          return Effect.map(retrying(statement(both.text, [...values, ...audit.values])), both.answer)
         })
       ),
     writeWithEvents: (text, values) =>
@@ -445,7 +508,7 @@ export const make = (
           if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
           const audit = eventWrites.statement(events, values.length)
           return Effect.asVoid(
-            retrying(statement(`WITH written AS (${text}) ${audit.text}`, [...values, ...audit.values]))
+            retrying(statement(withEventsText(text, audit.text), [...values, ...audit.values]))
           )
         })
       ),
@@ -456,7 +519,7 @@ export const make = (
         current !== null
           ? effect
           : Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-              retrying(once(pool, insertEvents, (tx) => Effect.locally(effect, joined, tx), events, []))
+              retrying(once(pool, writes, (tx) => Effect.locally(effect, joined, tx), events, []))
             )
       )
   }

@@ -6,6 +6,7 @@
 import { Audit, StorageError, Tables, type Throttle, type Token } from "@latchkey/core"
 import { type Effect, Option, Schema } from "effect"
 import { attemptSync } from "./database.js"
+import { cachedTexts } from "./prepared.js"
 
 type Row = Record<string, unknown>
 
@@ -13,8 +14,17 @@ type Row = Record<string, unknown>
 const param = (n: number, column: Tables.Column): string =>
   `$${n + 1}${column.kind === "json" ? "::jsonb" : ""}`
 
+const inserts = new WeakMap<Tables.Table<unknown>, (rows: number) => string>()
+
 /** The statement inserting `rows` rows of `t`, their parameters from `params` one after the other. */
-export const insertSql = (t: Tables.Table<unknown>, rows = 1): string => Tables.insertSql(t, param, rows)
+export const insertSql = (t: Tables.Table<unknown>, rows = 1): string => {
+  let of = inserts.get(t)
+  if (of === undefined) {
+    of = cachedTexts((n: number) => Tables.insertSql(t, param, n))
+    inserts.set(t, of)
+  }
+  return of(rows)
+}
 
 /** The parameters of `record` for `insertSql(t)`. */
 export const params = <A>(t: Tables.Table<A>, record: A): ReadonlyArray<unknown> => Tables.values(t, record)

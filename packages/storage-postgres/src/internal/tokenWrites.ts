@@ -11,14 +11,18 @@ import { insertSql, tokenParams } from "./rows.js"
 export const insertTokensSql = (n: number): string => insertSql(Tables.tokens, n)
 export { tokenParams }
 
-/** Insert `tokens` with one statement of `run` (nothing when there are none). */
+/**
+ * Insert `tokens` with one statement of `tx` that also carries the transaction's audit events
+ * (`Tx.writeWithEvents`): the last write of a transaction, so the events need no statement of
+ * their own. Nothing when there are no tokens.
+ */
 export const insertTokens = (
-  run: Tx["query"],
+  tx: Tx,
   tokens: ReadonlyArray<Token.Token>
 ): Effect.Effect<void, StorageError.StorageError> =>
   tokens.length === 0
     ? Effect.void
-    : Effect.asVoid(run(insertTokensSql(tokens.length), tokens.flatMap(tokenParams)))
+    : tx.writeWithEvents(insertTokensSql(tokens.length), tokens.flatMap(tokenParams))
 
 /**
  * D13 (docs/security.md): lock the users `tokens` name FOR SHARE in the write's transaction, before

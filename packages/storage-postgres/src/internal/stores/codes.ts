@@ -33,7 +33,7 @@ const redeem = (tx: Tx, codeHash: string, now: number, tokens: ReadonlyArray<Tok
     const under = { userId: String(code.user_id), appKey: String(code.app_key), scope }
     const withdrawn = yield* consentRefusal(tx, under)
     if (withdrawn !== undefined) return yield* Effect.fail(withdrawn)
-    yield* insertTokens(tx.query, tokens)
+    yield* insertTokens(tx, tokens)
   })
 
 /** Codes in the `authorization_codes` table; a redemption saves its tokens in its transaction. */

@@ -20,7 +20,7 @@ const insert = (db: Database, tokens: ReadonlyArray<Token.Token>) =>
         Effect.flatMap(
           lockUsers(tx, tokens),
           (refused): Effect.Effect<void, UserStore.UserInactive | StorageError.StorageError> =>
-            refused === undefined ? insertTokens(tx.query, tokens) : Effect.fail(refused)
+            refused === undefined ? insertTokens(tx, tokens) : Effect.fail(refused)
         )
       )
     : tokens.length > 0
@@ -60,7 +60,7 @@ const rotate = (
         : Effect.fail(new TokenStore.RefreshAlreadyRotated({ familyId: String(row.family_id) }))
     }
     if (refused !== undefined) return yield* Effect.fail(refused)
-    yield* insertTokens(tx.query, tokens)
+    yield* insertTokens(tx, tokens)
   })
 
 /** Tokens in the `tokens` table, by kind and hash. */
@@ -71,7 +71,7 @@ export const tokenStore = ({ db }: Over): TokenStore.TokenStore["Type"] => ({
       Effect.gen(function* () {
         const refused = (yield* lockUsers(tx, tokens)) ?? (yield* consentRefusal(tx, under))
         if (refused !== undefined) return yield* Effect.fail(refused)
-        yield* insertTokens(tx.query, tokens)
+        yield* insertTokens(tx, tokens)
       })
     ),
   find: (kind, tokenHash) =>
