@@ -153,6 +153,19 @@ describe("token endpoint HTTP rules", () => {
     }).pipe(Effect.provide(TestLayer()))
   )
 
+  it.effect(
+    "a body within 16 KiB in characters but over it in UTF-8 bytes is 413; one within it in bytes is not",
+    () =>
+      Effect.gen(function* () {
+        const { basic } = yield* newApp()
+        // "é" is 2 bytes of UTF-8: 9,000 of them are 18,000 bytes; 5,000 are 10,000
+        const over = yield* token(`grant_type=client_credentials&pad=${"é".repeat(9000)}`, basic)
+        assert.strictEqual(over.status, 413)
+        const within = yield* token(`grant_type=client_credentials&pad=${"é".repeat(5000)}`, basic)
+        assert.notStrictEqual(within.status, 413)
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("a body the binding stopped reading as too large is 413, whatever it handed over", () =>
     Effect.gen(function* () {
       const { basic } = yield* newApp()

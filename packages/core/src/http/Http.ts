@@ -117,7 +117,12 @@ export const bodyRefusal = (req: HttpRequest): Refusal | undefined => {
   if (encoding !== undefined && encoding?.toLowerCase() !== "identity") {
     return { status: 415, description: "content encoding is not supported", headers: {} }
   }
-  if (req.bodyTooLarge === true || req.body.length > maxBodyBytes || byteLength(req.body) > maxBodyBytes) {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: a short body is not counted in bytes
+  if (
+    req.bodyTooLarge === true ||
+    req.body.length > maxBodyBytes ||
+    (req.body.length * 3 > maxBodyBytes && byteLength(req.body) > maxBodyBytes)
+  ) {
     return { status: 413, description: "request body is too large", headers: {} }
   }
   return undefined

@@ -55,12 +55,14 @@ export const sha256 = (value: string): Effect.Effect<string> => Effect.flatMap(D
 export const hmac = (key: string, value: string): Effect.Effect<string> =>
   Effect.flatMap(Digest, (d) => d.hmac(key, value))
 
-/** Compare two strings in time that depends only on their lengths. */
+/**
+ * Compare two strings in time that depends only on their lengths: every UTF-16 code unit of the
+ * longer is read (two strings are equal exactly when their UTF-8 bytes are).
+ */
 export const timingSafeEqual = (a: string, b: string): boolean => {
-  const x = utf8(a)
-  const y = utf8(b)
-  let diff = x.length ^ y.length
-  const n = Math.max(x.length, y.length)
-  for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0)
+  let diff = a.length ^ b.length
+  const n = Math.max(a.length, b.length)
+  // Past a string's end charCodeAt is NaN, and NaN | 0 is 0
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
   return diff === 0
 }

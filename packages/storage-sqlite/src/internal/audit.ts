@@ -15,20 +15,21 @@ const columns = `at, type, app_key AS appKey, user_id AS userId, open_id AS open
 /** The statement appending one event, run inside a writer's transaction. */
 export const inserter = (db: BetterSqlite3.Database): ((event: Audit.AuditEvent) => void) => {
   const insert = db.prepare(`INSERT INTO audit_events (at, type, app_key, user_id, open_id, address,
-    request_id, detail, actor) VALUES (@at, @type, @appKey, @userId, @openId, @address, @requestId, @detail, @actor)`)
-  // An event without an actor (built before events had one) is stored with NULL.
+    request_id, detail, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  // Positional parameters: binding by name looks each one up on every insert. An event without
+  // an actor (built before events had one) is stored with NULL.
   return (event) =>
-    void insert.run({
-      at: event.at,
-      type: event.type,
-      appKey: event.appKey,
-      userId: event.userId,
-      openId: event.openId,
-      address: event.address,
-      requestId: event.requestId,
-      detail: event.detail,
-      actor: event.actor ?? null
-    })
+    void insert.run(
+      event.at,
+      event.type,
+      event.appKey,
+      event.userId,
+      event.openId,
+      event.address,
+      event.requestId,
+      event.detail,
+      event.actor ?? null
+    )
 }
 
 // A purge is always bounded (SQLite reads a negative LIMIT as "no limit").
