@@ -11,13 +11,14 @@ const now = () => origin + performance.now() * 1000
 // [µs, port] pairs: a positive time for a request, its negative for the finish of its response
 const times = []
 const emit = http.Server.prototype.emit
-http.Server.prototype.emit = function (event, req, res) {
+http.Server.prototype.emit = function (event, ...args) {
   if (event === "request") {
+    const [req, res] = args
     const port = req.socket.remotePort
     times.push(now(), port)
     res.once("finish", () => times.push(-now(), port))
   }
-  return emit.apply(this, arguments)
+  return emit.call(this, event, ...args)
 }
 
 /** CPU ticks (user + system, 100 a second) of each thread, from /proc. */
