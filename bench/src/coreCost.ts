@@ -10,7 +10,7 @@ import { benchRoot } from "./paths.js"
 import { collect, spawnGroup } from "./proc.js"
 
 /** CPU and wall time per request of one endpoint. */
-export interface Cost {
+interface Cost {
   readonly requests: number
   readonly cpuUsPerRequest: number
   readonly wallUsPerRequest: number

@@ -15,6 +15,7 @@ import {
 import { Context, Effect, Layer } from "effect"
 import * as PostgresAudit from "./internal/audit.js"
 import * as Database from "./internal/database.js"
+import * as Errors from "./internal/errors.js"
 import { latestVersion, migrate as migrateSchema } from "./internal/migrations.js"
 import * as PostgresStores from "./internal/stores.js"
 
@@ -156,7 +157,7 @@ const ignoreIdleError = (): void => {}
  */
 const acquirePool = (options: Options) =>
   Effect.gen(function* () {
-    const settings = yield* Database.attemptSync(() => poolSettings(options))
+    const settings = yield* Errors.attemptSync(() => poolSettings(options))
     const given = options.pool
     // A given pool is listened to while the scope is open; a created one for its whole life, so
     // that a connection closed by the server while `end()` runs is not an unhandled 'error'
@@ -169,7 +170,7 @@ const acquirePool = (options: Options) =>
           () => Effect.sync(() => given.removeListener?.("error", ignoreIdleError))
         )
       : Effect.acquireRelease(
-          Database.attempt(async () => {
+          Errors.attempt(async () => {
             const pg = await import("pg")
             const created = new pg.default.Pool({
               ...(options.connectionString !== undefined
@@ -231,8 +232,8 @@ export const layer = (
 > =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const limits = yield* Database.attemptSync(() => sessionLimits(options))
-      const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
+      const limits = yield* Errors.attemptSync(() => sessionLimits(options))
+      const retentionDays = yield* Errors.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
       const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       yield* open(db, options, retentionDays)
@@ -251,7 +252,7 @@ export const migrate = (
 ): Effect.Effect<{ readonly from: number; readonly to: number }, StorageError.StorageError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const retentionDays = yield* Database.attemptSync(() => auditRetentionDays(options))
+      const retentionDays = yield* Errors.attemptSync(() => auditRetentionDays(options))
       const pool = yield* acquirePool(options)
       const db = Database.make(pool, eventWrites, options.preparedStatements ?? true)
       const from = yield* open(db, options, retentionDays)

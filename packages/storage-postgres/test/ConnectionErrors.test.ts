@@ -1,5 +1,5 @@
 import { assert, it } from "@effect/vitest"
-import { toStorageError } from "../src/internal/database.js"
+import { toStorageError } from "../src/internal/errors.js"
 
 it("says in words that the database does not exist or refused the login, never quoting the server's text", () => {
   for (const [code, text, message] of [

@@ -17,7 +17,7 @@ import {
 } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import { afterAll } from "vitest"
-import { isUnstorableValue } from "../src/internal/database.js"
+import { isUnstorableValue } from "../src/internal/errors.js"
 import { pglite, pgliteLayer } from "./support/pglite.js"
 import { databaseUrl, postgresLayer, useDatabase } from "./support/postgres.js"
 

@@ -5,7 +5,8 @@
 import { type Audit, AuditStore, StorageError } from "@latchkey/core"
 import { Context, Effect } from "effect"
 import type * as Database from "./database.js"
-import { attemptSync, type Tx } from "./database.js"
+import type { Tx } from "./database.js"
+import { attemptSync } from "./errors.js"
 import { cachedTexts } from "./prepared.js"
 import * as Rows from "./rows.js"
 

@@ -5,7 +5,7 @@
  */
 import { Audit, StorageError, Tables, type Throttle, type Token } from "@latchkey/core"
 import { type Effect, Option, Schema } from "effect"
-import { attemptSync } from "./database.js"
+import { attemptSync } from "./errors.js"
 import { cachedTexts } from "./prepared.js"
 
 type Row = Record<string, unknown>

@@ -4,7 +4,8 @@
  */
 import { ConsentStore, type StorageError, Tables, type Token, UserStore } from "@latchkey/core"
 import { Effect } from "effect"
-import { attemptSync, type Tx } from "./database.js"
+import type { Tx } from "./database.js"
+import { attemptSync } from "./errors.js"
 import { insertSql, tokenParams } from "./rows.js"
 
 /** The statement inserting `n` tokens, with `tokenParams` of each in order. */

@@ -1,7 +1,7 @@
 /** The PostgreSQL store of registered applications. */
 import { ApplicationStore, type StorageError, Tables, type Throttle } from "@latchkey/core"
 import { Effect, Option } from "effect"
-import { attemptSync } from "../database.js"
+import { attemptSync } from "../errors.js"
 import { all, changed, first, selectFrom, throttleEntry } from "../rows.js"
 import { insertNew, type Over } from "./shared.js"
 

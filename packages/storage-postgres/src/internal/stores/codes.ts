@@ -1,7 +1,8 @@
 /** The PostgreSQL store of authorization codes. */
 import { CodeStore, type ConsentStore, Tables, type Token, type UserStore } from "@latchkey/core"
 import { Effect } from "effect"
-import { attemptSync, type Tx } from "../database.js"
+import type { Tx } from "../database.js"
+import { attemptSync } from "../errors.js"
 import { bound, changed, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
 import { consentRefusal, insertTokens, lockUsers } from "../tokenWrites.js"
 import type { Over } from "./shared.js"

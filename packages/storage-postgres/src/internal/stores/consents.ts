@@ -1,7 +1,8 @@
 /** The PostgreSQL store of remembered consents. */
 import { type ConsentStore, Scope, Tables } from "@latchkey/core"
 import { Effect, Option } from "effect"
-import { attemptSync, type Tx } from "../database.js"
+import type { Tx } from "../database.js"
+import { attemptSync } from "../errors.js"
 import { all, changed, selectFrom } from "../rows.js"
 import type { Over } from "./shared.js"
 

@@ -5,7 +5,8 @@
  */
 import { Eviction, SessionStore, Tables } from "@latchkey/core"
 import { Effect, Option } from "effect"
-import { attemptSync, type Tx } from "../database.js"
+import type { Tx } from "../database.js"
+import { attemptSync } from "../errors.js"
 import { bound, changed, count, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
 import { dropPendingOf, idHashes, type Over, sessionLock } from "./shared.js"
 

@@ -1,7 +1,8 @@
 /** The PostgreSQL store of throttle counters; every rule is the core's (`Throttle`). */
 import { type StorageError, Throttle } from "@latchkey/core"
 import { Effect } from "effect"
-import { attemptSync, type Database, type Tx } from "../database.js"
+import type { Database, Tx } from "../database.js"
+import { attemptSync } from "../errors.js"
 import { bound, changed, throttleColumns, throttleEntry } from "../rows.js"
 import type { Over } from "./shared.js"
 
