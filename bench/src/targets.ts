@@ -49,6 +49,23 @@ const coreCpu = (result: BenchResult): number | null =>
     : result.coreCost.clientCredentials.cpuUsPerRequest
 const us = (v: number | null) => (v === null ? "–" : `${v.toFixed(0)} µs`)
 
+/** A value of durable-floor's CPU per request and the core's own (`coreCpu`), when both were measured. */
+const againstCore = (
+  name: string,
+  value: (floorUs: number, coreUs: number) => number,
+  note: (floorUs: number | null, coreUs: number | null) => string
+) => ({
+  name,
+  rows: [cc("durable-floor")],
+  unit: "×" as const,
+  value: (rows: ReadonlyArray<Row>, result: BenchResult) => {
+    const core = coreCpu(result)
+    const floor = one(rows).cpuUsPerRequest
+    return core === null || floor === null ? null : value(floor, core)
+  },
+  note: (rows: ReadonlyArray<Row>, result: BenchResult) => note(one(rows).cpuUsPerRequest, coreCpu(result))
+})
+
 /** `a`'s valid answers a second over `b`'s. */
 const rate = (name: string, a: Key, b: Key) => ({
   name,
@@ -232,29 +249,20 @@ const informationalRatios: ReadonlyArray<Informational> = [
     what: "what `durable-floor-pipelined` changes against `durable-floor`"
   },
   {
-    name: "the core alone vs durable-floor: CPU per `client_credentials` request",
-    rows: [cc("durable-floor")],
-    unit: "×",
-    value: (rows, result) => {
-      const core = coreCpu(result)
-      const floor = one(rows).cpuUsPerRequest
-      return core === null || floor === null ? null : core / floor
-    },
-    note: (rows, result) =>
-      `core ${us(coreCpu(result))} (memory store, no HTTP) vs durable-floor ${us(one(rows).cpuUsPerRequest)} (whole request)`,
+    ...againstCore(
+      "the core alone vs durable-floor: CPU per `client_credentials` request",
+      (floor, core) => core / floor,
+      (floor, core) =>
+        `core ${us(core)} (memory store, no HTTP) vs durable-floor ${us(floor)} (whole request)`
+    ),
     what: "the CPU the core's own steps take per request (`servers/core-cost.mjs`: its endpoints on its in-memory stores, no HTTP, no database) against the floor's whole request"
   },
   {
-    name: "latchkey vs durable-floor at most, from the core's own cost",
-    rows: [cc("durable-floor")],
-    unit: "×",
-    value: (rows, result) => {
-      const core = coreCpu(result)
-      const floor = one(rows).cpuUsPerRequest
-      return core === null || floor === null ? null : floor / (floor + core)
-    },
-    note: (rows, result) =>
-      `durable-floor ${us(one(rows).cpuUsPerRequest)} / (durable-floor + core ${us(coreCpu(result))})`,
+    ...againstCore(
+      "latchkey vs durable-floor at most, from the core's own cost",
+      (floor, core) => floor / (floor + core),
+      (floor, core) => `durable-floor ${us(floor)} / (durable-floor + core ${us(core)})`
+    ),
     what: "the highest rate against durable-floor any server on this core can reach, when CPU bounds both: it does at least the floor's work and the core's steps"
   },
   {

@@ -5,21 +5,9 @@
  * PGlite and on a real server, and the names they are prepared under. The bounds are the numbers
  * reached: a change that adds a round trip to the success path fails here.
  */
-import {
-  Admin,
-  Audit,
-  AuditStore,
-  BasicAuth,
-  Config,
-  Entropy,
-  Http,
-  PasswordHasher,
-  Paths,
-  Throttle,
-  TokenStore
-} from "@latchkey/core"
+import { Admin, Audit, AuditStore, BasicAuth, Http, Paths, Throttle, TokenStore } from "@latchkey/core"
 import { PostgresStorage } from "@latchkey/storage-postgres"
-import { Fixtures } from "@latchkey/storage-testkit"
+import { Fixtures, grantServices } from "@latchkey/storage-testkit"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
@@ -73,16 +61,7 @@ const counting = (pool: Pool) => {
   return { pool: counted, sent }
 }
 
-const services = Layer.mergeAll(
-  Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" }),
-  Entropy.layer,
-  Layer.succeed(PasswordHasher.PasswordHasher, {
-    hash: (p) => Effect.succeed(`test$${p}`),
-    verify: (p, h) => Effect.succeed(h === `test$${p}`)
-  }),
-  Throttle.policyLayer(),
-  Logger.minimumLogLevel(LogLevel.Warning)
-)
+const services = Layer.merge(grantServices, Logger.minimumLogLevel(LogLevel.Warning))
 
 const layerOver = (pool: Pool, preparedStatements?: boolean) => {
   const storage = PostgresStorage.layer({
@@ -338,51 +317,41 @@ describe("round trips of a revocation", () => {
   })
 })
 
+/** What `count` counted over a pool of two connections to the real server at `url`, the pool ended after. */
+const onServer = async <A>(url: string, count: (pool: Pool) => Effect.Effect<A, unknown>): Promise<A> => {
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  try {
+    return await Effect.runPromise(count(pool))
+  } finally {
+    await pool.end()
+  }
+}
+
 for (const serializable of [false, true]) {
   const isolation = serializable ? "serializable" : "read committed"
   describe.skipIf(databaseUrl === undefined)(`round trips on a real PostgreSQL, ${isolation}`, () => {
     const database = useDatabase({ serializable })
     it("rotates a refresh token in BEGIN, the rotation, the tokens' INSERT with the events, COMMIT", async () => {
-      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
-      try {
-        const statements = await Effect.runPromise(rotation(pool))
-        expect(texts(statements).length, texts(statements).join("\n")).toBe(4)
-      } finally {
-        await pool.end()
-      }
+      const statements = await onServer(database.get().url, rotation)
+      expect(texts(statements).length, texts(statements).join("\n")).toBe(4)
     })
 
     it(`costs at most ${maxRoundTrips} statements, BEGIN and COMMIT included`, async () => {
-      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
-      try {
-        const statements = await Effect.runPromise(issuance(pool))
-        expect(statements.length, texts(statements).join("\n")).toBeLessThanOrEqual(maxRoundTrips)
-        expect(texts(statements)).not.toContain("BEGIN")
-      } finally {
-        await pool.end()
-      }
+      const statements = await onServer(database.get().url, issuance)
+      expect(statements.length, texts(statements).join("\n")).toBeLessThanOrEqual(maxRoundTrips)
+      expect(texts(statements)).not.toContain("BEGIN")
     })
 
     it(`revokes a valid token in ${maxRevocationRoundTrips} statements, no BEGIN`, async () => {
-      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
-      try {
-        const statements = await Effect.runPromise(revocation(pool))
-        expect(statements.length, texts(statements).join("\n")).toBe(maxRevocationRoundTrips)
-        expect(texts(statements)).not.toContain("BEGIN")
-      } finally {
-        await pool.end()
-      }
+      const statements = await onServer(database.get().url, revocation)
+      expect(statements.length, texts(statements).join("\n")).toBe(maxRevocationRoundTrips)
+      expect(texts(statements)).not.toContain("BEGIN")
     })
 
     it(`introspects a valid token in ${maxIntrospectionRoundTrips} statements, no BEGIN`, async () => {
-      const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
-      try {
-        const statements = await Effect.runPromise(introspection(pool))
-        expect(statements.length, texts(statements).join("\n")).toBe(maxIntrospectionRoundTrips)
-        expect(texts(statements)).not.toContain("BEGIN")
-      } finally {
-        await pool.end()
-      }
+      const statements = await onServer(database.get().url, introspection)
+      expect(statements.length, texts(statements).join("\n")).toBe(maxIntrospectionRoundTrips)
+      expect(texts(statements)).not.toContain("BEGIN")
     })
   })
 }

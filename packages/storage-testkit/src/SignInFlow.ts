@@ -7,16 +7,13 @@ import {
   Admin,
   Audit,
   AuditStore,
-  Config,
-  Entropy,
   Interaction,
   Metadata,
-  PasswordHasher,
   type StorageError,
-  type Stores,
-  Throttle
+  type Stores
 } from "@latchkey/core"
 import { Effect, Layer, Logger, LogLevel } from "effect"
+import { grantServices } from "./internal/grants.js"
 
 /**
  * What each request of a browser sign-in counted, in order: the authorize request, the sign-in
@@ -41,17 +38,8 @@ const cb = "https://app.example/cb"
 
 const formOf = (fields: Record<string, string>): string => new URLSearchParams(fields).toString()
 
-/** The services the pages need besides the stores: a cheap password hasher, the adapter's throttle counters. */
-const services = Layer.mergeAll(
-  Config.layer({ issuer: "https://auth.example", serverKey: "test-server-key-0123456789abcdef" }),
-  Entropy.layer,
-  Layer.succeed(PasswordHasher.PasswordHasher, {
-    hash: (p) => Effect.succeed(`test$${p}`),
-    verify: (p, h) => Effect.succeed(h === `test$${p}`)
-  }),
-  Throttle.policyLayer(),
-  Logger.minimumLogLevel(LogLevel.Warning)
-)
+/** The services the pages need besides the stores: the grants' (a hasher that needs no CPU time), quiet logs. */
+const services = Layer.merge(grantServices, Logger.minimumLogLevel(LogLevel.Warning))
 
 const ticketOf = (view: Interaction.View): Record<string, string> => {
   if (view._tag !== "SignIn" && view._tag !== "Consent") throw new Error(`no form on ${view._tag}`)

@@ -1,5 +1,6 @@
 export { auditContract } from "./AuditContract.js"
 export * as Fixtures from "./Fixtures.js"
+export { grantServices } from "./internal/grants.js"
 export { type SignInCounts, signInCounts } from "./SignInFlow.js"
 export { storageContract } from "./StorageContract.js"
 export { transactionContract } from "./TransactionContract.js"
