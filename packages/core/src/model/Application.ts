@@ -22,6 +22,22 @@ export const AccessTokenFormat = Schema.Literal("opaque", "jwt")
 /** An access token format. */
 export type AccessTokenFormat = typeof AccessTokenFormat.Type
 
+/**
+ * How a confidential application sends its App Secret to the token endpoint (RFC 7591 §2,
+ * RFC 6749 §2.3.1): HTTP Basic (the default, the interface's method) or the request body.
+ */
+export const TokenEndpointAuthMethod = Schema.Literal("client_secret_basic", "client_secret_post")
+/** A token endpoint authentication method. */
+export type TokenEndpointAuthMethod = typeof TokenEndpointAuthMethod.Type
+
+/**
+ * How an application's answers join scopes: with commas (the default, the interface's form) or
+ * with spaces (RFC 6749 §3.3, what OAuth libraries expect).
+ */
+export const ScopeDelimiter = Schema.Literal("comma", "space")
+/** A scope delimiter. */
+export type ScopeDelimiter = typeof ScopeDelimiter.Type
+
 /** Grant types of a new application when none are named (`app create` in apps/server/README.md). */
 export const defaultGrantTypes: ReadonlyArray<GrantType> = [
   "authorization_code",
@@ -67,7 +83,16 @@ export const Application = Schema.Struct({
   /** Its access tokens' format; absent means `opaque` (`accessTokenFormat`). */
   accessTokenFormat: Schema.optionalWith(AccessTokenFormat, { exact: true }),
   /** The `aud` of its JWT access tokens, or null (or absent) for the issuer (`accessTokenAudience`). */
-  accessTokenAudience: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  accessTokenAudience: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /**
+   * The browser origins (`https://app.example`) whose pages may call the token, revocation and
+   * userinfo endpoints for this application (CORS); absent means none (`webOrigins`).
+   */
+  webOrigins: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** How it authenticates at the token endpoint; absent means `client_secret_basic`. */
+  tokenEndpointAuthMethod: Schema.optionalWith(TokenEndpointAuthMethod, { exact: true }),
+  /** How its answers join scopes; absent means `comma` (`scopeDelimiter`). */
+  scopeDelimiter: Schema.optionalWith(ScopeDelimiter, { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -81,6 +106,49 @@ export const accessTokenFormat = (app: Application): AccessTokenFormat => app.ac
 /** The `aud` of the application's JWT access tokens: its configured audience, else `issuer`. */
 export const accessTokenAudience = (app: Application, issuer: string): string =>
   app.accessTokenAudience ?? issuer
+
+/** The origins whose pages may call the application's token, revocation and userinfo endpoints. */
+export const webOrigins = (app: Application): ReadonlyArray<string> => app.webOrigins ?? []
+
+/** How the application authenticates at the token endpoint (a public one sends no secret at all). */
+export const tokenEndpointAuthMethod = (app: Application): TokenEndpointAuthMethod =>
+  app.tokenEndpointAuthMethod ?? "client_secret_basic"
+
+/** How the application's answers join scopes. */
+export const scopeDelimiter = (app: Application): ScopeDelimiter => app.scopeDelimiter ?? "comma"
+
+/** Longest origin accepted. */
+export const maxWebOriginLength = 2048
+
+/**
+ * Check a web origin for registration (RFC 6454 §6.2, the `Origin` header's ASCII serialization):
+ * `https://host[:port]`, or `http://` on a loopback host, lower case, no path, query, fragment or
+ * user information, no default port and no wildcard. The checked value is what a browser sends in
+ * `Origin`, so matching is plain string equality (`allowsWebOrigin`).
+ */
+export const validateWebOrigin = (origin: string): Either.Either<string, InvalidRequest> => {
+  const fail = (why: string) => Either.left(new InvalidRequest({ description: `web origin ${why}` }))
+  if (origin.length === 0 || origin.length > maxWebOriginLength) return fail("is empty or too long")
+  if (/[^\x21-\x7e]/.test(origin) || origin.includes("*")) {
+    return fail("must be printable ASCII with no wildcard")
+  }
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return fail("is not an absolute origin like https://app.example")
+  }
+  const secure = url.protocol === "https:" || (url.protocol === "http:" && loopbackHosts.has(url.hostname))
+  if (!secure) return fail("must use https (http only for 127.0.0.1, [::1] or localhost)")
+  if (url.origin !== origin) {
+    return fail("must be exactly scheme://host[:port], lower case, with no path and no default port")
+  }
+  return Either.right(origin)
+}
+
+/** Whether a page of `origin` may call the application's token, revocation and userinfo endpoints. */
+export const allowsWebOrigin = (app: Application, origin: string): boolean =>
+  app.webOrigins !== undefined && app.webOrigins.includes(origin)
 
 /** Longest grace period of a rotated App Secret: 30 days, in seconds. */
 export const maxSecretGrace = 30 * 24 * 3600
