@@ -147,8 +147,7 @@ export const validateWebOrigin = (origin: string): Either.Either<string, Invalid
 }
 
 /** Whether a page of `origin` may call the application's token, revocation and userinfo endpoints. */
-export const allowsWebOrigin = (app: Application, origin: string): boolean =>
-  webOrigins(app).includes(origin)
+export const allowsWebOrigin = (app: Application, origin: string): boolean => webOrigins(app).includes(origin)
 
 /** Longest grace period of a rotated App Secret: 30 days, in seconds. */
 export const maxSecretGrace = 30 * 24 * 3600
