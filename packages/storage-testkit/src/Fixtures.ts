@@ -39,6 +39,9 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   public: false,
   accessTokenFormat: "opaque",
   accessTokenAudience: null,
+  webOrigins: [],
+  tokenEndpointAuthMethod: "client_secret_basic",
+  scopeDelimiter: "comma",
   ...overrides
 })
 

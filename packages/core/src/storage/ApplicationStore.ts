@@ -39,6 +39,9 @@ export type ApplicationChanges = Partial<
     | "public"
     | "accessTokenFormat"
     | "accessTokenAudience"
+    | "webOrigins"
+    | "tokenEndpointAuthMethod"
+    | "scopeDelimiter"
     | "secretDigest"
   >
 >

@@ -30,7 +30,7 @@ export interface Column {
   readonly name: string
   readonly field: string
   readonly kind: ColumnKind
-  readonly fallback?: string | boolean
+  readonly fallback?: string | boolean | ReadonlyArray<string>
 }
 
 /** A table: its name, its columns in insert order, and the decoding of its record. */
@@ -44,7 +44,12 @@ const table = <A, I>(
   name: string,
   schema: Schema.Schema<A, I>,
   columns: ReadonlyArray<
-    readonly [name: string, field: string, kind: ColumnKind, fallback?: string | boolean]
+    readonly [
+      name: string,
+      field: string,
+      kind: ColumnKind,
+      fallback?: string | boolean | ReadonlyArray<string>
+    ]
   >
 ): Table<A> => ({
   name,
@@ -71,7 +76,10 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["previous_secret_used_at", "previousSecretUsedAt", "int"],
   ["public", "public", "bool", false],
   ["access_token_format", "accessTokenFormat", "text", "opaque"],
-  ["access_token_audience", "accessTokenAudience", "text"]
+  ["access_token_audience", "accessTokenAudience", "text"],
+  ["web_origins", "webOrigins", "json", []],
+  ["token_endpoint_auth_method", "tokenEndpointAuthMethod", "text", "client_secret_basic"],
+  ["scope_delimiter", "scopeDelimiter", "text", "comma"]
 ])
 
 /** Platform users. */

@@ -302,6 +302,19 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX signing_keys_by_publish_until ON signing_keys (publish_until)
         WHERE retired_at IS NOT NULL;
     `
+  },
+  {
+    version: 12,
+    name: "web origins, token endpoint authentication method, scope delimiter",
+    sql: `
+      -- The browser origins (a JSON array of 'https://host[:port]') whose pages may call the token,
+      -- revocation and userinfo endpoints for this application (CORS).
+      ALTER TABLE applications ADD COLUMN web_origins TEXT NOT NULL DEFAULT '[]';
+      -- How a confidential application sends its App Secret: 'client_secret_basic' or 'client_secret_post'.
+      ALTER TABLE applications ADD COLUMN token_endpoint_auth_method TEXT NOT NULL DEFAULT 'client_secret_basic';
+      -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
+      ALTER TABLE applications ADD COLUMN scope_delimiter TEXT NOT NULL DEFAULT 'comma';
+    `
   }
 ]
 

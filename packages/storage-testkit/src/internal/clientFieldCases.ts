@@ -1,8 +1,10 @@
 /**
  * The storage contract for what OpenID Connect, JWT access tokens and public clients add to the
- * records: an application's `public`, `accessTokenFormat` and `accessTokenAudience`, the secret
+ * records: an application's `public`, `accessTokenFormat`, `accessTokenAudience`, `webOrigins`,
+ * `tokenEndpointAuthMethod` and `scopeDelimiter`, the secret
  * digest a change of `public` replaces, and a code's `nonce` and `authTime`. A record written
- * without them reads them back as the defaults (false, "opaque", null, null, null) in every store.
+ * without them reads them back as the defaults (false, "opaque", null, [], "client_secret_basic",
+ * "comma", null, null) in every store.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Application, ApplicationStore, CodeStore, type Stores } from "@latchkey/core"
@@ -45,14 +47,25 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
     () =>
       Effect.gen(function* () {
         const apps = yield* ApplicationStore.ApplicationStore
-        const { public: _p, accessTokenFormat: _f, accessTokenAudience: _a, ...bare } = F.application()
+        const {
+          public: _p,
+          accessTokenFormat: _f,
+          accessTokenAudience: _a,
+          webOrigins: _o,
+          tokenEndpointAuthMethod: _m,
+          scopeDelimiter: _d,
+          ...bare
+        } = F.application()
         yield* apps.insert(bare)
         const found = yield* find(bare.appKey)
         assert.deepStrictEqual(found, {
           ...bare,
           public: false,
           accessTokenFormat: "opaque",
-          accessTokenAudience: null
+          accessTokenAudience: null,
+          webOrigins: [],
+          tokenEndpointAuthMethod: "client_secret_basic",
+          scopeDelimiter: "comma"
         })
         assert.isFalse(Application.isPublic(found))
         assert.strictEqual(Application.accessTokenFormat(found), "opaque")
@@ -70,6 +83,44 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 
 /** Updating the new fields, and the secret digest that changes with `public`. */
 const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect(
+    "applications: web origins, the token endpoint authentication method and the scope delimiter round-trip through insert, update and find",
+    () =>
+      Effect.gen(function* () {
+        const apps = yield* ApplicationStore.ApplicationStore
+        const app = F.application({
+          webOrigins: ["https://spa.example", "http://127.0.0.1:5173"],
+          tokenEndpointAuthMethod: "client_secret_post",
+          scopeDelimiter: "space"
+        })
+        yield* apps.insert(app)
+        assert.deepStrictEqual(yield* find(app.appKey), app)
+        const changed = {
+          ...app,
+          webOrigins: [],
+          tokenEndpointAuthMethod: "client_secret_basic" as const,
+          scopeDelimiter: "comma" as const
+        }
+        assert.deepStrictEqual(
+          some(
+            yield* apps.update(app.appKey, {
+              webOrigins: [],
+              tokenEndpointAuthMethod: "client_secret_basic",
+              scopeDelimiter: "comma"
+            }),
+            "updated"
+          ),
+          changed
+        )
+        // Left out, they stay.
+        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { name: "Renamed" }), "updated"), {
+          ...changed,
+          name: "Renamed"
+        })
+        assert.deepStrictEqual(yield* find(app.appKey), { ...changed, name: "Renamed" })
+      })
+  )
+
   it.effect(
     "applications: update changes public, the format and the audience (to null too), and keeps the rest",
     () =>

@@ -19,7 +19,10 @@ const changeable = [
   "refreshTokenTtl",
   "public",
   "accessTokenFormat",
-  "accessTokenAudience"
+  "accessTokenAudience",
+  "webOrigins",
+  "tokenEndpointAuthMethod",
+  "scopeDelimiter"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** Applications in `state.apps`; removing one revokes its tokens. */
@@ -36,7 +39,10 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
           previousSecretUsedAt: app.previousSecretUsedAt ?? null,
           public: app.public ?? false,
           accessTokenFormat: app.accessTokenFormat ?? "opaque",
-          accessTokenAudience: app.accessTokenAudience ?? null
+          accessTokenAudience: app.accessTokenAudience ?? null,
+          webOrigins: app.webOrigins ?? [],
+          tokenEndpointAuthMethod: app.tokenEndpointAuthMethod ?? "client_secret_basic",
+          scopeDelimiter: app.scopeDelimiter ?? "comma"
         })
         return Effect.void
       }),

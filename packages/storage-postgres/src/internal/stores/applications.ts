@@ -27,6 +27,9 @@ const applicationChanges = (
   assign("public", "::boolean", changes.public)
   assign("access_token_format", "::text", changes.accessTokenFormat)
   assign("access_token_audience", "::text", changes.accessTokenAudience)
+  assign("web_origins", "::jsonb", asJson(changes.webOrigins))
+  assign("token_endpoint_auth_method", "::text", changes.tokenEndpointAuthMethod)
+  assign("scope_delimiter", "::text", changes.scopeDelimiter)
   assign("secret_digest", "::text", changes.secretDigest)
   // A new secret digest drops the previous secret in the same statement.
   if (changes.secretDigest !== undefined) {

@@ -56,6 +56,9 @@ const prepare = ({ db }: Over) => ({
     access_token_format = coalesce(@accessTokenFormat, access_token_format),
     access_token_audience = CASE WHEN @setAccessTokenAudience THEN @accessTokenAudience
       ELSE access_token_audience END,
+    web_origins = coalesce(@webOrigins, web_origins),
+    token_endpoint_auth_method = coalesce(@tokenEndpointAuthMethod, token_endpoint_auth_method),
+    scope_delimiter = coalesce(@scopeDelimiter, scope_delimiter),
     secret_digest = coalesce(@secretDigest, secret_digest),
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
@@ -84,6 +87,9 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
     accessTokenFormat: changes.accessTokenFormat ?? null,
     setAccessTokenAudience: changes.accessTokenAudience === undefined ? 0 : 1,
     accessTokenAudience: changes.accessTokenAudience ?? null,
+    webOrigins: json(changes.webOrigins),
+    tokenEndpointAuthMethod: changes.tokenEndpointAuthMethod ?? null,
+    scopeDelimiter: changes.scopeDelimiter ?? null,
     secretDigest: changes.secretDigest ?? null
   }
 }
