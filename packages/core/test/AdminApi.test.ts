@@ -150,7 +150,10 @@ describe("AdminApi: applications", () => {
           "require_pkce",
           "public",
           "access_token_format",
-          "access_token_audience"
+          "access_token_audience",
+          "web_origins",
+          "token_endpoint_auth_method",
+          "scope_delimiter"
         ])
         const created = r.json as Json & { app_key: string; app_secret: string }
         assert.strictEqual(r.headers.location, `/admin/v1/applications/${created.app_key}`)
@@ -204,7 +207,10 @@ describe("AdminApi: applications", () => {
         "previous_secret_first_used_at",
         "public",
         "access_token_format",
-        "access_token_audience"
+        "access_token_audience",
+        "web_origins",
+        "token_endpoint_auth_method",
+        "scope_delimiter"
       ])
       assert.notInclude(listed.body, a.app_secret)
       const patched = yield* api("PATCH", `/applications/${a.app_key}`, {
@@ -1049,6 +1055,127 @@ describe("AdminApi: the first rotation", () => {
           [false, "published"]
         ]
       )
+    }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: web origins, token endpoint auth method and scope delimiter", () => {
+  it.effect("create and show them; a default application shows [], client_secret_basic and comma", () =>
+    Effect.gen(function* () {
+      const created = yield* createApp({
+        web_origins: ["https://spa.example", "http://localhost:5173", "https://spa.example"],
+        token_endpoint_auth_method: "client_secret_post",
+        scope_delimiter: "space"
+      })
+      assert.deepInclude(created, {
+        web_origins: ["https://spa.example", "http://localhost:5173"],
+        token_endpoint_auth_method: "client_secret_post",
+        scope_delimiter: "space"
+      })
+      const shown = yield* api("GET", `/applications/${created.app_key}`)
+      assert.deepInclude(shown.json, {
+        web_origins: ["https://spa.example", "http://localhost:5173"],
+        token_endpoint_auth_method: "client_secret_post",
+        scope_delimiter: "space"
+      })
+      const plain = yield* createApp()
+      assert.deepInclude(plain, {
+        web_origins: [],
+        token_endpoint_auth_method: "client_secret_basic",
+        scope_delimiter: "comma"
+      })
+      const pub = yield* createApp({ public: true })
+      assert.strictEqual(pub.token_endpoint_auth_method, "none", "a public application sends no secret")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("PATCH replaces the web origins (an empty array removes them) and records the fields", () =>
+    Effect.gen(function* () {
+      const app = yield* createApp({ web_origins: ["https://a.example"] })
+      const replaced = yield* api("PATCH", `/applications/${app.app_key}`, {
+        web_origins: ["https://b.example"],
+        token_endpoint_auth_method: "client_secret_post",
+        scope_delimiter: "space"
+      })
+      assert.strictEqual(replaced.status, 200, replaced.body)
+      assert.deepInclude(replaced.json, {
+        web_origins: ["https://b.example"],
+        token_endpoint_auth_method: "client_secret_post",
+        scope_delimiter: "space"
+      })
+      const cleared = yield* api("PATCH", `/applications/${app.app_key}`, { web_origins: [] })
+      assert.deepStrictEqual(cleared.json?.web_origins, [])
+      const audit = yield* api("GET", "/audit", undefined, { query: `app_key=${app.app_key}` })
+      const details = (audit.list ?? []).map((e) => e.detail)
+      assert.include(details, "changed web_origins, token_endpoint_auth_method, scope_delimiter")
+      assert.include(details, "changed web_origins")
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("400 invalid_request naming the field for a bad value, and nothing changes", () =>
+    Effect.gen(function* () {
+      const app = yield* createApp({ web_origins: ["https://a.example"] })
+      const before = (yield* api("GET", `/applications/${app.app_key}`)).body
+      for (const [body, field] of [
+        [{ web_origins: ["https://a.example/path"] }, "web_origins"],
+        [{ web_origins: ["http://a.example"] }, "web_origins"],
+        [{ web_origins: ["https://*.example"] }, "web_origins"],
+        [{ web_origins: "https://a.example" }, "web_origins"],
+        [{ token_endpoint_auth_method: "private_key_jwt" }, "token_endpoint_auth_method"],
+        [{ token_endpoint_auth_method: "none" }, "token_endpoint_auth_method"],
+        [{ scope_delimiter: "tab" }, "scope_delimiter"],
+        [{ name: "Renamed", scope_delimiter: "SPACE" }, "scope_delimiter"]
+      ] as const) {
+        expectError(yield* api("PATCH", `/applications/${app.app_key}`, body), 400, "invalid_request", field)
+        expectError(
+          yield* api("POST", "/applications", { name: "Bad", redirect_uris: [cb], ...body }),
+          400,
+          "invalid_request",
+          field
+        )
+      }
+      assert.strictEqual((yield* api("GET", `/applications/${app.app_key}`)).body, before)
+      assert.strictEqual((yield* api("GET", "/applications")).list?.length, 1)
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect("a public application may not register client_secret_post: it has no App Secret", () =>
+    Effect.gen(function* () {
+      expectError(
+        yield* api("POST", "/applications", {
+          name: "Native",
+          redirect_uris: [cb],
+          public: true,
+          token_endpoint_auth_method: "client_secret_post"
+        }),
+        400,
+        "invalid_request",
+        "token_endpoint_auth_method"
+      )
+      const pub = yield* createApp({ public: true })
+      expectError(
+        yield* api("PATCH", `/applications/${pub.app_key}`, {
+          token_endpoint_auth_method: "client_secret_post"
+        }),
+        400,
+        "invalid_request",
+        "token_endpoint_auth_method"
+      )
+      const post = yield* createApp({
+        grant_types: ["authorization_code", "refresh_token"],
+        token_endpoint_auth_method: "client_secret_post"
+      })
+      expectError(
+        yield* api("PATCH", `/applications/${post.app_key}`, {
+          public: true,
+          token_endpoint_auth_method: "client_secret_post"
+        }),
+        400,
+        "invalid_request",
+        "token_endpoint_auth_method"
+      )
+      const madePublic = yield* api("PATCH", `/applications/${post.app_key}`, { public: true })
+      assert.strictEqual(madePublic.json?.token_endpoint_auth_method, "none")
     }).pipe(Effect.provide(Audited()))
   )
 })

@@ -102,6 +102,12 @@ export interface NewApplication {
   readonly accessTokenFormat?: string
   /** The `aud` of its JWT access tokens: an absolute URI, or absent or null for the issuer. */
   readonly accessTokenAudience?: string | null
+  /** Browser origins (`https://app.example`) whose pages may call it (CORS); `Application.validateWebOrigin`. */
+  readonly webOrigins?: ReadonlyArray<string>
+  /** `client_secret_basic` (the default) or `client_secret_post`; a public application sends no secret at all. */
+  readonly tokenEndpointAuthMethod?: string
+  /** How its answers join scopes: `comma` (the default) or `space` (RFC 6749 §3.3). */
+  readonly scopeDelimiter?: string
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -121,6 +127,10 @@ export interface ApplicationPatch {
   readonly public?: boolean
   readonly accessTokenFormat?: string
   readonly accessTokenAudience?: string | null
+  /** The whole new list of web origins; empty removes them all. */
+  readonly webOrigins?: ReadonlyArray<string>
+  readonly tokenEndpointAuthMethod?: string
+  readonly scopeDelimiter?: string
 }
 
 /** A created confidential application and its secret, shown this once. */
@@ -194,7 +204,7 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
   const grantTypes = yield* checkGrantTypes(
     input.grantTypes ?? (isPublicApp ? publicGrantTypes : defaultGrantTypes)
   )
-  if (isPublicApp) yield* checkPublic(grantTypes, input.requirePkce)
+  if (isPublicApp) yield* checkPublic(grantTypes, input.requirePkce, input.tokenEndpointAuthMethod)
   yield* checkImport(input)
   const appKey = input.appKey ?? (yield* generateAppKey)
   const appSecret = isPublicApp ? null : (input.appSecret ?? (yield* Entropy.token))

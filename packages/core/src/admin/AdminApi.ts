@@ -123,7 +123,12 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.refresh_token_ttl !== undefined ? { refreshTokenTtl: body.refresh_token_ttl } : {}),
   ...(body.public !== undefined ? { public: body.public } : {}),
   ...(body.access_token_format !== undefined ? { accessTokenFormat: body.access_token_format } : {}),
-  ...(body.access_token_audience !== undefined ? { accessTokenAudience: body.access_token_audience } : {})
+  ...(body.access_token_audience !== undefined ? { accessTokenAudience: body.access_token_audience } : {}),
+  ...(body.web_origins !== undefined ? { webOrigins: body.web_origins } : {}),
+  ...(body.token_endpoint_auth_method !== undefined
+    ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method }
+    : {}),
+  ...(body.scope_delimiter !== undefined ? { scopeDelimiter: body.scope_delimiter } : {})
 })
 
 /** `PATCH /users/{user}`: the password first (checked before anything changes), then disabled. */

@@ -12,7 +12,12 @@ import {
   accessTokenFormat,
   GrantType,
   isPublic,
-  livePreviousSecret
+  livePreviousSecret,
+  ScopeDelimiter,
+  scopeDelimiter,
+  TokenEndpointAuthMethod,
+  tokenEndpointAuthMethod,
+  webOrigins
 } from "../model/Application.js"
 import { SigningAlgorithm } from "../model/Config.js"
 import type { User } from "../model/User.js"
@@ -42,6 +47,25 @@ const Format = AccessTokenFormat.annotations({ description: "opaque (the default
 const Audience = Schema.NullOr(Schema.String).annotations({
   description: "the aud of its JWT access tokens: an absolute URI without a fragment; null for the issuer"
 })
+const WebOrigins = Schema.Array(Schema.String).annotations({
+  description:
+    "browser origins whose pages may call the token, revocation and userinfo endpoints (CORS): https://host[:port], or http on 127.0.0.1, [::1] or localhost; duplicates dropped"
+})
+const AuthMethod = TokenEndpointAuthMethod.annotations({
+  description:
+    "how a confidential application sends its App Secret: client_secret_basic (HTTP Basic, the default) or client_secret_post (client_id and client_secret in the body); a public application sends none"
+})
+const Delimiter = ScopeDelimiter.annotations({
+  description:
+    "how its token, authorization and introspection answers join scopes: comma (the default) or space (RFC 6749 §3.3)"
+})
+/** The optional fields a registration and a patch share beyond the kind of client. */
+const optionFields = {
+  access_token_format: optional(Format),
+  access_token_audience: optional(Audience),
+  token_endpoint_auth_method: optional(AuthMethod),
+  scope_delimiter: optional(Delimiter)
+}
 
 /** `POST /admin/v1/applications`. */
 export const CreateApplication = Schema.Struct({
@@ -55,8 +79,8 @@ export const CreateApplication = Schema.Struct({
   access_token_ttl: optional(Lifetime),
   refresh_token_ttl: optional(Lifetime),
   public: optional(Public),
-  access_token_format: optional(Format),
-  access_token_audience: optional(Audience)
+  web_origins: optional(WebOrigins),
+  ...optionFields
 }).annotations({ identifier: "CreateApplication" })
 
 /** `PATCH /admin/v1/applications/{app_key}`: a field left out keeps its value. */
@@ -74,8 +98,12 @@ export const UpdateApplication = Schema.Struct({
         "true: the App Secret stops working; false: a new App Secret is generated and answered once in app_secret"
     })
   ),
-  access_token_format: optional(Format),
-  access_token_audience: optional(Audience)
+  web_origins: optional(
+    WebOrigins.annotations({
+      description: "the whole new list of web origins; an empty array removes them all"
+    })
+  ),
+  ...optionFields
 }).annotations({ identifier: "UpdateApplication" })
 
 /** `POST /admin/v1/applications/{app_key}/secret`; an empty body rotates without grace. */
@@ -112,6 +140,21 @@ export const UpdateUser = Schema.Struct({
 
 const Time = Schema.String.annotations({ format: "date-time" })
 
+const ShownAuthMethod = Schema.Literal(...TokenEndpointAuthMethod.literals, "none").annotations({
+  description:
+    "client_secret_basic (HTTP Basic) or client_secret_post (in the body); none for a public application, which sends only client_id"
+})
+
+/** The client fields every shown application has, `clientJson` builds them. */
+const shownClientFields = {
+  public: Public,
+  access_token_format: Format,
+  access_token_audience: Audience,
+  web_origins: WebOrigins,
+  token_endpoint_auth_method: ShownAuthMethod,
+  scope_delimiter: Delimiter
+}
+
 const applicationFields = {
   app_key: Schema.String,
   name: Schema.String,
@@ -124,9 +167,7 @@ const applicationFields = {
   created_at: Time,
   previous_secret_expires_at: Schema.NullOr(Time),
   previous_secret_first_used_at: Schema.NullOr(Time),
-  public: Public,
-  access_token_format: Format,
-  access_token_audience: Audience
+  ...shownClientFields
 }
 
 /** An application as `app list --json`, `app show --json` and the admin API show it; never a secret. */
@@ -148,9 +189,7 @@ export const CreatedApplication = Schema.Struct({
   scopes: Schema.Array(Schema.String),
   grant_types: Schema.Array(GrantType),
   require_pkce: Schema.Boolean,
-  public: Public,
-  access_token_format: Format,
-  access_token_audience: Audience
+  ...shownClientFields
 }).annotations({ identifier: "CreatedApplication" })
 
 /** An updated application; `app_secret` only when it became confidential, shown this once. */
@@ -286,10 +325,13 @@ export const application = (app: Application, now: number): ApplicationJson => {
   }
 }
 
-const clientJson = (app: Application) => ({
+const clientJson = (app: Application): Schema.Struct.Type<typeof shownClientFields> => ({
   public: isPublic(app),
   access_token_format: accessTokenFormat(app),
-  access_token_audience: app.accessTokenAudience ?? null
+  access_token_audience: app.accessTokenAudience ?? null,
+  web_origins: [...webOrigins(app)],
+  token_endpoint_auth_method: isPublic(app) ? "none" : tokenEndpointAuthMethod(app),
+  scope_delimiter: scopeDelimiter(app)
 })
 
 const secretJson = (appSecret: string | null) => (appSecret === null ? {} : { app_secret: appSecret })

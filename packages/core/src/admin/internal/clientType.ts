@@ -1,7 +1,8 @@
 /**
  * The checks of what kind of client an application is (`Admin.createApplication`,
  * `Admin.updateApplication`): public or confidential (RFC 6749 §2.1), the format of its access
- * tokens and their audience. Each refusal is `InvalidField` naming the field, like `fields.ts`.
+ * tokens and their audience, its web origins, how it authenticates at the token endpoint and how
+ * its answers join scopes. Each refusal is `InvalidField` naming the field, like `fields.ts`.
  */
 import { Effect, Schema } from "effect"
 import {
@@ -10,18 +11,32 @@ import {
   type GrantType,
   isPublic,
   maxRedirectUriLength,
-  publicGrantTypes
+  publicGrantTypes,
+  ScopeDelimiter,
+  TokenEndpointAuthMethod
 } from "../../model/Application.js"
 import { secretDigest } from "../../oauth/ClientAuth.js"
 import * as Entropy from "../../services/Entropy.js"
 import type { ApplicationChanges } from "../../storage/ApplicationStore.js"
-import { invalid } from "./fields.js"
+import { checkWebOrigins, type InvalidField, invalid } from "./fields.js"
 
-/** What the access token fields of a registration or patch hold. */
+/** What the optional client fields of a registration or patch hold. */
 interface TokenInput {
   readonly accessTokenFormat?: string
   readonly accessTokenAudience?: string | null
+  readonly webOrigins?: ReadonlyArray<string>
+  readonly tokenEndpointAuthMethod?: string
+  readonly scopeDelimiter?: string
 }
+
+/** The admin API name of each optional client field. */
+const fieldNames = {
+  accessTokenFormat: "access_token_format",
+  accessTokenAudience: "access_token_audience",
+  webOrigins: "web_origins",
+  tokenEndpointAuthMethod: "token_endpoint_auth_method",
+  scopeDelimiter: "scope_delimiter"
+} as const satisfies Record<keyof TokenInput, string>
 
 /** What a patch says about the kind of client. */
 interface ClientPatch extends TokenInput {
@@ -30,13 +45,19 @@ interface ClientPatch extends TokenInput {
   readonly requirePkce?: boolean
 }
 
-const isFormat = Schema.is(AccessTokenFormat)
+/** A value of one of the literals of `schema`, else `InvalidField` for `field` listing them. */
+const checkLiteral =
+  <const L extends readonly [string, ...Array<string>]>(field: string, schema: Schema.Literal<L>) =>
+  (value: string): Effect.Effect<L[number], InvalidField> =>
+    Schema.is(schema)(value)
+      ? Effect.succeed(value)
+      : invalid(field, `${field} must be ${schema.literals.map((l) => JSON.stringify(l)).join(" or ")}`)
 
 /** An access token format: `opaque` or `jwt`. */
-export const checkFormat = (value: string) =>
-  isFormat(value)
-    ? Effect.succeed(value)
-    : invalid("access_token_format", 'access_token_format must be "opaque" or "jwt"')
+export const checkFormat = checkLiteral("access_token_format", AccessTokenFormat)
+
+const checkAuthMethod = checkLiteral("token_endpoint_auth_method", TokenEndpointAuthMethod)
+const checkDelimiter = checkLiteral("scope_delimiter", ScopeDelimiter)
 
 /**
  * The `aud` of an application's JWT access tokens (RFC 9068 §3, RFC 8707 §2): null for the
@@ -59,12 +80,26 @@ export const checkAudience = (value: string | null) => {
   return Effect.succeed(value)
 }
 
-/** What a public application's registration must hold: only the public grants, PKCE required. */
-export const checkPublic = (grantTypes: ReadonlyArray<GrantType>, requirePkce: boolean | undefined) => {
+/**
+ * What a public application's registration must hold: only the public grants, PKCE required, and
+ * no `client_secret_post`, as it has no App Secret to send (it authenticates with `client_id`
+ * alone, which the admin JSON shows as `none`).
+ */
+export const checkPublic = (
+  grantTypes: ReadonlyArray<GrantType>,
+  requirePkce: boolean | undefined,
+  authMethod: string | undefined
+) => {
   if (!grantTypes.every((g) => publicGrantTypes.includes(g))) {
     return invalid(
       "grant_types",
       "a public application may use only the authorization_code and refresh_token grants"
+    )
+  }
+  if (authMethod === "client_secret_post") {
+    return invalid(
+      "token_endpoint_auth_method",
+      "a public application has no App Secret: it authenticates with client_id alone"
     )
   }
   return requirePkce === false
@@ -72,15 +107,16 @@ export const checkPublic = (grantTypes: ReadonlyArray<GrantType>, requirePkce: b
     : Effect.void
 }
 
-/** The fields of a new application's access tokens: left out when they are the defaults. */
+/** The optional client fields of a registration or patch, checked: left out when not given. */
 export const tokenFields = Effect.fnUntraced(function* (input: TokenInput) {
-  const format =
-    input.accessTokenFormat === undefined ? undefined : yield* checkFormat(input.accessTokenFormat)
-  const audience =
-    input.accessTokenAudience === undefined ? undefined : yield* checkAudience(input.accessTokenAudience)
+  const { accessTokenFormat: format, accessTokenAudience: audience, webOrigins, scopeDelimiter } = input
+  const method = input.tokenEndpointAuthMethod
   return {
-    ...(format === undefined ? {} : { accessTokenFormat: format }),
-    ...(audience === undefined ? {} : { accessTokenAudience: audience })
+    ...(format === undefined ? {} : { accessTokenFormat: yield* checkFormat(format) }),
+    ...(audience === undefined ? {} : { accessTokenAudience: yield* checkAudience(audience) }),
+    ...(webOrigins === undefined ? {} : { webOrigins: yield* checkWebOrigins(webOrigins) }),
+    ...(method === undefined ? {} : { tokenEndpointAuthMethod: yield* checkAuthMethod(method) }),
+    ...(scopeDelimiter === undefined ? {} : { scopeDelimiter: yield* checkDelimiter(scopeDelimiter) })
   }
 })
 
@@ -88,9 +124,9 @@ export const tokenFields = Effect.fnUntraced(function* (input: TokenInput) {
 export type Changes = { -readonly [K in keyof ApplicationChanges]: ApplicationChanges[K] }
 
 /**
- * The changes of a patch's `public`, `access_token_format` and `access_token_audience`, and the
- * App Secret generated when the application becomes confidential. Whether the application is
- * (or becomes) public is checked against the grant types and PKCE it will have.
+ * The changes of a patch's `public` and optional client fields (`tokenFields`), and the App
+ * Secret generated when the application becomes confidential. Whether the application is (or
+ * becomes) public is checked against the grant types, PKCE and authentication method it will have.
  */
 export const clientChanges = Effect.fnUntraced(function* <E, R>(
   appKey: string,
@@ -98,16 +134,20 @@ export const clientChanges = Effect.fnUntraced(function* <E, R>(
   changes: Changes,
   find: Effect.Effect<Application, E, R>
 ) {
-  const fields: Array<string> = []
   const tokens = yield* tokenFields(patch)
-  if (tokens.accessTokenFormat !== undefined) fields.push("access_token_format")
-  if (tokens.accessTokenAudience !== undefined) fields.push("access_token_audience")
+  const fields: Array<string> = Object.keys(tokens).map((k) => fieldNames[k as keyof typeof tokens])
   Object.assign(changes, tokens)
-  if (patch.public === undefined && patch.grantTypes === undefined && patch.requirePkce === undefined)
+  const method = tokens.tokenEndpointAuthMethod
+  if (
+    patch.public === undefined &&
+    patch.grantTypes === undefined &&
+    patch.requirePkce === undefined &&
+    method !== "client_secret_post"
+  )
     return { fields, appSecret: null }
   const current = yield* find
   const willBePublic = patch.public ?? isPublic(current)
-  if (willBePublic) yield* checkPublic(changes.grantTypes ?? current.grantTypes, patch.requirePkce)
+  if (willBePublic) yield* checkPublic(changes.grantTypes ?? current.grantTypes, patch.requirePkce, method)
   if (patch.public === undefined || patch.public === isPublic(current)) return { fields, appSecret: null }
   fields.push("public")
   changes.public = patch.public

@@ -4,7 +4,7 @@
  * text (`Params.isPlainText`, docs/security.md T13), and comes before any store is asked.
  */
 import { Effect, Either, Schema } from "effect"
-import { GrantType, validateRedirectUri } from "../../model/Application.js"
+import { GrantType, validateRedirectUri, validateWebOrigin } from "../../model/Application.js"
 import * as Scope from "../../model/Scope.js"
 import { isPlainText } from "../../oauth/requests/Params.js"
 
@@ -45,6 +45,17 @@ export const checkRedirectUris = Effect.fnUntraced(function* (uris: ReadonlyArra
   for (const uri of uris) {
     const valid = validateRedirectUri(uri)
     if (Either.isLeft(valid)) return yield* invalid("redirect_uris", valid.left.description)
+    if (!checked.includes(valid.right)) checked.push(valid.right)
+  }
+  return checked
+})
+
+/** Web origins (`Application.validateWebOrigin`), duplicates dropped; none at all is allowed. */
+export const checkWebOrigins = Effect.fnUntraced(function* (origins: ReadonlyArray<string>) {
+  const checked: Array<string> = []
+  for (const origin of origins) {
+    const valid = validateWebOrigin(origin)
+    if (Either.isLeft(valid)) return yield* invalid("web_origins", valid.left.description)
     if (!checked.includes(valid.right)) checked.push(valid.right)
   }
   return checked

@@ -5,7 +5,7 @@
  */
 import { Either, type ParseResult, Schema } from "effect"
 import * as Http from "../../http/Http.js"
-import { GrantType } from "../../model/Application.js"
+import { GrantType, ScopeDelimiter, TokenEndpointAuthMethod } from "../../model/Application.js"
 import * as Form from "../../oauth/requests/Form.js"
 import { firstIssue, isPlainText } from "../../oauth/requests/Params.js"
 import { InvalidField } from "./fields.js"
@@ -31,6 +31,9 @@ const expected: Readonly<Record<string, string>> = {
   require_pkce: "true or false",
   access_token_ttl: "a whole number of seconds, or null for the server default",
   refresh_token_ttl: "a whole number of seconds, or null for the server default",
+  web_origins: "an array of origins like https://app.example",
+  token_endpoint_auth_method: TokenEndpointAuthMethod.literals.join(" or "),
+  scope_delimiter: ScopeDelimiter.literals.join(" or "),
   grace_seconds: "a whole number of seconds",
   username: "a string",
   password: "a string",
