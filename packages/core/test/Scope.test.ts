@@ -6,6 +6,17 @@ const token = Arbitrary.make(Scope.ScopeToken)
 const scopeSet = fc.array(token, { maxLength: 20 }).map(Scope.make)
 
 describe("Scope", () => {
+  it("parse(format(s, d)) equals s for both delimiters, and each joins with its own character", () => {
+    fc.assert(
+      fc.property(scopeSet, fc.constantFrom("comma" as const, "space" as const), (s, d) => {
+        const written = Scope.format(s, d)
+        assert.deepStrictEqual(Either.getOrThrow(Scope.parse(written)), s)
+        assert.strictEqual(written.split(d === "comma" ? "," : " ").length, Math.max(s.length, 1))
+        assert.notInclude(written, d === "comma" ? " " : ",")
+      })
+    )
+  })
+
   it("parse(format(s)) equals s for every scope set", () => {
     fc.assert(
       fc.property(scopeSet, (s) => {

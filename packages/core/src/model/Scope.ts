@@ -1,8 +1,10 @@
 /**
  * Scopes: parsed from comma- or space-separated input, held as a sorted set,
- * written comma-joined (the format of Latchkey's token responses).
+ * written comma-joined (the format of Latchkey's token responses), or space-joined for an
+ * application that registered `Application.ScopeDelimiter` `space`.
  */
 import { Either, ParseResult, Schema } from "effect"
+import type { ScopeDelimiter } from "./Application.js"
 import { InvalidScope } from "./OAuthError.js"
 
 /** Most items a scope parameter may carry. */
@@ -71,8 +73,11 @@ export const Param = Schema.transformOrFail(
   }
 )
 
-/** Write a scope set comma-joined, in its stable sorted order. */
-export const format = (scope: ScopeSet): string => scope.join(",")
+const separators: Readonly<Record<ScopeDelimiter, string>> = { comma: ",", space: " " }
+
+/** Write a scope set joined with the delimiter (comma unless told), in its stable sorted order. */
+export const format = (scope: ScopeSet, delimiter: ScopeDelimiter = "comma"): string =>
+  scope.join(separators[delimiter])
 
 /** Whether every item of `narrow` is also in `wide`. */
 export const isSubset = (narrow: ScopeSet, wide: ScopeSet): boolean => {

@@ -3,7 +3,7 @@
  * authenticated application's own tokens.
  */
 import { Effect, Option, Schema } from "effect"
-import type { Application } from "../model/Application.js"
+import { type Application, scopeDelimiter } from "../model/Application.js"
 import * as Scope from "../model/Scope.js"
 import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
 import * as Audit from "../security/Audit.js"
@@ -78,7 +78,7 @@ export const introspect = Effect.fnUntraced(function* (params: Params, app: Appl
   const t = found.value
   return {
     active: true,
-    scope: Scope.format(t.scope),
+    scope: Scope.format(t.scope, scopeDelimiter(app)),
     client_id: t.appKey,
     token_type: t.kind === "access" ? "Bearer" : "refresh_token",
     exp: t.expiresAt,

@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import type { Application } from "../../model/Application.js"
-import { accessTokenAudience, accessTokenFormat, allows } from "../../model/Application.js"
+import { accessTokenAudience, accessTokenFormat, allows, scopeDelimiter } from "../../model/Application.js"
 import { Config } from "../../model/Config.js"
 import * as Scope from "../../model/Scope.js"
 import type { Token } from "../../model/Token.js"
@@ -150,7 +150,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
     access_token: access,
     token_type: "Bearer",
     expires_in: accessTtl,
-    scope: Scope.format(grant.scope),
+    scope: Scope.format(grant.scope, scopeDelimiter(grant.app)),
     ...(Option.isSome(refresh) ? { refresh_token: refresh.value } : {}),
     ...(grant.openId !== null ? { open_id: grant.openId } : {}),
     ...(Option.isSome(idToken) ? { id_token: idToken.value } : {})
