@@ -14,7 +14,7 @@ const verifier = "v".repeat(50)
 const basicRequired =
   "client authentication failed: send the App Key and App Secret with HTTP Basic (RFC 6749 §2.3.1)"
 const secretInBody =
-  "client authentication failed: send the App Secret with HTTP Basic (RFC 6749 §2.3.1), not in the body"
+  "client authentication failed: this application authenticates with client_secret_basic: send the App Key and App Secret with HTTP Basic (RFC 6749 §2.3.1), not in the body"
 
 const newPublicApp = (input: Partial<Admin.NewApplication> = {}) =>
   Admin.createApplication({ name: "Native App", redirectUris: [cb], scope: "read", public: true, ...input })

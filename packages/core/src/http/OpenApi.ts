@@ -108,22 +108,28 @@ interface Build {
 
 const noStore = () => Http.json(200, null).headers
 
-const clientAuth = [{ clientBasic: [] }]
-/** Basic, or none: a public application (RFC 6749 §2.1) sends only its `client_id` in the body. */
-const clientAuthOrPublic = [{ clientBasic: [] }, {}]
+/**
+ * Basic, or credentials in the body: an application registered for `client_secret_post` sends
+ * `client_id` and `client_secret` there (RFC 6749 §2.3.1), a public one (RFC 6749 §2.1) only `client_id`.
+ */
+const clientAuthOrBody = [{ clientBasic: [] }, {}]
+
+/** How a confidential application authenticates, for the descriptions of the form endpoints. */
+const registeredMethod =
+  "A confidential application authenticates with the method it registered: client_secret_basic (the default), its App Key and App Secret only in the Authorization header (with it, a client_secret parameter or a client_id other than the App Key is invalid_request), or client_secret_post, client_id and client_secret in the body and no Authorization header; the other method is invalid_client naming the registered one."
 
 /** The token endpoint: one request body per grant type, from `TokenRequest.requests`. */
 const tokenPath = (b: Build): Json => ({
   post: {
     operationId: "token",
     summary: "Token endpoint (RFC 6749 §3.2)",
-    security: clientAuthOrPublic,
+    security: clientAuthOrBody,
     requestBody: formBody(
       {
         oneOf: Object.values(TokenRequest.requests).map((request) => b.schema(request)),
         discriminator: { propertyName: "grant_type" }
       },
-      "The parameters of one grant type. A confidential application's credentials go only in the Authorization header (with it, a client_secret parameter or a client_id other than the App Key is invalid_request; without it, invalid_client). A public application sends no Authorization header and no client_secret, only client_id (its App Key), and uses authorization_code with PKCE S256 and refresh_token."
+      `The parameters of one grant type. ${registeredMethod} A public application sends no Authorization header and no client_secret, only client_id (its App Key), and uses authorization_code with PKCE S256 and refresh_token.`
     ),
     responses: {
       ...jsonOk("the token response (RFC 6749 §5.1)", b.schema(TokenResponse), noStore()),
@@ -134,14 +140,17 @@ const tokenPath = (b: Build): Json => ({
 
 /** Introspection and revocation, which take the same form (`Introspection.TokenForm`). */
 const tokenFormPaths = (b: Build): Json => {
-  const requestBody = formBody(b.schema(TokenForm), "The token, never in the query string.")
+  const requestBody = formBody(
+    b.schema(TokenForm),
+    `The token, never in the query string. ${registeredMethod}`
+  )
   return {
     [Paths.oauth.introspect]: {
       post: {
         operationId: "introspect",
         summary:
           "Token introspection (RFC 7662) of the application's own tokens; confidential applications only (a public one is invalid_client)",
-        security: clientAuth,
+        security: clientAuthOrBody,
         requestBody,
         responses: {
           ...jsonOk("the introspection response", b.schema(IntrospectionResponse), noStore()),
@@ -154,7 +163,7 @@ const tokenFormPaths = (b: Build): Json => {
         operationId: "revoke",
         summary:
           "Token revocation (RFC 7009); a refresh token revokes its family. A public application sends client_id in the body instead of Basic",
-        security: clientAuthOrPublic,
+        security: clientAuthOrBody,
         requestBody,
         responses: {
           200: {

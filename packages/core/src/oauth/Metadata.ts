@@ -3,7 +3,7 @@
  * Connect Discovery 1.0 §3): one document, served at both well-known paths.
  */
 import * as Paths from "../http/Paths.js"
-import { GrantType } from "../model/Application.js"
+import { GrantType, TokenEndpointAuthMethod } from "../model/Application.js"
 import type { Settings } from "../model/Config.js"
 import * as Discovery from "../openid/Discovery.js"
 
@@ -12,7 +12,8 @@ export const paths = Paths.oauth
 
 /**
  * The metadata document for these settings: the RFC 8414 fields and the OpenID Connect ones
- * (`Discovery.fields`). Clients authenticate with HTTP Basic, or not at all when public.
+ * (`Discovery.fields`). Clients authenticate with the method they registered (HTTP Basic or the
+ * body), or not at all when public.
  */
 export const document = (settings: Settings): Record<string, unknown> => {
   const base = settings.issuer.replace(/\/+$/, "")
@@ -25,9 +26,9 @@ export const document = (settings: Settings): Record<string, unknown> => {
     response_types_supported: ["code", "token"],
     response_modes_supported: ["query", "fragment"],
     grant_types_supported: [...GrantType.literals],
-    token_endpoint_auth_methods_supported: ["client_secret_basic", "none"],
-    introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
-    revocation_endpoint_auth_methods_supported: ["client_secret_basic"],
+    token_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals, "none"],
+    introspection_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals],
+    revocation_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals],
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     authorization_response_iss_parameter_supported: true,
     ...Discovery.fields({ userinfo: base + paths.userinfo, jwks: base + paths.jwks })

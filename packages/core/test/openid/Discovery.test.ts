@@ -22,7 +22,11 @@ describe("discovery and JWKS", () => {
       assert.strictEqual(doc.issuer, issuer)
       assert.strictEqual(doc.jwks_uri, `${issuer}/oauth2/oauth2/jwks`)
       assert.strictEqual(doc.userinfo_endpoint, `${issuer}/oauth2/oauth2/userinfo`)
-      assert.deepStrictEqual(doc.token_endpoint_auth_methods_supported, ["client_secret_basic", "none"])
+      assert.deepStrictEqual(doc.token_endpoint_auth_methods_supported, [
+        "client_secret_basic",
+        "client_secret_post",
+        "none"
+      ])
       assert.deepStrictEqual(doc.subject_types_supported, ["pairwise"])
       assert.deepStrictEqual(doc.id_token_signing_alg_values_supported, ["ES256", "RS256"])
       assert.deepStrictEqual(doc.scopes_supported, ["openid", "profile", "email"])

@@ -28,6 +28,8 @@ export const caps = {
   redirect_uri: 2048,
   state: 2048,
   client_id: 256,
+  // The longest App Secret an application can hold (`Admin.AppSecretPattern`)
+  client_secret: 512,
   nonce: 512
 } as const
 
