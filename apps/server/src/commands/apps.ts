@@ -43,15 +43,23 @@ const describeApp = (a: Application.Application): string =>
     ...oldSecretLine(a)
   ].join("\n")
 
-/** What an application opted into: shown only when it is public or its tokens are JWTs. */
-const clientLines = (a: Application.Application): Array<string> => [
-  ...(Application.isPublic(a) ? ["  Client type:   public (no App Secret; PKCE S256)"] : []),
-  ...(Application.accessTokenFormat(a) === "jwt" || (a.accessTokenAudience ?? null) !== null
-    ? [
-        `  Access tokens: ${Application.accessTokenFormat(a)}${a.accessTokenAudience == null ? "" : `, audience ${a.accessTokenAudience}`}`
-      ]
-    : [])
-]
+/** What an application opted into: a line for each option that is not the default. */
+const clientLines = (a: Application.Application): Array<string> => {
+  const shown = createdJson(a, null)
+  return [
+    ...(Application.isPublic(a) ? ["  Client type:   public (no App Secret; PKCE S256)"] : []),
+    ...(Application.accessTokenFormat(a) === "jwt" || (a.accessTokenAudience ?? null) !== null
+      ? [
+          `  Access tokens: ${Application.accessTokenFormat(a)}${a.accessTokenAudience == null ? "" : `, audience ${a.accessTokenAudience}`}`
+        ]
+      : []),
+    ...(shown.web_origins !== undefined ? [`  Web origins:   ${shown.web_origins.join(", ")}`] : []),
+    ...(shown.token_endpoint_auth_method !== undefined
+      ? ["  Client auth:   client_secret_post (client_id and client_secret in the body)"]
+      : []),
+    ...(shown.scope_delimiter !== undefined ? ["  Scopes joined: with a space (RFC 6749 §3.3)"] : [])
+  ]
+}
 
 const oldSecretLine = (a: Application.Application): Array<string> => {
   const shown = appJson(a)
@@ -86,19 +94,34 @@ const registration = {
   "require-pkce": { type: "boolean" },
   public: { type: "boolean" },
   "access-token-format": { type: "string" },
-  "access-token-audience": { type: "string" }
+  "access-token-audience": { type: "string" },
+  "web-origin": { type: "string", multiple: true },
+  "token-endpoint-auth-method": { type: "string" },
+  "scope-delimiter": { type: "string" }
 } as const
 
-/** `--access-token-format` and `--access-token-audience` (`default`: the issuer, null), as `Admin` takes them. */
+/**
+ * `--access-token-format`, `--access-token-audience` (`default`: the issuer, null),
+ * `--web-origin` (repeated), `--token-endpoint-auth-method` and `--scope-delimiter`, as `Admin` takes them.
+ */
 const tokenOptions = (values: {
   readonly "access-token-format"?: string | undefined
   readonly "access-token-audience"?: string | undefined
+  readonly "web-origin"?: ReadonlyArray<string> | undefined
+  readonly "token-endpoint-auth-method"?: string | undefined
+  readonly "scope-delimiter"?: string | undefined
 }) => {
   const format = values["access-token-format"]
   const audience = values["access-token-audience"]
+  const origins = values["web-origin"]
+  const method = values["token-endpoint-auth-method"]
+  const delimiter = values["scope-delimiter"]
   return {
     ...(format !== undefined ? { accessTokenFormat: format } : {}),
-    ...(audience !== undefined ? { accessTokenAudience: audience === "default" ? null : audience } : {})
+    ...(audience !== undefined ? { accessTokenAudience: audience === "default" ? null : audience } : {}),
+    ...(origins !== undefined ? { webOrigins: origins } : {}),
+    ...(method !== undefined ? { tokenEndpointAuthMethod: method } : {}),
+    ...(delimiter !== undefined ? { scopeDelimiter: delimiter } : {})
   }
 }
 
@@ -109,13 +132,19 @@ const createdJson = (app: Application.Application, appSecret: string | null) => 
     public: isPublic,
     access_token_format,
     access_token_audience,
+    web_origins,
+    token_endpoint_auth_method,
+    scope_delimiter,
     ...created
   } = AdminJson.createdApplication(app, appSecret)
   return {
     ...created,
     ...(isPublic ? { public: true } : {}),
     ...(access_token_format !== "opaque" ? { access_token_format } : {}),
-    ...(access_token_audience !== null ? { access_token_audience } : {})
+    ...(access_token_audience !== null ? { access_token_audience } : {}),
+    ...(web_origins.length > 0 ? { web_origins } : {}),
+    ...(token_endpoint_auth_method === "client_secret_post" ? { token_endpoint_auth_method } : {}),
+    ...(scope_delimiter !== "comma" ? { scope_delimiter } : {})
   }
 }
 
@@ -157,6 +186,7 @@ export const commands: Record<string, Command> = {
         ...registration,
         "no-require-pkce": { type: "boolean" },
         confidential: { type: "boolean" },
+        "no-web-origins": { type: "boolean" },
         "access-token-ttl": { type: "string" },
         "refresh-token-ttl": { type: "string" }
       })
@@ -166,6 +196,9 @@ export const commands: Record<string, Command> = {
       }
       if (values.public === true && values.confidential === true) {
         throw new UsageError("give either --public or --confidential")
+      }
+      if (values["web-origin"] !== undefined && values["no-web-origins"] === true) {
+        throw new UsageError("give either --web-origin or --no-web-origins")
       }
       const grantTypes = list(values["grant-types"])
       const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
@@ -185,11 +218,12 @@ export const commands: Record<string, Command> = {
           : values.confidential === true
             ? { public: false }
             : {}),
-        ...tokenOptions(values)
+        ...tokenOptions(values),
+        ...(values["no-web-origins"] === true ? { webOrigins: [] } : {})
       }
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --access-token-ttl or --refresh-token-ttl"
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
         )
       }
       const { app, appSecret } = await exec(runtime(), Admin.updateApplication(appKey, patch))
