@@ -129,7 +129,9 @@ export interface ApplicationPatch {
   readonly accessTokenAudience?: string | null
   /** The whole new list of web origins; empty removes them all. */
   readonly webOrigins?: ReadonlyArray<string>
+  /** `client_secret_basic` or `client_secret_post`; refused for an application that is (or becomes) public. */
   readonly tokenEndpointAuthMethod?: string
+  /** `comma` or `space`. */
   readonly scopeDelimiter?: string
 }
 
