@@ -1,27 +1,12 @@
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import * as Commands from "../src/Commands.js"
-import { tempDir } from "./helpers.js"
+import { cliInProcess, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
 const db = join(tmp.dir, "options.sqlite")
 afterAll(() => tmp.cleanup())
 
-const cli = async (args: ReadonlyArray<string>) => {
-  let stdout = ""
-  let stderr = ""
-  const code = await Commands.run(args, {
-    stdout: (t) => {
-      stdout += t
-    },
-    stderr: (t) => {
-      stderr += t
-    },
-    env: { LATCHKEY_DB: db },
-    readStdin: async () => ""
-  })
-  return { code, stdout, stderr }
-}
+const cli = (args: ReadonlyArray<string>) => cliInProcess(db, args)
 
 const json = async <A = Record<string, unknown>>(args: ReadonlyArray<string>): Promise<A> => {
   const r = await cli(args)

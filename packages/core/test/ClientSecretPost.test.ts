@@ -23,6 +23,12 @@ const failures = (appKey: string) =>
     Effect.flatMap(AuditStore, (s) => s.tail({ limit: 1000 })),
     (all) => all.filter((e) => e.type === "client_auth_failed" && e.appKey === appKey).length
   )
+/** The three endpoints that authenticate the application, with a request each. */
+const endpoints = [
+  ["/oauth2/oauth2/token", cc],
+  ["/oauth2/oauth2/introspect", { token: "t" }],
+  ["/oauth2/oauth2/revoke", { token: "t" }]
+] as const
 const postApp = newApp({ tokenEndpointAuthMethod: "client_secret_post" })
 
 describe("client_secret_post", () => {
@@ -53,11 +59,7 @@ describe("client_secret_post", () => {
       const { app, appSecret, basic } = yield* postApp
       const wrong = BasicAuth.encode({ appKey: app.appKey, appSecret: `${appSecret}x` })
       const bodies = new Set<string>()
-      for (const [path, params] of [
-        ["/oauth2/oauth2/token", cc],
-        ["/oauth2/oauth2/introspect", { token: "t" }],
-        ["/oauth2/oauth2/revoke", { token: "t" }]
-      ] as const) {
+      for (const [path, params] of endpoints) {
         for (const authorization of [basic, wrong]) {
           const r = yield* post(path, params, authorization)
           assert.strictEqual(r.status, 401, path)
@@ -79,11 +81,7 @@ describe("client_secret_post", () => {
     Effect.gen(function* () {
       const { app, appSecret } = yield* newApp()
       const bodies = new Set<string>()
-      for (const [path, params] of [
-        ["/oauth2/oauth2/token", cc],
-        ["/oauth2/oauth2/introspect", { token: "t" }],
-        ["/oauth2/oauth2/revoke", { token: "t" }]
-      ] as const) {
+      for (const [path, params] of endpoints) {
         for (const secret of [appSecret, `${appSecret}x`]) {
           const r = yield* post(path, { ...params, client_id: app.appKey, client_secret: secret })
           assert.strictEqual(r.status, 401, path)

@@ -5,6 +5,7 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { GrantType, validateRedirectUri, validateWebOrigin } from "../../model/Application.js"
+import type { InvalidRequest } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
 import { isPlainText } from "../../oauth/requests/Params.js"
 
@@ -38,28 +39,30 @@ export const checkName = (raw: string) => {
     : Effect.succeed(name)
 }
 
-/** Redirect URIs: at least one, each valid (`validateRedirectUri`), duplicates dropped. */
-export const checkRedirectUris = Effect.fnUntraced(function* (uris: ReadonlyArray<string>) {
-  if (uris.length === 0) return yield* invalid("redirect_uris", "at least one redirect URI is required")
+/** Each value checked by `validate` (its refusal `InvalidField` for `field`), duplicates dropped. */
+const checkEach = (
+  field: string,
+  values: ReadonlyArray<string>,
+  validate: (value: string) => Either.Either<string, InvalidRequest>
+): Effect.Effect<Array<string>, InvalidField> => {
   const checked: Array<string> = []
-  for (const uri of uris) {
-    const valid = validateRedirectUri(uri)
-    if (Either.isLeft(valid)) return yield* invalid("redirect_uris", valid.left.description)
+  for (const value of values) {
+    const valid = validate(value)
+    if (Either.isLeft(valid)) return invalid(field, valid.left.description)
     if (!checked.includes(valid.right)) checked.push(valid.right)
   }
-  return checked
-})
+  return Effect.succeed(checked)
+}
+
+/** Redirect URIs: at least one, each valid (`validateRedirectUri`), duplicates dropped. */
+export const checkRedirectUris = (uris: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>
+  uris.length === 0
+    ? invalid("redirect_uris", "at least one redirect URI is required")
+    : checkEach("redirect_uris", uris, validateRedirectUri)
 
 /** Web origins (`Application.validateWebOrigin`), duplicates dropped; none at all is allowed. */
-export const checkWebOrigins = Effect.fnUntraced(function* (origins: ReadonlyArray<string>) {
-  const checked: Array<string> = []
-  for (const origin of origins) {
-    const valid = validateWebOrigin(origin)
-    if (Either.isLeft(valid)) return yield* invalid("web_origins", valid.left.description)
-    if (!checked.includes(valid.right)) checked.push(valid.right)
-  }
-  return checked
-})
+export const checkWebOrigins = (origins: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>
+  checkEach("web_origins", origins, validateWebOrigin)
 
 const isScopeToken = Schema.is(Scope.ScopeToken)
 
