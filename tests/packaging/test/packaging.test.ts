@@ -1,12 +1,23 @@
 // Packs every published package the way `pnpm publish` does, lints the tarballs (publint, attw),
 // installs them with plain npm into a project outside the workspace, issues a token with them and
 // type-checks a consumer file against them; the reference server, installed from its tarball too,
-// starts with its `latchkey` command and runs a CLI command.
+// starts with its `latchkey` command and runs a CLI command. Each package's README install line,
+// read from the README itself, is run with pnpm and with npm in a fresh directory, the tarballs
+// standing in for the registry's @latchkey/* names, and the installed package is then used.
 import { execFile, spawn } from "node:child_process"
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve, sep } from "node:path"
+import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -75,6 +86,25 @@ let tarballs = ""
 let consumer = ""
 const tarball = (pkg: string) => join(tarballs, `latchkey-${pkg}-0.1.0.tgz`)
 const withServer = [...published, server]
+const vendored = () => join(work, "vendor", "better-sqlite3")
+
+/**
+ * better-sqlite3 compiles from source (minutes): installs reuse the workspace's built copy,
+ * vendored once without its install script, instead of building it again.
+ */
+const vendorSqlite = () => {
+  if (existsSync(vendored())) return
+  const sqlite = dirname(
+    createRequire(join(root, "packages/storage-sqlite/package.json")).resolve("better-sqlite3/package.json")
+  )
+  for (const part of ["lib", "LICENSE", "build/Release/better_sqlite3.node"]) {
+    cpSync(join(sqlite, part), join(vendored(), part), { recursive: true })
+  }
+  const manifest = JSON.parse(readFileSync(join(sqlite, "package.json"), "utf8"))
+  manifest.scripts = {}
+  manifest.dependencies = { bindings: manifest.dependencies.bindings }
+  writeFileSync(join(vendored(), "package.json"), JSON.stringify(manifest, null, 2))
+}
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "latchkey-packaging-"))
@@ -223,20 +253,7 @@ const startServer = (args: ReadonlyArray<string>, db: string) =>
 
 describe("installed with npm outside the workspace", () => {
   beforeAll(async () => {
-    // better-sqlite3 compiles from source (minutes): reuse the workspace's built copy, vendored
-    // without its install script, instead of building it a second time.
-    const sqlite = dirname(
-      createRequire(join(root, "packages/storage-sqlite/package.json")).resolve("better-sqlite3/package.json")
-    )
-    const vendored = join(consumer, "vendor", "better-sqlite3")
-    for (const part of ["lib", "LICENSE", "build/Release/better_sqlite3.node"]) {
-      cpSync(join(sqlite, part), join(vendored, part), { recursive: true })
-    }
-    const sqliteManifest = JSON.parse(readFileSync(join(sqlite, "package.json"), "utf8"))
-    sqliteManifest.scripts = {}
-    sqliteManifest.dependencies = { bindings: sqliteManifest.dependencies.bindings }
-    writeFileSync(join(vendored, "package.json"), JSON.stringify(sqliteManifest, null, 2))
-
+    vendorSqlite()
     const version = (name: string, from = "packages/express/package.json") =>
       JSON.parse(readFileSync(createRequire(join(root, from)).resolve(`${name}/package.json`), "utf8"))
         .version
@@ -250,7 +267,7 @@ describe("installed with npm outside the workspace", () => {
           type: "module",
           dependencies: {
             ...ours,
-            "better-sqlite3": "file:./vendor/better-sqlite3",
+            "better-sqlite3": `file:${vendored()}`,
             effect: version("effect"),
             express: version("express"),
             pg: version("pg", "packages/storage-postgres/package.json")
@@ -391,5 +408,95 @@ describe("installed with npm outside the workspace", () => {
     const listed = await cli(["app", "list", "--json"])
     expect(listed.code, explain(listed)).toBe(0)
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ app_key, name: "demo" })])
+  })
+})
+
+/** The `pnpm add` commands of a README's Install section (its first fenced block), each as its arguments. */
+const installLines = (readme: string): ReadonlyArray<ReadonlyArray<string>> => {
+  const section = readme.split(/^## Install$/m)[1]?.split(/^## /m)[0] ?? ""
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)?.[1] ?? ""
+  return block
+    .split("\n")
+    .map((line) => line.replace(/#.*$/, "").trim().split(/\s+/))
+    .filter((words) => words[0] === "pnpm" && words[1] === "add")
+    .map((words) => words.slice(2))
+}
+
+/** A package spec's name: `effect@^3.22` → `effect`, `@latchkey/core` → `@latchkey/core`. */
+const specName = (spec: string) => spec.replace(/^(@?[^@]+)@.*$/, "$1")
+
+const readmeOf = (pkg: string) => readFileSync(join(root, "packages", pkg, "README.md"), "utf8")
+
+describe("each package's README install line", () => {
+  it.each(published)("@latchkey/%s's names every peer dependency with its supported range", (pkg) => {
+    const lines = installLines(readmeOf(pkg))
+    expect(lines.length, `no \`pnpm add\` in the Install section of ${pkg}'s README`).toBeGreaterThan(0)
+    const specs = lines.flat().filter((word) => !word.startsWith("-"))
+    const { peerDependencies = {} } = JSON.parse(
+      readFileSync(join(root, "packages", pkg, "package.json"), "utf8")
+    ) as { readonly peerDependencies?: Record<string, string> }
+    for (const peer of Object.keys(peerDependencies)) {
+      const spec = specs.find((s) => specName(s) === peer)
+      expect(spec, `${pkg}'s install line omits its peer ${peer}`).toBeDefined()
+      // without a range the registry's latest major is installed (effect 4 breaks @latchkey/core)
+      if (!peer.startsWith("@latchkey/"))
+        expect(spec, `${pkg}'s install line names no range for ${peer}`).toMatch(/.@./)
+    }
+  })
+
+  describe.each(["pnpm", "npm"] as const)("run with %s in a fresh directory", (manager) => {
+    it.each(published)("installs @latchkey/%s with the tarballs, which then loads and runs", async (pkg) => {
+      vendorSqlite()
+      const dir = mkdtempSync(join(work, `readme-${manager}-${pkg}-`))
+      // every @latchkey/* name, asked for or depended on, resolves to its tarball, never to the
+      // registry; npm wants an override of a direct dependency spelled as that dependency is
+      const local = (path: string) => `file:${relative(dir, path)}`
+      const ours = Object.fromEntries(withServer.map((p) => [`@latchkey/${p}`, local(tarball(p))]))
+      const overrides = { ...ours, "better-sqlite3": local(vendored()) }
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({
+          name: "readme-install",
+          private: true,
+          type: "module",
+          overrides,
+          pnpm: { overrides }
+        })
+      )
+      for (const words of installLines(readmeOf(pkg))) {
+        const args = words.map((w) =>
+          w.startsWith("@latchkey/") ? tarball(w.slice("@latchkey/".length)) : w
+        )
+        const install =
+          manager === "pnpm"
+            ? await run("pnpm", ["add", ...args, "--ignore-scripts", "--reporter=silent"], dir, 240_000)
+            : await run(
+                "npm",
+                [
+                  "install",
+                  ...args.map((a) => (a === "-D" ? "--save-dev" : a)),
+                  "--ignore-scripts",
+                  "--no-audit",
+                  "--no-fund",
+                  "--loglevel=error"
+                ],
+                dir,
+                240_000
+              )
+        expect(install.code, `${manager} add ${words.join(" ")}\n${explain(install)}`).toBe(0)
+      }
+      // storage-testkit's entry point needs a running vitest; its Fixtures do not
+      const entry = pkg === "storage-testkit" ? `@latchkey/${pkg}/Fixtures` : `@latchkey/${pkg}`
+      const use = [
+        `import { Effect } from "effect"`,
+        `import { Scope } from "@latchkey/core"`,
+        `const m = await import(${JSON.stringify(entry)})`,
+        `if (Object.keys(m).length === 0) process.exit(3)`,
+        `console.log(Effect.runSync(Effect.map(Scope.parse("profile email"), Scope.format)))`
+      ].join("\n")
+      const r = await run(process.execPath, ["--input-type=module", "-e", use], dir, 60_000)
+      expect(r.code, explain(r)).toBe(0)
+      expect(r.stdout.trim()).toBe("email,profile")
+    })
   })
 })

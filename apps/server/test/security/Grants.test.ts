@@ -19,11 +19,19 @@ import {
   refresh,
   type SignedIn,
   signIn,
-  timed,
   tokenSet,
   useSignedInStack
 } from "./flows.js"
-import { cb, manualClock, read, type Stack, startStack, token } from "./harness.js"
+import {
+  callsDuring,
+  callsMatching,
+  cb,
+  manualClock,
+  read,
+  type Stack,
+  startStack,
+  token
+} from "./harness.js"
 
 let s: Stack
 let alice: SignedIn
@@ -211,7 +219,7 @@ describe("C: authorization_code grant", () => {
     }
   })
 
-  it("C-6: garbage codes (1 char, 10 KB, SQL, NUL, emoji) are 400, fast, with no database error: invalid_grant, or invalid_request when oversized or with control characters", async () => {
+  it("C-6: garbage codes (1 char, 10 KB, SQL, NUL, emoji) are 400 with no database error, and cost no more than an unknown code: invalid_grant after one code lookup, or invalid_request, when oversized or with control characters, before any", async () => {
     const cases: Array<[string, string]> = [
       ["x", "invalid_grant"],
       ["' OR '1'='1", "invalid_grant"],
@@ -220,10 +228,20 @@ describe("C: authorization_code grant", () => {
       ["a".repeat(10 * 1024), "invalid_request"],
       ["abc\u0000def", "invalid_request"]
     ]
+    const unknown = await callsDuring(s, async () =>
+      read(await redeem(s, randomBytes(32).toString("base64url")))
+    )
+    expectError(unknown.value, 400, "invalid_grant")
+    assert.strictEqual(unknown.calls["CodeStore.find"], 1)
+    const { "CodeStore.find": _find, "Digest.sha256": _sha256, ...clientAuthOnly } = unknown.calls
     for (const [code, error] of cases) {
-      const r = await timed(async () => read(await redeem(s, code)))
+      const r = await callsDuring(s, async () => read(await redeem(s, code)))
       expectError(r.value, 400, error)
-      assert.isBelow(r.ms, 250)
+      assert.deepStrictEqual(
+        r.calls,
+        error === "invalid_grant" ? unknown.calls : clientAuthOnly,
+        code.slice(0, 20)
+      )
     }
     // the tables are intact
     assert.strictEqual((await redeem(s, await alice.code())).status, 200)
@@ -323,18 +341,26 @@ describe("C1–C6: authorization code checklist (docs/security.md, checklist C)"
     assert.isAbove(new Set(first).size, 500)
   })
 
-  it("C6: 500 random codes are cheap 400 invalid_grant with no database write (the SQLite files are byte-identical)", async () => {
+  it("C6: 500 random codes are cheap 400 invalid_grant with no database write: one code lookup each, and the SQLite files are byte-identical", async () => {
     const files = () =>
       [s.dbPath, `${s.dbPath}-wal`].filter(existsSync).map((f) => readFileSync(f).toString("base64"))
+    const one = await callsDuring(s, async () => read(await redeem(s, randomBytes(32).toString("base64url"))))
     const before = files()
-    const start = Date.now()
-    for (let batch = 0; batch < 20; batch++) {
-      const answers = await Promise.all(
-        Array.from({ length: 25 }, async () => read(await redeem(s, randomBytes(32).toString("base64url"))))
-      )
-      for (const r of answers) expectError(r, 400, "invalid_grant")
-    }
-    assert.isBelow(Date.now() - start, 5000)
+    const all = await callsDuring(s, async () => {
+      for (let batch = 0; batch < 20; batch++) {
+        const answers = await Promise.all(
+          Array.from({ length: 25 }, async () => read(await redeem(s, randomBytes(32).toString("base64url"))))
+        )
+        for (const r of answers) expectError(r, 400, "invalid_grant")
+      }
+    })
+    assert.deepStrictEqual(
+      all.calls,
+      Object.fromEntries(Object.entries(one.calls).map(([k, n]) => [k, 500 * n]))
+    )
+    assert.strictEqual(one.calls["CodeStore.find"], 1)
+    // only digests and reads: no store call but a find
+    assert.deepStrictEqual(callsMatching(one.calls, /^(?!Digest\.|\w+Store\.find)/), [])
     assert.deepStrictEqual(files(), before)
   })
 })

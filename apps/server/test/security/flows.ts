@@ -1,7 +1,7 @@
 /**
  * Shared steps of the token-endpoint catalogue files (TokenTransport, ClientAuth,
  * Grants, Refresh, Scope, PasswordGrant, Tokens): codes through the real sign-in
- * and consent pages, raw sockets for framing rows, small statistics.
+ * and consent pages, raw sockets for framing rows.
  */
 import { connect } from "node:net"
 import { afterAll, assert, beforeAll } from "@effect/vitest"
@@ -166,22 +166,6 @@ export const rawStatus = (text: string): number => {
 export const rawJson = (text: string): Record<string, unknown> => {
   const body = text.slice(text.indexOf("\r\n\r\n") + 4)
   return JSON.parse(body) as Record<string, unknown>
-}
-
-/** Median of a list of numbers. */
-export const median = (xs: ReadonlyArray<number>): number => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
-}
-
-/** Milliseconds a promise took, with its value. */
-export const timed = async <A>(f: () => Promise<A>): Promise<{ value: A; ms: number }> => {
-  const start = process.hrtime.bigint()
-  const value = await f()
-  return { value, ms: Number(process.hrtime.bigint() - start) / 1e6 }
 }
 
 /** Shannon entropy of a string's characters times its length, in bits (OIDF EnsureMinimum…Entropy). */

@@ -8,14 +8,15 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { Writable } from "node:stream"
-import { Accounts, Admin, type Throttle } from "@latchkey/core"
+import { Accounts, Admin, Digest, PasswordHasher, type Throttle } from "@latchkey/core"
 import { ScryptHasher } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
-import { Clock, Effect, Layer, ManagedRuntime } from "effect"
+import { Clock, Context, Effect, Layer, ManagedRuntime } from "effect"
 import { pino } from "pino"
 import * as AdminServer from "../../src/AdminServer.js"
 import * as App from "../../src/App.js"
 import * as Env from "../../src/Env.js"
+import { aroundStores } from "../../src/Observed.js"
 import * as Services from "../../src/Services.js"
 import { basic, tempDir } from "../helpers.js"
 
@@ -47,6 +48,12 @@ export interface Stack {
   readonly runtime: ManagedRuntime.ManagedRuntime<Services.Services, unknown>
   /** Register another application. */
   readonly client: (input?: Partial<Admin.NewApplication>) => Promise<Client>
+  /**
+   * How often each operation ran so far, by name: every store call (`TokenStore.find`), the
+   * password hasher's (`PasswordHasher.verify`) and the digests' (`Digest.hmac`). Tests count
+   * work with it instead of timing it.
+   */
+  readonly calls: () => ReadonlyMap<string, number>
   /** Stop serving and close the database, keeping its files. */
   readonly stop: () => Promise<void>
   /** Stop, then delete the temporary directory. */
@@ -105,6 +112,49 @@ export const manualClock = (startMs = Math.floor(Date.now() / 1000) * 1000 + 700
   }
 }
 
+/** `context` with each call of its stores, password hasher and digests counted into `calls` by name. */
+const counting = <R>(context: Context.Context<R>, calls: Map<string, number>): Context.Context<R> => {
+  const count = <A, E>(name: string, call: Effect.Effect<A, E>) =>
+    Effect.zipRight(
+      Effect.sync(() => calls.set(name, (calls.get(name) ?? 0) + 1)),
+      call
+    )
+  const stores = aroundStores(context, (call, name) => count(name, call))
+  const hasher = Context.get(
+    stores as Context.Context<PasswordHasher.PasswordHasher>,
+    PasswordHasher.PasswordHasher
+  )
+  const digest = Context.get(stores as Context.Context<Digest.Digest>, Digest.Digest)
+  return Context.add(
+    Context.add(stores, PasswordHasher.PasswordHasher, {
+      hash: (password) => count("PasswordHasher.hash", hasher.hash(password)),
+      verify: (password, hash) => count("PasswordHasher.verify", hasher.verify(password, hash))
+    }),
+    Digest.Digest,
+    {
+      sha256: (value) => count("Digest.sha256", digest.sha256(value)),
+      hmac: (key, value) => count("Digest.hmac", digest.hmac(key, value))
+    }
+  ) as Context.Context<R>
+}
+
+/** How often each counted operation ran while `f` ran: the growth of `stack.calls()`, by name (none omitted). */
+export const callsDuring = async <A>(
+  stack: Pick<Stack, "calls">,
+  f: () => Promise<A>
+): Promise<{ readonly value: A; readonly calls: Readonly<Record<string, number>> }> => {
+  const before = stack.calls()
+  const value = await f()
+  const grown = [...stack.calls()].map(([name, n]) => [name, n - (before.get(name) ?? 0)] as const)
+  return { value, calls: Object.fromEntries(grown.filter(([, n]) => n > 0)) }
+}
+
+/** The names of `calls` that match `pattern` (`/^PasswordHasher\./`): none, where that work must not happen. */
+export const callsMatching = (
+  calls: Readonly<Record<string, number>>,
+  pattern: RegExp
+): ReadonlyArray<string> => Object.keys(calls).filter((name) => pattern.test(name))
+
 /** Start the stack on 127.0.0.1 with an ephemeral port. */
 export const startStack = async (options: StackOptions = {}): Promise<Stack> => {
   const { dir, cleanup } = tempDir()
@@ -128,8 +178,10 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
     hasher: ScryptHasher.layer({ N: 1024, r: 8, p: 1 }),
     ...(options.pool !== undefined ? { storage: PostgresStorage.layer({ pool: options.pool }) } : {})
   })
+  const calls = new Map<string, number>()
+  const counted = Layer.map(services, (context) => counting(context, calls))
   const runtime = ManagedRuntime.make(
-    options.clock === undefined ? services : Layer.provideMerge(services, Layer.setClock(options.clock))
+    options.clock === undefined ? counted : Layer.provideMerge(counted, Layer.setClock(options.clock))
   )
   await runtime.runtime()
   server.on(
@@ -186,6 +238,7 @@ export const startStack = async (options: StackOptions = {}): Promise<Stack> => 
     admin: admin === undefined ? undefined : `http://127.0.0.1:${admin.port}`,
     dbPath,
     logs: () => lines.join(""),
+    calls: () => new Map(calls),
     A,
     B,
     alice: { username: "alice", password, userId: user.userId },
