@@ -469,13 +469,19 @@ describe("each package's README install line", () => {
         )
         const install =
           manager === "pnpm"
-            ? await run("pnpm", ["add", ...args, "--ignore-scripts", "--reporter=silent"], dir, 240_000)
+            ? await run(
+                "pnpm",
+                ["add", ...args, "--ignore-scripts", "--prefer-offline", "--reporter=silent"],
+                dir,
+                240_000
+              )
             : await run(
                 "npm",
                 [
                   "install",
                   ...args.map((a) => (a === "-D" ? "--save-dev" : a)),
                   "--ignore-scripts",
+                  "--prefer-offline",
                   "--no-audit",
                   "--no-fund",
                   "--loglevel=error"
