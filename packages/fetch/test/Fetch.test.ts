@@ -1,5 +1,6 @@
 import {
   Admin,
+  ApplicationStore,
   BasicAuth,
   Config,
   Entropy,
@@ -24,6 +25,7 @@ describe("Fetch.handler on Web Request/Response", () => {
   let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let handle: (request: Request) => Promise<Response>
   let basic: string
+  let appKey: string
   const errors: Array<unknown> = []
   const addresses: Array<string> = []
 
@@ -55,6 +57,7 @@ describe("Fetch.handler on Web Request/Response", () => {
       })
     )
     basic = BasicAuth.encode({ appKey: app.app.appKey, appSecret: app.appSecret })
+    appKey = app.app.appKey
   })
   afterAll(() => runtime.dispose())
 
@@ -171,6 +174,47 @@ describe("Fetch.handler on Web Request/Response", () => {
     )
     assert.strictEqual(post.status, 403)
     assert.strictEqual(((await post.json()) as { error: string }).error, "insufficient_scope")
+  })
+
+  it("carries the core's CORS answers: OPTIONS preflight routed to it (204, no body), the grant on the answer, `*` on the JWKS", async () => {
+    const spa = "https://spa.example"
+    await runtime.runPromise(
+      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.update(appKey, { webOrigins: [spa] }))
+    )
+    const preflight = await handle(
+      new Request(`${base}/oauth2/oauth2/revoke`, {
+        method: "OPTIONS",
+        headers: { origin: spa, "access-control-request-method": "POST" }
+      })
+    )
+    assert.strictEqual(preflight.status, 204)
+    assert.isNull(preflight.body)
+    assert.strictEqual(preflight.headers.get("access-control-allow-origin"), spa)
+    assert.strictEqual(preflight.headers.get("access-control-max-age"), "600")
+    const other = await handle(
+      new Request(`${base}/oauth2/oauth2/revoke`, {
+        method: "OPTIONS",
+        headers: { origin: "https://other.example", "access-control-request-method": "POST" }
+      })
+    )
+    assert.deepStrictEqual([other.status, other.headers.get("access-control-allow-origin")], [405, null])
+    const granted = await token({
+      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded", origin: spa }
+    })
+    assert.strictEqual(granted.status, 200)
+    assert.strictEqual(granted.headers.get("access-control-allow-origin"), spa)
+    assert.strictEqual(granted.headers.get("vary"), "Origin")
+    assert.strictEqual(granted.headers.get("x-frame-options"), "DENY")
+    const plain = await token()
+    assert.deepStrictEqual(
+      [plain.headers.get("access-control-allow-origin"), plain.headers.get("vary")],
+      [null, null]
+    )
+    const jwks = await handle(
+      new Request(`${base}/oauth2/oauth2/jwks`, { headers: { origin: "https://anyone.example" } })
+    )
+    assert.strictEqual(jwks.headers.get("access-control-allow-origin"), "*")
+    assert.deepStrictEqual(errors, [])
   })
 
   it("passes the query string through: a token in the URL is refused", async () => {
