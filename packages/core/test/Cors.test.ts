@@ -5,6 +5,7 @@ import * as Cors from "../src/http/Cors.js"
 import * as Http from "../src/http/Http.js"
 import * as Paths from "../src/http/Paths.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
+import { StorageError } from "../src/storage/StorageError.js"
 import { cb, form, newApp, newUser, TestLayer } from "./fixtures.js"
 import { openIdCode, redeem } from "./openid/helpers.js"
 
@@ -134,6 +135,18 @@ describe("CORS preflight of the token, revocation and userinfo endpoints", () =>
             assert.deepStrictEqual(yield* preflightOf(path, origin), today, origin)
         }
       }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a store that cannot answer grants nothing: the answer OPTIONS gets without CORS", () =>
+    Effect.gen(function* () {
+      yield* appWithOrigins([spa])
+      const apps = yield* ApplicationStore
+      const down = { ...apps, webOriginRegistered: () => Effect.fail(new StorageError({ message: "down" })) }
+      const res = yield* preflightOf(Paths.oauth.token, spa).pipe(
+        Effect.provideService(ApplicationStore, down)
+      )
+      assert.deepStrictEqual(res, yield* send("OPTIONS", Paths.oauth.token))
+    }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("is no longer granted once the application drops the origin", () =>

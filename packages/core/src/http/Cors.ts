@@ -1,11 +1,12 @@
 /**
- * CORS (Fetch Standard §3.2) of the JSON endpoints, as plain functions of response values: the
+ * CORS (Fetch Standard §3.2) of the JSON endpoints, as plain functions of request and response values: the
  * discovery documents and the JWK Set answer pages of any origin; the token, revocation and
  * userinfo endpoints answer the pages of the origins an application registered
  * (`Application.webOrigins`), and only for that application. Never credentials mode, never a
  * wildcard for an application's endpoints; a request without `Origin` is answered as before.
  */
-
+import { Effect } from "effect"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
 import * as Paths from "./Paths.js"
 import type { HttpResponse } from "./Response.js"
 
@@ -72,3 +73,49 @@ export const preflight = (origin: string, policy: Policy): HttpResponse => ({
   },
   body: ""
 })
+
+/** What `answer` reads of a request. */
+export interface CorsRequest {
+  readonly path: string
+  /** The request's `Origin`: undefined when absent, null when repeated (neither is granted anything). */
+  readonly origin: string | null | undefined
+  /** `OPTIONS` with `Access-Control-Request-Method`. */
+  readonly preflight: boolean
+}
+
+/**
+ * The answer to a preflight from `origin` under `policy`: granted to any origin for a public
+ * document, else only to an origin some application registered (a preflight carries no
+ * credentials, so it names no application). Any other origin, or a store that cannot answer,
+ * gets `otherwise`, the endpoint's own answer to `OPTIONS`, as without CORS.
+ */
+const preflightAnswer = <R>(
+  origin: string,
+  policy: Policy,
+  otherwise: Effect.Effect<HttpResponse, never, R>
+): Effect.Effect<HttpResponse, never, R | ApplicationStore> =>
+  policy.origins === "any"
+    ? Effect.succeed(preflight(origin, policy))
+    : Effect.flatMap(ApplicationStore, (apps) =>
+        Effect.matchEffect(apps.webOriginRegistered(origin), {
+          onFailure: () => otherwise,
+          onSuccess: (registered) => (registered ? Effect.succeed(preflight(origin, policy)) : otherwise)
+        })
+      )
+
+/**
+ * An endpoint's `answer` with what CORS adds for a page's request: a preflight answered, a public
+ * document's `*`. An application's endpoint grants its own answer once it knows the application
+ * (`grant`). A request without `Origin` gets `answer` itself.
+ */
+export const answer = <R>(
+  req: CorsRequest,
+  answer: Effect.Effect<HttpResponse, never, R>
+): Effect.Effect<HttpResponse, never, R | ApplicationStore> => {
+  const { origin } = req
+  if (origin == null) return answer
+  const policy = byPath.get(req.path)
+  if (policy === undefined) return answer
+  if (req.preflight) return preflightAnswer(origin, policy, answer)
+  return policy.origins === "any" ? Effect.map(answer, (r) => grant(r, origin, policy)) : answer
+}

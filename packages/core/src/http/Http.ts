@@ -439,48 +439,19 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
 /** Paths of the JSON endpoints `route` serves: `Paths.json`. */
 export const jsonPaths: ReadonlyArray<string> = Paths.json
 
-/**
- * The answer to a CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`)
- * under `policy`: granted to any origin for a public document, else only to an origin some
- * application registered (the preflight carries no credentials, so it names no application);
- * for any other origin the endpoint's own answer to `OPTIONS`, as without CORS.
- */
-const preflight = (
-  origin: string,
-  policy: Cors.Policy,
-  otherwise: Effect.Effect<HttpResponse, never, Requirements>
-): Effect.Effect<HttpResponse, never, Requirements> =>
-  policy.origins === "any"
-    ? Effect.succeed(Cors.preflight(origin, policy))
-    : respond(
-        Effect.flatMap(ApplicationStore, (apps) =>
-          Effect.flatMap(apps.webOriginRegistered(origin), (registered) =>
-            registered ? Effect.succeed(Cors.preflight(origin, policy)) : otherwise
-          )
-        )
-      )
-
-/**
- * The endpoint's answer with what CORS adds for a request from a page: a preflight answered, a
- * public document's `Access-Control-Allow-Origin: *`. An application's endpoint grants its
- * answer itself, once it knows the application. A request without `Origin` is `answer` itself.
- */
-const withCors = (
-  req: HttpRequest,
-  answer: Effect.Effect<HttpResponse, never, Requirements>
-): Effect.Effect<HttpResponse, never, Requirements> => {
-  const origin = header(req, "origin")
-  if (origin == null) return answer
-  const policy = Cors.byPath.get(req.path)
-  if (policy === undefined) return answer
-  if (req.method === "OPTIONS" && typeof header(req, "access-control-request-method") === "string")
-    return preflight(origin, policy, answer)
-  return policy.origins === "any" ? Effect.map(answer, (r) => Cors.grant(r, origin, policy)) : answer
-}
-
 /** Route a request to its JSON endpoint by path; none when the path is not one of them. */
 export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> =>
-  Option.map(endpoint(req), (answer) => withCors(req, answer))
+  Option.map(endpoint(req), (answer) =>
+    Cors.answer(
+      {
+        path: req.path,
+        origin: header(req, "origin"),
+        preflight:
+          req.method === "OPTIONS" && typeof header(req, "access-control-request-method") === "string"
+      },
+      answer
+    )
+  )
 
 const endpoint = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
   switch (req.path) {
