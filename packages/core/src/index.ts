@@ -1,6 +1,7 @@
 export * as Admin from "./admin/Admin.js"
 export * as AdminApi from "./admin/AdminApi.js"
 export * as AdminJson from "./admin/AdminJson.js"
+export * as Cors from "./http/Cors.js"
 export * as Http from "./http/Http.js"
 export * as OpenApi from "./http/OpenApi.js"
 export * as Paths from "./http/Paths.js"

@@ -14,6 +14,7 @@ const broken = Layer.effectContext(
     return Context.add(Memory.make(), ApplicationStore.ApplicationStore, {
       insert: down,
       find: down,
+      webOriginRegistered: down,
       list: down,
       updateSecret: down,
       markPreviousSecretUsed: down,

@@ -1,5 +1,6 @@
 import {
   Admin,
+  ApplicationStore,
   BasicAuth,
   Config,
   Entropy,
@@ -24,6 +25,7 @@ describe("Fetch.handler on Web Request/Response", () => {
   let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let handle: (request: Request) => Promise<Response>
   let basic: string
+  let appKey: string
   const errors: Array<unknown> = []
   const addresses: Array<string> = []
 
@@ -55,6 +57,7 @@ describe("Fetch.handler on Web Request/Response", () => {
       })
     )
     basic = BasicAuth.encode({ appKey: app.app.appKey, appSecret: app.appSecret })
+    appKey = app.app.appKey
   })
   afterAll(() => runtime.dispose())
 
@@ -171,6 +174,50 @@ describe("Fetch.handler on Web Request/Response", () => {
     )
     assert.strictEqual(post.status, 403)
     assert.strictEqual(((await post.json()) as { error: string }).error, "insufficient_scope")
+  })
+
+  it("carries the core's CORS answers: OPTIONS routed to the core (204 without a body), the grant on the revocation answer, `*` on discovery", async () => {
+    const spa = "https://spa.example"
+    await runtime.runPromise(
+      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.update(appKey, { webOrigins: [spa] }))
+    )
+    const revoke = (method: string, origin: string | undefined) =>
+      handle(
+        new Request(`${base}/oauth2/oauth2/revoke`, {
+          method,
+          headers: {
+            ...(origin === undefined ? {} : { origin }),
+            ...(method === "OPTIONS"
+              ? { "access-control-request-method": "POST" }
+              : { authorization: basic, "content-type": "application/x-www-form-urlencoded" })
+          },
+          ...(method === "OPTIONS" ? {} : { body: "token=unknown" })
+        })
+      )
+    const corsOf = async (res: Response) => [
+      res.status,
+      res.headers.get("access-control-allow-origin"),
+      res.headers.get("vary"),
+      await res.text()
+    ]
+    const cases = [
+      ["OPTIONS", spa, [204, spa, "Origin", ""]],
+      ["OPTIONS", "https://other.example", [405, null, null]],
+      ["POST", spa, [200, spa, "Origin", ""]],
+      ["POST", "https://other.example", [200, null, null, ""]],
+      ["POST", undefined, [200, null, null, ""]]
+    ] as const
+    for (const [method, origin, expected] of cases) {
+      const got = await corsOf(await revoke(method, origin))
+      assert.deepStrictEqual(got.slice(0, expected.length), [...expected], `${method} ${origin}`)
+    }
+    const discovery = await handle(
+      new Request(`${base}/.well-known/openid-configuration`, {
+        headers: { origin: "https://anyone.example" }
+      })
+    )
+    assert.strictEqual(discovery.headers.get("access-control-allow-origin"), "*")
+    assert.deepStrictEqual(errors, [])
   })
 
   it("passes the query string through: a token in the URL is refused", async () => {

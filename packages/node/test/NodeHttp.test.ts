@@ -1,6 +1,15 @@
 import { createServer, type Server } from "node:http"
 import { type AddressInfo, connect } from "node:net"
-import { Admin, Config, Entropy, type Http, Memory, PasswordHasher, Throttle } from "@latchkey/core"
+import {
+  Admin,
+  ApplicationStore,
+  Config,
+  Entropy,
+  type Http,
+  Memory,
+  PasswordHasher,
+  Throttle
+} from "@latchkey/core"
 import { Effect, FastCheck as fc, Layer, ManagedRuntime } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { NodeCrypto, NodeHttp } from "../src/index.js"
@@ -15,6 +24,7 @@ describe("NodeHttp.handler on a plain node:http server", () => {
   let base: string
   let runtime: ManagedRuntime.ManagedRuntime<Http.Requirements, unknown>
   let basic: string
+  let appKey: string
   const errors: Array<unknown> = []
   const closed: Array<{ readonly url: string | undefined; readonly finished: boolean }> = []
   const closeWaiters: Array<() => void> = []
@@ -67,6 +77,7 @@ describe("NodeHttp.handler on a plain node:http server", () => {
       })
     )
     basic = `Basic ${Buffer.from(`${app.app.appKey}:${app.appSecret}`).toString("base64")}`
+    appKey = app.app.appKey
   })
   afterAll(async () => {
     server.closeAllConnections()
@@ -183,6 +194,44 @@ describe("NodeHttp.handler on a plain node:http server", () => {
     })
     assert.strictEqual(post.status, 403)
     assert.strictEqual(((await post.json()) as { error: string }).error, "insufficient_scope")
+    assert.deepStrictEqual(errors, [])
+  })
+
+  it("carries the core's CORS answers: OPTIONS preflight routed to it, the grant on the answer, `*` on the JWKS", async () => {
+    const spa = "https://spa.example"
+    await runtime.runPromise(
+      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.update(appKey, { webOrigins: [spa] }))
+    )
+    const preflight = await fetch(`${base}/auth/oauth2/oauth2/token`, {
+      method: "OPTIONS",
+      headers: { origin: spa, "access-control-request-method": "POST" }
+    })
+    assert.strictEqual(preflight.status, 204)
+    assert.strictEqual(preflight.headers.get("access-control-allow-origin"), spa)
+    assert.strictEqual(preflight.headers.get("access-control-allow-methods"), "POST")
+    assert.strictEqual(preflight.headers.get("access-control-allow-headers"), "Authorization, Content-Type")
+    const other = await fetch(`${base}/auth/oauth2/oauth2/token`, {
+      method: "OPTIONS",
+      headers: { origin: "https://other.example", "access-control-request-method": "POST" }
+    })
+    assert.deepStrictEqual([other.status, other.headers.get("access-control-allow-origin")], [405, null])
+    const granted = await token({
+      headers: { authorization: basic, "content-type": "application/x-www-form-urlencoded", origin: spa }
+    })
+    assert.strictEqual(granted.status, 200)
+    assert.strictEqual(granted.headers.get("access-control-allow-origin"), spa)
+    assert.strictEqual(granted.headers.get("vary"), "Origin")
+    assert.strictEqual(granted.headers.get("x-frame-options"), "DENY")
+    assert.isNull(granted.headers.get("access-control-allow-credentials"))
+    const plain = await token()
+    assert.deepStrictEqual(
+      [plain.headers.get("access-control-allow-origin"), plain.headers.get("vary")],
+      [null, null]
+    )
+    const jwks = await fetch(`${base}/auth/oauth2/oauth2/jwks`, {
+      headers: { origin: "https://anyone.example" }
+    })
+    assert.strictEqual(jwks.headers.get("access-control-allow-origin"), "*")
     assert.deepStrictEqual(errors, [])
   })
 

@@ -20,6 +20,7 @@ import { signInCases } from "./internal/signInCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 import { tokenCases } from "./internal/tokenCases.js"
 import { userCases } from "./internal/userCases.js"
+import { webOriginCases } from "./internal/webOriginCases.js"
 
 /**
  * Register a `describe` block named `name` that runs the storage contract against
@@ -50,6 +51,7 @@ export const storageContract = (
     signInCases(it)
     throttleCases(it)
     clientFieldCases(it)
+    webOriginCases(it)
     keyCases(it, makeLayer)
   })
 }

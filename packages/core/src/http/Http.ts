@@ -5,6 +5,7 @@
  * RFC 8414, OpenID Connect Core §5.3 userinfo, RFC 7517 JWK Set).
  */
 import { Effect, Either, Option } from "effect"
+import { type Application, allowsWebOrigin } from "../model/Application.js"
 import { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
@@ -23,7 +24,9 @@ import { utf8 } from "../services/internal/base64url.js"
 import { span } from "../services/internal/span.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Keys from "../signing/Keys.js"
+import { ApplicationStore } from "../storage/ApplicationStore.js"
 import type { Stores } from "../storage/Stores.js"
+import * as Cors from "./Cors.js"
 import * as Paths from "./Paths.js"
 import { type HttpResponse, json, retryAfter, type StorageFailure, settle } from "./Response.js"
 
@@ -226,13 +229,38 @@ const withForm = <R>(
 // The Authorization header; null when it came more than once (never a public client's request)
 const authorization = (req: HttpRequest): string | null | undefined => header(req, "authorization")
 
+// The request's `Origin` when the application registered it (one value, compared exactly)
+const grantedOrigin = (req: HttpRequest, app: Application): string | undefined => {
+  const origin = header(req, "origin")
+  return typeof origin === "string" && allowsWebOrigin(app, origin) ? origin : undefined
+}
+
+/**
+ * The answer of an endpoint once it knows the application: success and OAuth error alike
+ * readable by a page of an origin the application registered; otherwise `answer` as it is,
+ * without one more step.
+ */
+const forApplication = <E extends OAuthError.OAuthError | StorageFailure, R>(
+  req: HttpRequest,
+  app: Application,
+  policy: Cors.Policy,
+  answer: Effect.Effect<HttpResponse, E, R>
+): Effect.Effect<HttpResponse, E, R> => {
+  const origin = grantedOrigin(req, app)
+  return origin === undefined ? answer : Effect.map(respond(answer), (r) => Cors.grant(r, origin, policy))
+}
+
 /** `POST /oauth2/oauth2/token` (`Paths.oauth.token`). */
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm("Http.token", req, (params) =>
-    Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
-      return json(200, yield* Grants.handle(params, app, req.remoteAddress))
-    })
+    Effect.flatMap(authenticate(authorization(req), params, req.remoteAddress), (app) =>
+      forApplication(
+        req,
+        app,
+        Cors.applicationPost,
+        Effect.map(Grants.handle(params, app, req.remoteAddress), (body) => json(200, body))
+      )
+    )
   )
 
 // Whether a raw query string names the parameter `name`, however its name is percent-encoded
@@ -255,15 +283,23 @@ export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, nev
     })
   )
 
+const revoked: HttpResponse = {
+  status: 200,
+  headers: { "cache-control": "no-store", pragma: "no-cache" },
+  body: ""
+}
+
 /** `POST /oauth2/oauth2/revoke` (RFC 7009): 200 with an empty body, known token or not. */
 export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   withForm("Http.revocation", req, (params) =>
-    Effect.gen(function* () {
-      const app = yield* authenticate(authorization(req), params, req.remoteAddress)
-      yield* tokenNotInQuery(req)
-      yield* revoke(params, app)
-      return { status: 200, headers: { "cache-control": "no-store", pragma: "no-cache" }, body: "" }
-    })
+    Effect.flatMap(authenticate(authorization(req), params, req.remoteAddress), (app) =>
+      forApplication(
+        req,
+        app,
+        Cors.applicationPost,
+        Effect.zipRight(tokenNotInQuery(req), Effect.as(revoke(params, app), revoked))
+      )
+    )
   )
 
 /**
@@ -338,6 +374,27 @@ const userinfoCredentials = (req: HttpRequest): Either.Either<ReadonlyArray<stri
 }
 
 /**
+ * The userinfo answer for a request with `Origin`, readable by the page when the application the
+ * access token was issued to registered that origin: the one more read is made only then.
+ */
+const userinfoFor = <R>(
+  req: HttpRequest,
+  principal: Bearer.Principal,
+  answer: Effect.Effect<HttpResponse, never, R>
+): Effect.Effect<HttpResponse, never, R | ApplicationStore> =>
+  typeof header(req, "origin") !== "string"
+    ? answer
+    : Effect.flatMap(ApplicationStore, (apps) =>
+        Effect.matchEffect(apps.find(principal.clientId), {
+          onFailure: () => answer,
+          onSuccess: Option.match({
+            onNone: () => answer,
+            onSome: (app) => forApplication(req, app, Cors.userinfo, answer)
+          })
+        })
+      )
+
+/**
  * `GET` and `POST /oauth2/oauth2/userinfo` (OpenID Connect Core §5.3): `sub` and the claims of the
  * access token's scope, for a token carrying `openid` (RFC 6750 answers as `Bearer.admit` gives
  * them). A token no enabled user granted (an application's own) is `invalid_token`.
@@ -353,20 +410,25 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
   return Effect.flatMap(Bearer.admit(credentials.right, Claims.openidScopeSet), (admitted) =>
     Either.isLeft(admitted)
       ? Effect.succeed(admitted.left)
-      : settle(Userinfo.claims(admitted.right)).pipe(
-          Effect.map(
-            Option.match({
-              onNone: () => bearerRefusal(401, "invalid_token", "the access token was not granted by a user"),
-              onSome: (claims) => json(200, claims)
-            })
-          ),
-          Effect.catchAll((e) =>
-            Effect.succeed(
-              bearerRefusal(
-                e.status,
-                e.error,
-                e.description,
-                e._tag === "TemporarilyUnavailable" ? retryAfter(e.retryAfter) : {}
+      : userinfoFor(
+          req,
+          admitted.right,
+          settle(Userinfo.claims(admitted.right)).pipe(
+            Effect.map(
+              Option.match({
+                onNone: () =>
+                  bearerRefusal(401, "invalid_token", "the access token was not granted by a user"),
+                onSome: (claims) => json(200, claims)
+              })
+            ),
+            Effect.catchAll((e) =>
+              Effect.succeed(
+                bearerRefusal(
+                  e.status,
+                  e.error,
+                  e.description,
+                  e._tag === "TemporarilyUnavailable" ? retryAfter(e.retryAfter) : {}
+                )
               )
             )
           )
@@ -378,7 +440,20 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
 export const jsonPaths: ReadonlyArray<string> = Paths.json
 
 /** Route a request to its JSON endpoint by path; none when the path is not one of them. */
-export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
+export const route = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> =>
+  Option.map(endpoint(req), (answer) =>
+    Cors.answer(
+      {
+        path: req.path,
+        origin: header(req, "origin"),
+        preflight:
+          req.method === "OPTIONS" && typeof header(req, "access-control-request-method") === "string"
+      },
+      answer
+    )
+  )
+
+const endpoint = (req: HttpRequest): Option.Option<Effect.Effect<HttpResponse, never, Requirements>> => {
   switch (req.path) {
     case Paths.oauth.token:
       return Option.some(token(req))

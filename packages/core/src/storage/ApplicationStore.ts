@@ -72,6 +72,11 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
       keys: ReadonlyArray<Key>,
       counters: object
     ) => Effect.Effect<ClientRead, StorageError>
+    /**
+     * Whether some application registered exactly this web origin (`Application.webOrigins`),
+     * compared as the exact string: what answers a CORS preflight, which names no application.
+     */
+    readonly webOriginRegistered: (origin: string) => Effect.Effect<boolean, StorageError>
     /** Every application, oldest first. */
     readonly list: () => Effect.Effect<ReadonlyArray<Application>, StorageError>
     /**

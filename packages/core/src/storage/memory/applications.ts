@@ -1,6 +1,6 @@
 /** The memory store of registered applications. */
 import { Effect, Option } from "effect"
-import type { Application } from "../../model/Application.js"
+import { type Application, allowsWebOrigin } from "../../model/Application.js"
 import {
   AppKeyTaken,
   type ApplicationChanges,
@@ -47,6 +47,11 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         return Effect.void
       }),
     find: (appKey) => Effect.sync(() => Option.fromNullable(apps.get(appKey))),
+    webOriginRegistered: (origin) =>
+      Effect.sync(() => {
+        for (const app of apps.values()) if (allowsWebOrigin(app, origin)) return true
+        return false
+      }),
     list: () => Effect.sync(() => [...apps.values()].sort((a, b) => a.createdAt - b.createdAt)),
     updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
       Effect.sync(() => {

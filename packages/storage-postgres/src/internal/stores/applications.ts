@@ -42,6 +42,8 @@ const applicationChanges = (
   return { set, values }
 }
 
+const webOriginSql = "SELECT 1 FROM applications WHERE web_origins @> jsonb_build_array($1::text) LIMIT 1"
+
 const findSql = selectFrom(Tables.applications, "WHERE app_key = $1")
 
 // One row: the application of $1 (its columns null when there is none) and, as JSON, the
@@ -98,6 +100,8 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
               : Effect.succeed<ApplicationStore.ClientRead>({ app: Option.none(), entries: null })
           )
         ),
+  // jsonb containment: an element equal to the origin, compared as the exact string
+  webOriginRegistered: (origin) => Effect.map(db.lookup(webOriginSql, [origin]), (r) => r.rows.length > 0),
   list: () =>
     Effect.flatMap(db.query(selectFrom(Tables.applications, "ORDER BY created_at, seq")), (r) =>
       all(Tables.applications, r.rows)

@@ -37,6 +37,9 @@ const prepare = ({ db }: Over) => ({
   throttleEntry: db.prepare(
     "SELECT failures, last_failure AS lastFailure, locked_until AS lockedUntil FROM throttle WHERE key = ?"
   ),
+  webOriginRegistered: db.prepare(
+    "SELECT EXISTS (SELECT 1 FROM applications, json_each(applications.web_origins) AS o WHERE o.value = ?) AS registered"
+  ),
   list: db.prepare(selectFrom(Tables.applications, "ORDER BY created_at, rowid")),
   // The right-hand sides read the row as it was: the digest replaced becomes the previous one
   updateSecret: db.prepare(`UPDATE applications SET secret_digest = @digest,
@@ -121,6 +124,8 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
         entries:
           counters === db ? keys.map((k) => q.throttleEntry.get(k.key) as Throttle.Entry | undefined) : null
       })),
+    webOriginRegistered: (origin) =>
+      attempt(() => (q.webOriginRegistered.get(origin) as { readonly registered: number }).registered === 1),
     list: () => attempt(() => q.list.all().map((row) => Tables.fromRow(Tables.applications, row as Row))),
     updateSecret: (appKey, secretDigest, keepPreviousUntil) =>
       write(() => q.updateSecret.run({ digest: secretDigest, until: keepPreviousUntil, appKey }).changes > 0),
