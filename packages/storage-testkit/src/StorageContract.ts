@@ -20,6 +20,7 @@ import { signInCases } from "./internal/signInCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 import { tokenCases } from "./internal/tokenCases.js"
 import { userCases } from "./internal/userCases.js"
+import { userinfoCases } from "./internal/userinfoCases.js"
 
 /**
  * Register a `describe` block named `name` that runs the storage contract against
@@ -51,5 +52,6 @@ export const storageContract = (
     throttleCases(it)
     clientFieldCases(it)
     keyCases(it, makeLayer)
+    userinfoCases(it)
   })
 }
