@@ -3,8 +3,7 @@
  * discovery, the authorization code flow with PKCE in headless Chromium, ID token validation,
  * userinfo and refresh, for a confidential client (HTTP Basic) and for a public client (no
  * secret); a resource server using jose's remote JWKS verifies JWT access tokens across a key
- * rotation made on the admin API; openid-client's userinfo for an application whose JWT access
- * tokens name an audience of its own, until the token is revoked.
+ * rotation made on the admin API.
  */
 import { existsSync } from "node:fs"
 import { join } from "node:path"
@@ -36,7 +35,6 @@ let browser: Browser
 let confidential: { app_key: string; app_secret: string }
 let publicApp: { app_key: string }
 let jwtApp: { app_key: string; app_secret: string }
-let audienceApp: { app_key: string; app_secret: string }
 
 const haveChromium = existsSync(executablePath)
 
@@ -70,20 +68,6 @@ beforeAll(async () => {
     "client_credentials",
     "--access-token-format",
     "jwt"
-  ])
-  audienceApp = await createApp(db, [
-    "--name",
-    "JWT with an audience of its own",
-    "--redirect-uri",
-    redirect,
-    "--scope",
-    "openid,profile",
-    "--grant-types",
-    "password",
-    "--access-token-format",
-    "jwt",
-    "--access-token-audience",
-    "https://api.example"
   ])
   await createUser(db, user.username, user.password)
   const port = await freePort()
@@ -231,51 +215,5 @@ describe("a resource server with jose's remote JWKS", () => {
     assert.notStrictEqual(second.protectedHeader.kid, first.protectedHeader.kid)
     // The token signed with the retired key still verifies
     assert.strictEqual((await jose.jwtVerify(before, jwks, expected)).payload.jti, first.payload.jti)
-  })
-})
-
-describe("openid-client's userinfo with a JWT access token of an audience of its own (SQLite)", () => {
-  it("fetchUserInfo answers for a fresh token, which verifies with no iat leeway, and fails once it is revoked", async () => {
-    const config = await client.discovery(
-      new URL(server.base),
-      audienceApp.app_key,
-      undefined,
-      client.ClientSecretBasic(audienceApp.app_secret),
-      insecure
-    )
-    const res = await fetch(`${server.base}/oauth2/oauth2/token`, {
-      method: "POST",
-      headers: {
-        authorization: basic(audienceApp.app_key, audienceApp.app_secret),
-        "content-type": "application/x-www-form-urlencoded"
-      },
-      body: new URLSearchParams({ grant_type: "password", ...user, scope: "openid,profile" }).toString()
-    })
-    assert.strictEqual(res.status, 200)
-    const body = (await res.json()) as { access_token: string; open_id: string }
-    // RFC 7519 §4.1.6: iat is not in the future, even within the second the token was issued
-    const jwks = jose.createRemoteJWKSet(new URL(`${server.base}/oauth2/oauth2/jwks`))
-    const verified = await jose.jwtVerify(body.access_token, jwks, {
-      issuer: server.base,
-      audience: "https://api.example",
-      typ: "at+jwt",
-      clockTolerance: 0,
-      maxTokenAge: "1 hour"
-    })
-    assert.strictEqual(verified.payload.sub, body.open_id)
-    const info = await client.fetchUserInfo(config, body.access_token, body.open_id)
-    assert.deepStrictEqual(info as unknown as Record<string, unknown>, {
-      sub: body.open_id,
-      preferred_username: user.username
-    })
-    await client.tokenRevocation(config, body.access_token)
-    assert.isFalse((await client.tokenIntrospection(config, body.access_token)).active)
-    const refused = await client.fetchUserInfo(config, body.access_token, body.open_id).then(
-      () => undefined,
-      (e: unknown) => e
-    )
-    assert.instanceOf(refused, client.WWWAuthenticateChallengeError)
-    const challenge = (refused as client.WWWAuthenticateChallengeError).cause[0]
-    assert.strictEqual(challenge?.parameters.error, "invalid_token")
   })
 })
