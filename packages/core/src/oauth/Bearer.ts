@@ -1,7 +1,7 @@
 /**
  * Resource-server side: checking a Bearer access token (RFC 6750), an opaque one against the
  * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys; at this
- * server's own endpoints (`admitIssued`), any access token it issued, against its record.
+ * server's own endpoints (`issuedHere`), any access token it issued, against its record.
  */
 import { Effect, Either, Option } from "effect"
 import { type HttpResponse, json, retryAfter, settle } from "../http/Response.js"
