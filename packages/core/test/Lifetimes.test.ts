@@ -6,9 +6,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either, TestClock } from "effect"
+import * as jose from "jose"
 import * as Scope from "../src/model/Scope.js"
 import * as Bearer from "../src/oauth/Bearer.js"
-import { authorize, cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
+import * as Keys from "../src/signing/Keys.js"
+import { authorize, cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
+import { jwtApp } from "./jwt/helpers.js"
+import { openIdCode } from "./openid/helpers.js"
 
 /** The issue instant: 10.7 s after the epoch, in milliseconds. */
 const issuedAtMs = 10_700
@@ -35,9 +39,10 @@ describe("lifetimes issued at a fractional second", () => {
       const ttl = issued.json?.expires_in as number
       assert.strictEqual(ttl, 120)
       const access = issued.json?.access_token as string
-      // exp - iat is exactly what expires_in said
+      // RFC 7519 §4.1.6: iat is not after the issue instant, and exp at least expires_in after it
       const info = yield* introspect(access, basic)
-      assert.strictEqual((info.exp as number) - (info.iat as number), ttl)
+      assert.strictEqual(info.iat, Math.floor(issuedAtMs / 1000))
+      assert.isAtLeast((info.exp as number) * 1000 - issuedAtMs, ttl * 1000)
 
       yield* TestClock.setTime(sinceIssue(ttl, -1))
       assert.strictEqual((yield* introspect(access, basic)).active, true)
@@ -143,5 +148,79 @@ describe("the refresh reuse grace window (unchanged: it starts at the rotation's
         yield* TestClock.setTime(sinceIssue(grace, 1000))
         assert.strictEqual((yield* refresh(rt, basic)).json?.error, "invalid_grant")
       }).pipe(Effect.provide(TestLayer({ refreshReuseGrace: 10 })))
+  )
+})
+
+/** An issue instant inside a second: 1_700_000_123.400 s after the epoch, in milliseconds. */
+const fractionalMs = 1_700_000_123_400
+
+/**
+ * Verify a JWT as a library that checks `iat` with no leeway does (PyJWT's ImmatureSignatureError):
+ * jose checks that `iat` is not in the future when `maxTokenAge` is given.
+ */
+const verifyStrictly = (jwt: string, audience: string, typ: string, atMs: number) =>
+  Effect.gen(function* () {
+    const jwks = jose.createLocalJWKSet((yield* Keys.jwks) as jose.JSONWebKeySet)
+    return yield* Effect.either(
+      Effect.tryPromise(() =>
+        jose.jwtVerify(jwt, jwks, {
+          issuer,
+          audience,
+          typ,
+          currentDate: new Date(atMs),
+          clockTolerance: 0,
+          maxTokenAge: "1 day"
+        })
+      )
+    )
+  })
+
+/** The promise of RFC 7519 §4.1.6 and of expires_in, for a token issued at `atMs`. */
+const assertIssuedAt = (claims: jose.JWTPayload, atMs: number, expiresIn: number) => {
+  assert.isAtMost((claims.iat as number) * 1000, atMs)
+  assert.strictEqual(claims.iat, Math.floor(atMs / 1000))
+  assert.isAtLeast((claims.exp as number) * 1000 - atMs, expiresIn * 1000)
+  assert.isBelow((claims.exp as number) * 1000 - atMs, (expiresIn + 1) * 1000)
+}
+
+describe("iat is never after the issue instant (RFC 7519 §4.1.6)", () => {
+  it.effect("a JWT access token verifies at its exact issue instant with no leeway", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* jwtApp({}, "https://api.example")
+      yield* TestClock.setTime(fractionalMs)
+      const res = yield* token({ grant_type: "client_credentials" }, basic)
+      const access = res.json?.access_token as string
+      const verified = yield* verifyStrictly(access, "https://api.example", "at+jwt", fractionalMs)
+      assert.isTrue(Either.isRight(verified))
+      assertIssuedAt(jose.decodeJwt(access), fractionalMs, res.json?.expires_in as number)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("an ID token verifies at its exact issue instant with no leeway", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp({ scope: "openid,profile" })
+      const { user } = yield* newUser()
+      yield* TestClock.setTime(fractionalMs - 400)
+      const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid" })
+      yield* TestClock.setTime(fractionalMs)
+      const res = yield* redeem(code, basic)
+      const idToken = res.json?.id_token as string
+      const verified = yield* verifyStrictly(idToken, app.appKey, "JWT", fractionalMs)
+      assert.isTrue(Either.isRight(verified))
+      assertIssuedAt(jose.decodeJwt(idToken), fractionalMs, 3600)
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("introspection's iat is not after the issue instant, its exp at least expires_in away", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp({ accessTokenTtl: 120, refreshTokenTtl: 600 })
+      const { user } = yield* newUser()
+      yield* TestClock.setTime(fractionalMs - 400)
+      const code = yield* issueCode(app.appKey, user.userId)
+      yield* TestClock.setTime(fractionalMs)
+      const res = yield* redeem(code, basic)
+      assertIssuedAt(yield* introspect(res.json?.access_token as string, basic), fractionalMs, 120)
+      assertIssuedAt(yield* introspect(res.json?.refresh_token as string, basic), fractionalMs, 600)
+    }).pipe(Effect.provide(TestLayer()))
   )
 })

@@ -20,6 +20,7 @@ import { signInCases } from "./internal/signInCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 import { tokenCases } from "./internal/tokenCases.js"
 import { userCases } from "./internal/userCases.js"
+import { userinfoCases } from "./internal/userinfoCases.js"
 import { webOriginCases } from "./internal/webOriginCases.js"
 
 /**
@@ -53,5 +54,6 @@ export const storageContract = (
     clientFieldCases(it)
     webOriginCases(it)
     keyCases(it, makeLayer)
+    userinfoCases(it)
   })
 }

@@ -178,7 +178,12 @@ describe("K: tokens, storage and logging (docs/security.md, checklist K)", () =>
       assert.strictEqual(typeof body.expires_in, "number")
       assert.isAtMost(body.expires_in as number, 3600)
       const info = await introspect(s, body.access_token as string)
-      assert.strictEqual((info.exp as number) - (info.iat as number), body.expires_in)
+      // RFC 7519 §4.1.6: iat is not in the future; exp is at least expires_in after the issue instant
+      assert.isAtMost((info.iat as number) * 1000, Date.now())
+      assert.include(
+        [body.expires_in, (body.expires_in as number) + 1],
+        (info.exp as number) - (info.iat as number)
+      )
     }
     const short = await s.client({ name: "Short access", accessTokenTtl: 600 })
     const r = await read(await token(s, { grant_type: "client_credentials" }, short))

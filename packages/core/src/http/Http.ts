@@ -397,7 +397,8 @@ const userinfoFor = <R>(
 /**
  * `GET` and `POST /oauth2/oauth2/userinfo` (OpenID Connect Core §5.3): `sub` and the claims of the
  * access token's scope, for a token carrying `openid` (RFC 6750 answers as `Bearer.admit` gives
- * them). A token no enabled user granted (an application's own) is `invalid_token`.
+ * them): any access token this server issued whose record is active, whatever its audience. A token
+ * no enabled user granted (an application's own) is `invalid_token`.
  */
 export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> => {
   if (req.method !== "GET" && req.method !== "POST")
@@ -407,7 +408,9 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
     const r = credentials.left
     return Effect.succeed(bearerRefusal(r.status, "invalid_request", r.description, r.headers))
   }
-  return Effect.flatMap(Bearer.admit(credentials.right, Claims.openidScopeSet), (admitted) =>
+  // OpenID Connect Core §5.3: the server's own endpoint takes any access token it issued
+  const admission = Bearer.admit(credentials.right, Claims.openidScopeSet, "latchkey", Bearer.issuedHere)
+  return Effect.flatMap(admission, (admitted) =>
     Either.isLeft(admitted)
       ? Effect.succeed(admitted.left)
       : userinfoFor(

@@ -1,13 +1,14 @@
 /**
  * Resource-server side: checking a Bearer access token (RFC 6750), an opaque one against the
- * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys.
+ * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys; at this
+ * server's own endpoints (`issuedHere`), any access token it issued, against its record.
  */
 import { Effect, Either, Option } from "effect"
 import { type HttpResponse, json, retryAfter, settle } from "../http/Response.js"
 import { Config } from "../model/Config.js"
 import { type Code, InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
-import { type SubjectType, subjectType } from "../model/Token.js"
+import { isActive, type SubjectType, subjectType } from "../model/Token.js"
 import { sha256 } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import * as Jwt from "../signing/Jwt.js"
@@ -29,13 +30,13 @@ export interface Principal {
 
 const invalid = () => new InvalidToken({ description: "the access token is invalid, expired or revoked" })
 
-/** An opaque access token's principal, from the TokenStore: active, and of an application that still exists. */
+/** An access token's principal, from its record in the TokenStore: active, and of an application that still exists. */
 const stored = Effect.fnUntraced(function* (token: string) {
   const tokens = yield* TokenStore
   const found = yield* tokens.find("access", yield* sha256(token))
   const now = yield* nowSeconds
-  if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt <= now)
-    return yield* Effect.fail(invalid())
+  // RFC 6750 §3.1: unknown, revoked (by whatever ended it) or expired is invalid_token
+  if (Option.isNone(found) || !isActive(found.value, now)) return yield* Effect.fail(invalid())
   const t = found.value
   if (Option.isNone(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(t.appKey))))
     return yield* Effect.fail(invalid())
@@ -60,15 +61,39 @@ const signed = (token: string, audience: string | undefined) =>
     )
   })
 
+/** The audience of this server's own endpoints (userinfo): any access token it issued, checked against its record. */
+export const issuedHere: unique symbol = Symbol.for("@latchkey/core/Bearer/issuedHere")
+
+/** Whom a JWT access token must be for: an `aud` (default: the issuer), or `issuedHere`. */
+export type Audience = string | typeof issuedHere | undefined
+
+/**
+ * Any access token this server issued, whatever its audience: a JWT access token signed by a
+ * published key, of this issuer and `typ` at+jwt, unexpired, and in every case its record, read
+ * once, active (so a token ended by any revocation is refused at once).
+ */
+const issued = (token: string) =>
+  Jwt.looksLikeJwt(token)
+    ? Jwt.verify(token, { typ: Jwt.accessTokenType }).pipe(
+        Effect.catchTag("InvalidJwt", () => Effect.fail(invalid())),
+        Effect.zipRight(stored(token))
+      )
+    : stored(token)
+
+// The principal a token speaks for, at a resource server (for an audience) or at this server's own endpoint
+const principalOf = (token: string, audience: Audience) =>
+  audience === issuedHere ? issued(token) : Jwt.looksLikeJwt(token) ? signed(token, audience) : stored(token)
+
 /**
  * Verify `Authorization: Bearer <token>` and that the token carries every scope in `required`.
  * A JWT access token (RFC 9068) is verified locally for `audience` (default: the issuer) without
- * reading the TokenStore; an opaque one is looked up in the TokenStore.
+ * reading the TokenStore; an opaque one is looked up in the TokenStore; with `issuedHere`, any
+ * access token this server issued is checked against its record, whatever its `aud`.
  */
 export const verify = Effect.fnUntraced(function* (
   authorization: string | undefined,
   required: Scope.ScopeSet,
-  audience?: string
+  audience?: Audience
 ) {
   if (authorization === undefined)
     return yield* Effect.fail(new InvalidRequest({ description: "a Bearer token is required" }))
@@ -76,8 +101,7 @@ export const verify = Effect.fnUntraced(function* (
   if (m === null || (m[1] as string).length > caps.token) {
     return yield* Effect.fail(new InvalidRequest({ description: "malformed Authorization header" }))
   }
-  const token = m[1] as string
-  const principal: Principal = Jwt.looksLikeJwt(token) ? yield* signed(token, audience) : yield* stored(token)
+  const principal: Principal = yield* principalOf(m[1] as string, audience)
   if (!Scope.isSubset(required, principal.scope)) {
     return yield* Effect.fail(
       new InsufficientScope({
@@ -123,13 +147,14 @@ export type Requirements = TokenStore | ApplicationStore | KeyStore | Config
  * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
  * Retry-After when the store cannot answer. `authorization` is every value of
  * the header the request carried; a JWT access token must name `audience`
- * (default: the issuer) as its `aud`.
+ * (default: the issuer) as its `aud`, or with `issuedHere` be any access token
+ * this server issued whose record is active.
  */
 export const admit = (
   authorization: ReadonlyArray<string>,
   required: Scope.ScopeSet,
   realm = "latchkey",
-  audience?: string
+  audience?: Audience
 ): Effect.Effect<Either.Either<Principal, HttpResponse>, never, Requirements> => {
   if (authorization.length > 1) {
     const description = "repeated Authorization header"

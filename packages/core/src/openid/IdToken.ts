@@ -9,6 +9,7 @@ import { Config } from "../model/Config.js"
 import type * as Scope from "../model/Scope.js"
 import type { User } from "../model/User.js"
 import { encode } from "../services/internal/base64url.js"
+import { expiry, type IssueTime } from "../services/internal/time.js"
 import * as Jwt from "../signing/Jwt.js"
 import type { KeyStore } from "../storage/KeyStore.js"
 import type { StorageError } from "../storage/StorageError.js"
@@ -37,11 +38,11 @@ export interface Subject {
 export const accessTokenHash = (tokenHash: string): string =>
   encode(jose.base64url.decode(tokenHash).subarray(0, 16))
 
-/** Sign the ID token issued at `issuedAt` (epoch seconds) beside the access token whose SHA-256 is `tokenHash`. */
+/** Sign the ID token issued at `time` beside the access token whose SHA-256 is `tokenHash`. */
 export const mint = (
   subject: Subject,
   tokenHash: string,
-  issuedAt: number
+  time: IssueTime
 ): Effect.Effect<string, StorageError, KeyStore | Config> =>
   Effect.gen(function* () {
     const config = yield* Config
@@ -49,8 +50,8 @@ export const mint = (
       iss: config.issuer,
       sub: subject.openId,
       aud: subject.appKey,
-      exp: issuedAt + config.idTokenTtl,
-      iat: issuedAt,
+      exp: expiry(time, config.idTokenTtl),
+      iat: time.issuedAt,
       ...(subject.authTime === null ? {} : { auth_time: subject.authTime }),
       ...(subject.nonce === null ? {} : { nonce: subject.nonce }),
       at_hash: accessTokenHash(tokenHash),

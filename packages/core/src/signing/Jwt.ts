@@ -83,8 +83,8 @@ export const verify = (
         }),
       catch: (e) => new InvalidJwt({ reason: e instanceof Error ? e.message : "does not verify" })
     })
-    // jose accepts an iat in the future; a token this server issued has one at most a second
-    // ahead (issue times are rounded up, `issueSeconds`)
+    // RFC 7519 §4.1.6: iat is not after the issue instant; a second of leeway for a node whose
+    // clock runs behind the issuer's (docs/decisions.md, "Token and code lifetimes")
     if (typeof result.payload.iat !== "number" || result.payload.iat > now + 1)
       return yield* Effect.fail(new InvalidJwt({ reason: "issued in the future" }))
     return result.payload

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, type Layer, Option } from "effect"
 import * as Admin from "../../src/admin/Admin.js"
 import * as Http from "../../src/http/Http.js"
 import * as Paths from "../../src/http/Paths.js"
-import { form, newApp, newUser, TestLayer, token } from "../fixtures.js"
+import { form, newApp, newUser, post, TestLayer, token } from "../fixtures.js"
+import { jwtApp } from "../jwt/helpers.js"
 import { openIdCode, redeem } from "./helpers.js"
 
 const userinfo = (method: string, headers: Record<string, string> = {}, body = "") =>
@@ -101,6 +102,104 @@ describe("userinfo endpoint", () => {
       yield* Admin.deleteUser(user)
       const res = yield* userinfo("GET", { authorization: `Bearer ${access}` })
       assert.deepStrictEqual([res.status, res.json.error], [401, "invalid_token"])
+    }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+const ownAudience = "https://api.example"
+
+/** A user's token set from an openid code of an application whose access tokens are JWTs, for `audience` when given. */
+const jwtUserTokens = (audience?: string) =>
+  Effect.gen(function* () {
+    const { app, basic } = yield* jwtApp({ scope: "openid,profile,email,read" }, audience)
+    const { user } = yield* newUser()
+    const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid,profile" })
+    const body = (yield* redeem(code, basic)).json as Record<string, string>
+    return {
+      app,
+      basic,
+      user,
+      access: body.access_token as string,
+      refresh: body.refresh_token as string,
+      openId: body.open_id as string
+    }
+  })
+
+type JwtTokens = Effect.Effect.Success<ReturnType<typeof jwtUserTokens>>
+
+const introspect = (value: string, basic: string) =>
+  Effect.map(post("/oauth2/oauth2/introspect", { token: value }, basic), (r) => r.json)
+
+/** What the test layer provides. */
+type Services = Layer.Layer.Success<ReturnType<typeof TestLayer>>
+
+/** Every way a token is ended before its `exp`, and whether its application can still introspect it. */
+const endings: ReadonlyArray<
+  readonly [string, (t: JwtTokens) => Effect.Effect<unknown, unknown, Services>, boolean]
+> = [
+  ["the token revoked", (t) => post("/oauth2/oauth2/revoke", { token: t.access }, t.basic), true],
+  ["its refresh token revoked", (t) => post("/oauth2/oauth2/revoke", { token: t.refresh }, t.basic), true],
+  ["the consent withdrawn", (t) => Admin.withdrawConsent(t.user, t.app.appKey), true],
+  ["the user disabled", (t) => Admin.disableUser(t.user), true],
+  ["the user deleted", (t) => Admin.deleteUser(t.user), true],
+  ["the admin revoking the user's tokens", (t) => Admin.revokeSubjectTokens(t.app.appKey, t.openId), true],
+  ["the application deleted", (t) => Admin.deleteApplication(t.app.appKey), false]
+]
+
+describe("userinfo with JWT access tokens: any token this server issued, checked against its record", () => {
+  for (const audience of [undefined, ownAudience]) {
+    const which = audience === undefined ? "the issuer as audience" : "an audience of its own"
+    it.effect(`accepts a JWT access token of an application with ${which}`, () =>
+      Effect.gen(function* () {
+        const { user, access, openId } = yield* jwtUserTokens(audience)
+        const res = yield* userinfo("GET", { authorization: `Bearer ${access}` })
+        assert.deepStrictEqual(
+          [res.status, res.json],
+          [200, { sub: openId, preferred_username: user.username }]
+        )
+      }).pipe(Effect.provide(TestLayer()))
+    )
+
+    for (const [ending, end, introspectable] of endings) {
+      it.effect(`refuses a JWT access token (${which}) after ${ending}, as introspection does`, () =>
+        Effect.gen(function* () {
+          const tokens = yield* jwtUserTokens(audience)
+          const before = yield* userinfo("GET", { authorization: `Bearer ${tokens.access}` })
+          assert.strictEqual(before.status, 200)
+          yield* end(tokens)
+          const res = yield* userinfo("GET", { authorization: `Bearer ${tokens.access}` })
+          assert.deepStrictEqual([res.status, res.json.error], [401, "invalid_token"])
+          assert.match(
+            res.headers["www-authenticate"] ?? "",
+            /^Bearer realm="latchkey", error="invalid_token"/
+          )
+          if (introspectable)
+            assert.deepStrictEqual(yield* introspect(tokens.access, tokens.basic), { active: false })
+        }).pipe(Effect.provide(TestLayer()))
+      )
+    }
+  }
+
+  it.effect("refuses an ID token, a JWT of another issuer's key and a tampered JWT access token", () =>
+    Effect.gen(function* () {
+      const { app, basic, user } = yield* jwtApp({ scope: "openid,profile" }, ownAudience).pipe(
+        Effect.flatMap((a) => Effect.map(newUser(), ({ user }) => ({ ...a, user })))
+      )
+      const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid,profile" })
+      const body = (yield* redeem(code, basic)).json as Record<string, string>
+      const idToken = yield* userinfo("GET", { authorization: `Bearer ${body.id_token as string}` })
+      assert.deepStrictEqual([idToken.status, idToken.json.error], [401, "invalid_token"])
+      const [header, payload, signature] = (body.access_token as string).split(".") as [
+        string,
+        string,
+        string
+      ]
+      const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as Record<string, unknown>
+      const forged = Buffer.from(JSON.stringify({ ...claims, scope: "openid profile email" })).toString(
+        "base64url"
+      )
+      const tampered = yield* userinfo("GET", { authorization: `Bearer ${header}.${forged}.${signature}` })
+      assert.deepStrictEqual([tampered.status, tampered.json.error], [401, "invalid_token"])
     }).pipe(Effect.provide(TestLayer()))
   )
 })

@@ -14,7 +14,7 @@ import * as IdToken from "../../openid/IdToken.js"
 import type * as Audit from "../../security/Audit.js"
 import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
-import { issueSeconds } from "../../services/internal/time.js"
+import { expiry, type IssueTime, issueTime } from "../../services/internal/time.js"
 import * as AccessToken from "../AccessToken.js"
 
 /** The JSON body of a successful token response (RFC 6749 §5.1), as the OpenAPI document shows it. */
@@ -76,7 +76,7 @@ export const registeredScope = (app: Application, scope: Scope.ScopeSet): Scope.
  * The JWT access token (RFC 9068) of a grant for an application whose format is `jwt`: its
  * open_id (or App Key) as subject, the application's audience, a fresh `jti`, living `ttl`.
  */
-const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
+const jwtAccessToken = (grant: Grant, time: IssueTime, ttl: number) =>
   Effect.gen(function* () {
     const { issuer } = yield* Config
     return yield* AccessToken.sign({
@@ -87,8 +87,8 @@ const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
       subjectType: grant.userId !== null ? "user" : "application",
       scope: grant.scope,
       jti: yield* Entropy.id(),
-      issuedAt,
-      expiresAt: issuedAt + ttl
+      issuedAt: time.issuedAt,
+      expiresAt: expiry(time, ttl)
     })
   })
 
@@ -96,22 +96,23 @@ const jwtAccessToken = (grant: Grant, issuedAt: number, ttl: number) =>
  * The ID token of a grant whose scope includes `openid` (the application registered for it, as
  * the scope is cut to its registration) and that names a user and an open_id; none otherwise.
  */
-const idTokenOf = (grant: Grant, tokenHash: string, issuedAt: number) => {
+const idTokenOf = (grant: Grant, tokenHash: string, time: IssueTime) => {
   const context = grant.openIdContext
   if (context === undefined || grant.openId === null || !Claims.requested(grant.scope))
     return Effect.succeed(Option.none<string>())
   const subject = { ...context, appKey: grant.app.appKey, openId: grant.openId, scope: grant.scope }
-  return Effect.map(IdToken.mint(subject, tokenHash, issuedAt), Option.some)
+  return Effect.map(IdToken.mint(subject, tokenHash, time), Option.some)
 }
 
 /** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
 export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const config = yield* Config
-  // Rounded up: the tokens live at least the expires_in they report (docs/decisions.md)
-  const issuedAt = yield* issueSeconds
+  // RFC 7519 §4.1.6: iat is never after the issue instant; the expiry is rounded up instead, so the
+  // tokens live at least the expires_in they report (docs/decisions.md)
+  const time = yield* issueTime
   const jwt = accessTokenFormat(grant.app) === "jwt"
   const accessTtl = grant.app.accessTokenTtl ?? (jwt ? config.jwtAccessTokenTtl : config.accessTokenTtl)
-  const access = jwt ? yield* jwtAccessToken(grant, issuedAt, accessTtl) : yield* Entropy.token
+  const access = jwt ? yield* jwtAccessToken(grant, time, accessTtl) : yield* Entropy.token
   const accessHash = yield* sha256(access)
   const base = {
     appKey: grant.app.appKey,
@@ -119,7 +120,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
     openId: grant.openId,
     familyId: grant.familyId,
     parentHash: grant.parentHash,
-    issuedAt,
+    issuedAt: time.issuedAt,
     revokedAt: null,
     rotatedAt: null
   }
@@ -129,7 +130,7 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       tokenHash: accessHash,
       kind: "access",
       scope: grant.scope,
-      expiresAt: issuedAt + accessTtl
+      expiresAt: expiry(time, accessTtl)
     }
   ]
   let refresh: Option.Option<string> = Option.none()
@@ -142,10 +143,10 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
       tokenHash: yield* sha256(value),
       kind: "refresh",
       scope: grant.grantScope,
-      expiresAt: issuedAt + ttl
+      expiresAt: expiry(time, ttl)
     })
   }
-  const idToken = yield* idTokenOf(grant, accessHash, issuedAt)
+  const idToken = yield* idTokenOf(grant, accessHash, time)
   const response: TokenResponse = {
     access_token: access,
     token_type: "Bearer",

@@ -9,12 +9,29 @@ export const nowSeconds: Effect.Effect<number> = Effect.map(Clock.currentTimeMil
   Math.floor(ms / 1000)
 )
 
+/** The instant something is issued, in whole epoch seconds, rounded both ways. */
+export interface IssueTime {
+  /** Rounded down: never after the instant (RFC 7519 §4.1.6), the `iat` of a JWT and of introspection. */
+  readonly issuedAt: number
+  /** Rounded up: what lifetimes count from (`expiry`). */
+  readonly startsAt: number
+}
+
+/** The issue instant of something that expires, read once from the Clock service. */
+export const issueTime: Effect.Effect<IssueTime> = Effect.map(Clock.currentTimeMillis, (ms) => ({
+  issuedAt: Math.floor(ms / 1000),
+  startsAt: Math.ceil(ms / 1000)
+}))
+
+/**
+ * When something issued at `time` and living `ttl` seconds expires: at least `ttl` seconds after
+ * the issue instant and less than `ttl + 1`, so it lives at least the lifetime it reports, never a
+ * second more (docs/decisions.md, "Token and code lifetimes").
+ */
+export const expiry = (time: IssueTime, ttl: number): number => time.startsAt + ttl
+
 /**
  * The issue time of something that expires, in whole epoch seconds: the current time
- * rounded up. `issueSeconds + ttl` is then at least `ttl` seconds away and less than
- * `ttl + 1`, so a token or code lives at least the lifetime it reports, never a second
- * more (docs/decisions.md, "Token and code lifetimes").
+ * rounded up (`IssueTime.startsAt`), what lifetimes start from (`expiresAt = issueSeconds + ttl`).
  */
-export const issueSeconds: Effect.Effect<number> = Effect.map(Clock.currentTimeMillis, (ms) =>
-  Math.ceil(ms / 1000)
-)
+export const issueSeconds: Effect.Effect<number> = Effect.map(issueTime, (time) => time.startsAt)
