@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect"
 import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
+import { forDisplay } from "../model/DisplayText.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as OpenIdRequest from "../oauth/OpenIdRequest.js"
@@ -67,7 +68,7 @@ export const signInPage = <E = never, R = never>(
         status,
         layout: ar.clientType,
         uiLocales: uiLocalesOf(rawQuery),
-        appName: ar.app.name,
+        appName: forDisplay(ar.app.name),
         redirectHost: new URL(ar.redirectUri).host,
         action: req.basePath + Metadata.paths.login,
         ticket,
@@ -91,9 +92,9 @@ const consentPage = (
       View.Consent({
         layout: ar.clientType,
         uiLocales,
-        appName: ar.app.name,
+        appName: forDisplay(ar.app.name),
         redirectHost: new URL(ar.redirectUri).host,
-        username: session.username ?? "",
+        username: forDisplay(session.username ?? ""),
         scope: ar.scope,
         action: req.basePath + Metadata.paths.authorize,
         switchAction: req.basePath + Metadata.paths.login,
