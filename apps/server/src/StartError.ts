@@ -1,10 +1,11 @@
 /**
  * Why the server (or the CLI) could not start, in the one-line form of the settings errors, for
  * causes the configuration can fix: a port in use (`Listen.ListenError`), a PostgreSQL database
- * that does not exist or refuses, a SQLite file that cannot be created or opened. The line names
+ * that does not exist or refuses (or offers no TLS when asked for it), a SQLite file that cannot be created or opened. The line names
  * the variable to change and never holds a password.
  */
 import { StorageError } from "@latchkey/core"
+import { PostgresStorage } from "@latchkey/storage-postgres"
 import { Cause, Runtime } from "effect"
 import { describeStore, type ServerEnv } from "./Env.js"
 import { ListenError } from "./Listen.js"
@@ -21,12 +22,28 @@ const codeOf = (e: StorageError.StorageError): string | undefined => {
     : undefined
 }
 
-/** The line for a StorageError of PostgreSQL at start: the database missing by name, else the reason. */
+const sslModes = new Set(["prefer", "require", "verify-ca", "verify-full", "no-verify"])
+
+/** What in `url` asks for TLS, as the line may show it: `sslmode=<mode>`, `ssl=<value>`, or `PGSSLMODE`. */
+const tlsAsked = (url: string): string => {
+  const params = new URL(url).searchParams
+  const mode = params.get("sslmode")
+  if (mode !== null) return sslModes.has(mode) ? `sslmode=${mode}` : "sslmode"
+  return params.has("ssl") ? "ssl" : "PGSSLMODE"
+}
+
+/**
+ * The line for a StorageError of PostgreSQL at start: the database missing by name, a server
+ * without TLS asked for it, else the reason.
+ */
 const postgres = (env: ServerEnv, e: StorageError.StorageError): string => {
   const store = new URL(describeStore(env))
   const name = decodeURIComponent(store.pathname.slice(1))
   if (codeOf(e) === "3D000" && name !== "") {
     return `DATABASE_URL names the database "${name}", which does not exist on ${store.host}: create it (createdb ${name}) or correct DATABASE_URL`
+  }
+  if (PostgresStorage.isTlsRefused(e)) {
+    return `DATABASE_URL: the PostgreSQL server at ${store.host} does not offer TLS (SSL) but the URL asks for it (${tlsAsked(env.databaseUrl ?? "")}); connect without TLS (sslmode=disable) only on a trusted network, or enable TLS on the server`
   }
   return `DATABASE_URL (${store.toString()}): ${e.message}`
 }

@@ -76,7 +76,7 @@ beforeAll(async () => {
   // The application's web origin, set through the store
   await Effect.runPromise(
     Effect.flatMap(ApplicationStore.ApplicationStore, (apps) =>
-      apps.update(appKey, { webOrigins: [spa.base] })
+      apps.update(appKey, { webOrigins: [spa.base] }, 0)
     ).pipe(Effect.provide(SqliteStorage.layer({ filename: db })))
   )
   const port = await freePort()

@@ -205,6 +205,7 @@ describe("Env.read: every refusal names the variable, the value and what is allo
       [{ LATCHKEY_ISSUER: "https://auth.example?x=1" }, "LATCHKEY_ISSUER", '"https://auth.example?x=1"'],
       [{ LATCHKEY_SCOPE_DESCRIPTIONS: "[1]" }, "LATCHKEY_SCOPE_DESCRIPTIONS", '"[1]"'],
       [{ LATCHKEY_PRODUCT_NAME: "x".repeat(65) }, "LATCHKEY_PRODUCT_NAME", "65"],
+      [{ LATCHKEY_PRODUCT_NAME: "Acme\u202eoS" }, "LATCHKEY_PRODUCT_NAME", "bidirectional or invisible"],
       [{ LATCHKEY_HEADERS_TIMEOUT_MS: "40000" }, "LATCHKEY_HEADERS_TIMEOUT_MS", "40000"],
       [{ LATCHKEY_WORKERS: "2", LATCHKEY_DB: ":memory:" }, "LATCHKEY_WORKERS", ":memory:"]
     ] as const) {

@@ -6,9 +6,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { chmodSync, mkdirSync } from "node:fs"
+import { connect } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { runProcess, serverDir, spawnServer, tempDir } from "./helpers.js"
+import { StorageError } from "@latchkey/core"
+import * as Env from "../src/Env.js"
+import * as StartError from "../src/StartError.js"
+import { cli, runProcess, serverDir, spawnServer, tempDir } from "./helpers.js"
 import { createDatabase, serverUrl } from "./postgres/database.js"
 import { adminToken } from "./prometheus.js"
 
@@ -124,6 +128,69 @@ describe.skipIf(serverUrl === undefined)("a PostgreSQL database that does not ex
     assert.notInclude(r.stdout + r.stderr, "pw-never-shown")
     assert.notInclude(r.stdout + r.stderr, "3D000")
   })
+})
+
+/** The PostgreSQL server of DATABASE_URL, or else the one on 127.0.0.1:5432. */
+const local = new URL(serverUrl ?? "postgres://postgres@127.0.0.1:5432/postgres")
+
+/**
+ * Whether the server at `local` answers an SSLRequest (RFC-less, PostgreSQL's protocol) with
+ * 'N': it answers and offers no TLS. False when nothing answers within a second, or it offers TLS.
+ */
+const offersNoTls = (): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(Number(local.port || 5432), local.hostname)
+    const done = (answer: boolean) => {
+      socket.destroy()
+      resolve(answer)
+    }
+    socket.setTimeout(1000, () => done(false))
+    socket.once("error", () => done(false))
+    socket.once("connect", () => socket.write(Buffer.from([0, 0, 0, 8, 4, 210, 22, 47])))
+    socket.once("data", (d: Buffer) => done(d.toString("latin1", 0, 1) === "N"))
+  })
+
+const noTlsLine = (hostPort: string, asked: string) =>
+  `DATABASE_URL: the PostgreSQL server at ${hostPort} does not offer TLS (SSL) but the URL asks for it (${asked}); connect without TLS (sslmode=disable) only on a trusted network, or enable TLS on the server`
+
+describe("DATABASE_URL asking for TLS of a PostgreSQL server without it", () => {
+  it("is explained in one line naming the server and what asked for TLS, never the password", () => {
+    const refused = new StorageError.StorageError({
+      message: "the database server does not offer TLS (SSL), but the connection asks for it (sslmode)",
+      cause: new Error("The server does not support SSL connections")
+    })
+    for (const [url, asked] of [
+      ["postgres://u:pw-never-shown@db.internal:6543/latchkey?sslmode=require", "sslmode=require"],
+      [
+        "postgres://u:pw-never-shown@db.internal:6543/latchkey?sslmode=verify-full&x=1",
+        "sslmode=verify-full"
+      ],
+      ["postgres://u:pw-never-shown@db.internal:6543/latchkey?ssl=true", "ssl"],
+      ["postgres://u:pw-never-shown@db.internal:6543/latchkey", "PGSSLMODE"]
+    ] as const) {
+      const line = StartError.explain(Env.read({ DATABASE_URL: url }), refused)
+      assert.strictEqual(line, noTlsLine("db.internal:6543", asked))
+      assert.notInclude(line ?? "", "pw-never-shown")
+    }
+  })
+
+  it("the server and the CLI exit 1 with that line against a server that offers no TLS", async (ctx) => {
+    if (!(await offersNoTls())) return ctx.skip()
+    const url = new URL(local)
+    url.password = "pw-never-shown"
+    url.searchParams.set("sslmode", "require")
+    const server = await startServer({ DATABASE_URL: url.toString() })
+    assert.strictEqual(server.code, 1)
+    assert.strictEqual(oneLine(server.stderr), `latchkey: ${noTlsLine(url.host, "sslmode=require")}`)
+    const listed = await cli("unused.sqlite", ["user", "list"], undefined, { DATABASE_URL: url.toString() })
+    assert.strictEqual(listed.code, 1)
+    assert.include(listed.stderr.split("\n"), `latchkey: error: ${noTlsLine(url.host, "sslmode=require")}`)
+    assert.notMatch(listed.stderr, /^\s+at /m)
+    for (const r of [server, listed]) {
+      assert.notInclude(r.stdout + r.stderr, "pw-never-shown")
+      assert.notInclude(r.stdout + r.stderr, "postgres storage failed")
+    }
+  }, 90_000)
 })
 
 describe("the admin listener on the public port", () => {

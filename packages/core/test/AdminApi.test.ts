@@ -251,6 +251,33 @@ describe("AdminApi: applications", () => {
     }).pipe(Effect.provide(Audited()))
   )
 
+  it.effect(
+    "T18: a name or username with a bidi override or an invisible character is 400 naming the field, the value never echoed, nothing stored",
+    () =>
+      Effect.gen(function* () {
+        const created = yield* createApp()
+        for (const c of ["\u202e", "\u2067", "\u200f", "\u200b", "\ufeff", "\u00ad"]) {
+          const hostile = `Pay${c}Pal`
+          const answers = [
+            [yield* api("POST", "/applications", { name: hostile, redirect_uris: [cb] }), "name"],
+            [yield* api("PATCH", `/applications/${created.app_key}`, { name: hostile }), "name"],
+            [yield* api("POST", "/users", { username: hostile, password: "long enough pw" }), "username"]
+          ] as const
+          for (const [r, field] of answers) {
+            expectError(r, 400, "invalid_request", field)
+            assert.notInclude(r.body, hostile)
+            assert.notInclude(r.body, JSON.stringify(hostile).slice(1, -1))
+          }
+        }
+        const apps = yield* Effect.flatMap(ApplicationStore, (s) => s.list())
+        assert.deepStrictEqual(
+          apps.map((a) => a.name),
+          ["Admin App"]
+        )
+        assert.lengthOf(yield* Effect.flatMap(UserStore, (s) => s.list()), 0)
+      }).pipe(Effect.provide(Audited()))
+  )
+
   it.effect("400 names the field: invalid values, wrong types, missing and unknown fields", () =>
     Effect.gen(function* () {
       const base = { name: "App", redirect_uris: [cb] }

@@ -29,7 +29,7 @@ const preflightOf = (path: string, origin: string, method = "POST") =>
   })
 
 const withOrigins = (appKey: string, webOrigins: ReadonlyArray<string>) =>
-  Effect.flatMap(ApplicationStore, (apps) => apps.update(appKey, { webOrigins }))
+  Effect.flatMap(ApplicationStore, (apps) => apps.update(appKey, { webOrigins }, 0))
 
 /** An application with `webOrigins`, its Basic credentials. */
 const appWithOrigins = (webOrigins: ReadonlyArray<string>, input: Partial<Admin.NewApplication> = {}) =>

@@ -1,13 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import * as Admin from "../src/admin/Admin.js"
 import * as Pkce from "../src/model/Pkce.js"
 import * as Authorize from "../src/oauth/Authorize.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import * as Audit from "../src/security/Audit.js"
 import * as Throttle from "../src/security/Throttle.js"
+import * as Digest from "../src/services/Digest.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
+import { TokenStore } from "../src/storage/TokenStore.js"
 import { cb, form, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 const verifier = "v".repeat(50)
@@ -245,6 +247,36 @@ describe("public clients: the token endpoint", () => {
       const afterReuse = yield* refresh(rt2)
       assert.strictEqual(afterReuse.json?.error, "invalid_grant", "the family is revoked")
     }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "a refresh token obtained with the App Secret stops working once the application is public: its family ends in the switch, audited",
+    () =>
+      Effect.gen(function* () {
+        const { app, basic } = yield* newApp({ grantTypes: ["password", "refresh_token"] })
+        const { user, password } = yield* newUser()
+        const granted = yield* token({ grant_type: "password", username: user.username, password }, basic)
+        assert.strictEqual(granted.status, 200)
+        const refreshToken = granted.json?.refresh_token as string
+        yield* Admin.updateApplication(app.appKey, {
+          public: true,
+          grantTypes: ["authorization_code", "refresh_token"]
+        })
+        const r = yield* token({
+          grant_type: "refresh_token",
+          refresh_token: refreshToken,
+          client_id: app.appKey
+        })
+        assert.strictEqual(r.json?.error, "invalid_grant")
+        const accessHash = yield* Digest.sha256(granted.json?.access_token as string)
+        const access = yield* Effect.flatMap(TokenStore, (s) => s.find("access", accessHash))
+        assert.isNotNull(Option.getOrThrow(access).revokedAt, "the access token of the family ends too")
+        const events = yield* Effect.flatMap(AuditStore, (s) =>
+          s.query({ limit: 10, type: "family_revoked" })
+        )
+        assert.strictEqual(events[0]?.detail, "every refresh token family: the application turned public")
+        assert.strictEqual(events[0]?.appKey, app.appKey)
+      }).pipe(Effect.provide(Audited()))
   )
 
   it.effect("a code issued before the application became public, without S256, is not redeemed", () =>

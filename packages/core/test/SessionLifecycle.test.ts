@@ -8,6 +8,7 @@ import * as Memory from "../src/storage/Memory.js"
 import { SessionStore } from "../src/storage/SessionStore.js"
 import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
 import { newUser, settings, TestHasher, TestLayer } from "./fixtures.js"
+import { allow, openIdSetup, signedInWithConsent as openIdSignedIn } from "./openid.js"
 
 /** The Max-Age of the session cookie an answer sets. */
 const maxAge = (a: Answer): number => Number(/Max-Age=(\d+)/.exec(a.setCookie ?? "")?.[1])
@@ -199,5 +200,64 @@ describe("trusted devices: bound to the account and its password", () => {
       assert.isString(again.deviceCookie)
       assert.notStrictEqual(b.device, first)
     }).pipe(Effect.provide(TestLayer()))
+  )
+})
+
+describe("sessions: a silent authorization renews the session", () => {
+  /** Two silent authorizations 20 minutes apart (40 minutes after the sign-in, past the 30 idle ones). */
+  const twiceSilent = (b: Browser, query: string, answered: (location: string) => boolean) =>
+    Effect.gen(function* () {
+      for (let i = 0; i < 2; i++) {
+        yield* TestClock.adjust("1200 seconds")
+        const silent = yield* b.get(query)
+        const location = view(silent, "Redirect").location
+        assert.isTrue(answered(location), location)
+        assert.strictEqual(maxAge(silent), 1800, "the session's cookie is renewed with it")
+      }
+    })
+
+  it.effect("a code answered at once for a signed-in user with consent renews the idle lifetime", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      yield* signedInWithConsent(b, query, user.username, password)
+      yield* twiceSilent(b, query, (l) => new URL(l).searchParams.has("code"))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("an implicit token answered at once renews the idle lifetime", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup({ response_type: "token" })
+      const b = new Browser()
+      view(yield* signIn(b, query, user.username, password), "Redirect")
+      view(yield* allow(b, yield* b.get(query)), "Redirect")
+      yield* twiceSilent(b, query, (l) => new URL(l).hash.startsWith("#access_token="))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("prompt=none succeeding renews the idle lifetime", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* openIdSetup()
+      const b = new Browser()
+      const at = yield* openIdSignedIn(b, query, user.username, password)
+      assert.strictEqual(at, 1000)
+      yield* twiceSilent(b, `${query}&prompt=none`, (l) => new URL(l).searchParams.has("code"))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("silent authorizations never renew a session past its absolute lifetime", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      yield* signedInWithConsent(b, query, user.username, password)
+      yield* TestClock.adjust("1200 seconds")
+      assert.strictEqual(maxAge(yield* b.get(query)), 1800)
+      yield* TestClock.adjust("1200 seconds")
+      const last = yield* b.get(query)
+      view(last, "Redirect")
+      assert.strictEqual(maxAge(last), 600, "the cookie ends with the absolute lifetime")
+      yield* TestClock.adjust("601 seconds")
+      view(yield* b.get(query), "SignIn")
+    }).pipe(Effect.provide(TestLayer({ sessionMaxAge: 3000 })))
   )
 })

@@ -13,7 +13,7 @@ beforeAll(async () => {
   app = await createApp(s)
   await s.runtime.runPromise(
     Effect.flatMap(ApplicationStore.ApplicationStore, (apps) =>
-      apps.update(app.appKey, { webOrigins: [spa] })
+      apps.update(app.appKey, { webOrigins: [spa] }, 0)
     )
   )
 })

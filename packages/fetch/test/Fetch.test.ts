@@ -179,7 +179,9 @@ describe("Fetch.handler on Web Request/Response", () => {
   it("carries the core's CORS answers: OPTIONS routed to the core (204 without a body), the grant on the revocation answer, `*` on discovery", async () => {
     const spa = "https://spa.example"
     await runtime.runPromise(
-      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.update(appKey, { webOrigins: [spa] }))
+      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) =>
+        apps.update(appKey, { webOrigins: [spa] }, 0)
+      )
     )
     const revoke = (method: string, origin: string | undefined) =>
       handle(

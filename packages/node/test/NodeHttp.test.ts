@@ -200,7 +200,9 @@ describe("NodeHttp.handler on a plain node:http server", () => {
   it("carries the core's CORS answers: OPTIONS preflight routed to it, the grant on the answer, `*` on the JWKS", async () => {
     const spa = "https://spa.example"
     await runtime.runPromise(
-      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) => apps.update(appKey, { webOrigins: [spa] }))
+      Effect.flatMap(ApplicationStore.ApplicationStore, (apps) =>
+        apps.update(appKey, { webOrigins: [spa] }, 0)
+      )
     )
     const preflight = await fetch(`${base}/auth/oauth2/oauth2/token`, {
       method: "OPTIONS",

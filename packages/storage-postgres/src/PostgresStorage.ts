@@ -98,6 +98,12 @@ const eventWrites: Database.EventWrites = {
   statement: PostgresAudit.eventsStatement
 }
 
+/**
+ * Whether `error` is the refusal of a server that offers no TLS (SSL) to a connection that asked
+ * for it (`sslmode=require` in the connection string, or `PGSSLMODE`).
+ */
+export const isTlsRefused = (error: StorageError.StorageError): boolean => Errors.isTlsRefused(error.cause)
+
 const invalid = (message: string): StorageError.StorageError => new StorageError.StorageError({ message })
 
 /** The audit retention `options` ask for, in days; throws StorageError when invalid. */

@@ -1,4 +1,5 @@
 import { assert, it } from "@effect/vitest"
+import { PostgresStorage } from "@latchkey/storage-postgres"
 import { toStorageError } from "../src/internal/errors.js"
 
 it("says in words that the database does not exist or refused the login, never quoting the server's text", () => {
@@ -21,4 +22,21 @@ it("says in words that the database does not exist or refused the login, never q
     assert.notMatch(err.message, /secret/)
     assert.strictEqual(err.cause, cause)
   }
+})
+
+it("says in words that the server offers no TLS when the connection asks for it, and tells that refusal apart", () => {
+  // What node-postgres throws for sslmode=require against a server that answers 'N' to SSLRequest
+  const cause = new Error("The server does not support SSL connections")
+  const err = toStorageError(cause)
+  assert.strictEqual(
+    err.message,
+    "the database server does not offer TLS (SSL), but the connection asks for it (sslmode)"
+  )
+  assert.isTrue(PostgresStorage.isTlsRefused(err))
+  assert.isFalse(
+    PostgresStorage.isTlsRefused(toStorageError(Object.assign(new Error("x"), { code: "ECONNREFUSED" })))
+  )
+  assert.isFalse(
+    PostgresStorage.isTlsRefused(toStorageError(Object.assign(new Error("SSL"), { code: "28000" })))
+  )
 })

@@ -4,7 +4,7 @@
  * knows the `LATCHKEY_*` names from it, and the table of apps/server/README.md is rendered from it
  * (test/Settings.test.ts checks it; `npx vitest run test/Settings.test.ts -u` rewrites it).
  */
-import { Admin, AuditStore, Config, Throttle } from "@latchkey/core"
+import { Admin, AuditStore, Config, DisplayText, Throttle } from "@latchkey/core"
 import { Either } from "effect"
 import {
   listenAddressProblem,
@@ -46,11 +46,13 @@ const issuerProblem = (value: string): string | undefined => {
 const maxProductName = 64
 const maxServiceName = 255
 
-/** Why product name `value` is refused: longer than `maxProductName`. */
+/** Why product name `value` is refused: longer than `maxProductName`, or not fit to show on a page. */
 const productNameProblem = (value: string): string | undefined =>
   value.length > maxProductName
     ? `must be at most ${maxProductName} characters (got ${value.length}: ${shown(value)})`
-    : undefined
+    : DisplayText.isDisplayText(value)
+      ? undefined
+      : `must not contain bidirectional or invisible formatting characters (got ${shown(value)})`
 
 /** Why service name `value` is refused: too long, or with control characters. */
 const serviceNameProblem = (value: string, raw: string): string | undefined =>
@@ -89,7 +91,7 @@ export const settings = {
     "Server key ({bounds}): signs session cookies, keys App Secret digests and open_id derivation. Instances on one database share the generated one; changing it is an outage of client authentication (docs/deploy.md)"),
   LATCHKEY_SCOPE_DESCRIPTIONS: scopeDescriptions(
     'JSON object, scope → what it allows, for the consent page (`{"profile":"See your profile"}`), or scope → texts by language tag (`{"profile":{"en":"See your profile","fr":"Voir votre profil"}}`); others read "Access to _scope_"'),
-  LATCHKEY_PRODUCT_NAME: text({ fallback: "Latchkey", bounds: `at most ${maxProductName} characters`, check: productNameProblem },
+  LATCHKEY_PRODUCT_NAME: text({ fallback: "Latchkey", bounds: `at most ${maxProductName} characters, no bidirectional or invisible formatting characters`, check: productNameProblem },
     "Product name the sign-in, consent and error pages show"),
   LATCHKEY_ADMIN_PORT: whole({ min: 0, max: 65535, fallback: undefined, defaultText: "unset (off)" },
     "Port of the admin listener ({bounds}; `0` picks a free one, see the `admin listening` log line): the admin API under `/admin/v1` and Prometheus metrics at `/metrics`, never on the public port (the number of `PORT` is refused). With `LATCHKEY_WORKERS` above 1 the primary runs it and sums every worker's metrics. More in docs/operations.md of the Latchkey repository"),

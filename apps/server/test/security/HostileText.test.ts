@@ -11,7 +11,17 @@ import { Browser, cliInProcess, formOf } from "../helpers.js"
 import { assertErrorPage, assertRedirectError, authorizePath } from "./browse.js"
 import { expectError } from "./flows.js"
 import { cb, post, read, type Stack } from "./harness.js"
-import { adminToken, assertNoOutage, encoded, formWith, logMark, snapshot, stores, texts } from "./hostile.js"
+import {
+  adminToken,
+  assertNoOutage,
+  encoded,
+  formWith,
+  logMark,
+  shownTexts,
+  snapshot,
+  stores,
+  texts
+} from "./hostile.js"
 
 const tokenPath = "/oauth2/oauth2/token"
 const basicOf = (text: string) => `Basic ${Buffer.from(text, "utf8").toString("base64")}`
@@ -311,6 +321,34 @@ for (const store of stores) {
         // a hostile field name is not echoed either
         const named = await admin("POST", "/users", `{${JSON.stringify(`user${t}`)}:"x"}`)
         expectField(named, "body", `user${t}`)
+      }
+    })
+
+    it("T18: admin API bodies: a name or username with a bidi control or an invisible character is 400 naming the field", async () => {
+      for (const [, t] of shownTexts) {
+        expectField(await admin("POST", "/applications", { name: t, redirect_uris: [cb] }), "name", t)
+        expectField(await admin("PATCH", `/applications/${s.A.appKey}`, { name: t }), "name", t)
+        expectField(await admin("POST", "/users", { username: t, password: "long enough" }), "username", t)
+      }
+    })
+
+    it("T18: CLI arguments: a name or username with a bidi control or an invisible character is refused naming the field, exit 1, nothing changed", async () => {
+      if (cliEnv === undefined) return
+      for (const [, t] of shownTexts.slice(0, 2)) {
+        const rows: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+          [["app", "create", "--name", t, "--redirect-uri", cb], "name"],
+          [["app", "update", s.A.appKey, "--name", t], "name"],
+          [["user", "create", "--username", t, "--password", "long enough"], "username"]
+        ]
+        for (const [args, field] of rows) {
+          const r = await cliInProcess(s.dbPath, args, cliEnv)
+          assert.strictEqual(r.code, 1, `${args.join(" ")}: ${r.stdout}${r.stderr}`)
+          assert.include(
+            r.stderr,
+            `${field} must not contain bidirectional or invisible formatting characters`
+          )
+          assert.notInclude(r.stderr, t)
+        }
       }
     })
 

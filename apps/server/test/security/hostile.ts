@@ -32,6 +32,16 @@ export const encoded: ReadonlyArray<Encoded> = [
   { name: "lone surrogate as UTF-8", raw: "a%ED%A0%80b", kind: "encoding" }
 ]
 
+/** Bidirectional controls and invisible format characters (T18): fine in a protocol parameter, refused in a text a page shows. */
+export const shownTexts: ReadonlyArray<readonly [string, string]> = [
+  ["RLO", "Pay\u202ePal"],
+  ["RLI", "Pay\u2067Pal"],
+  ["RLM", "Pay\u200fPal"],
+  ["ZWSP", "Pay\u200bPal"],
+  ["BOM", "Pay\ufeffPal"],
+  ["soft hyphen", "Pay\u00adPal"]
+]
+
 /** The same characters as JSON strings carry them (a lone surrogate included). */
 export const texts: ReadonlyArray<readonly [string, string]> = [
   ["NUL", "abcd\u0000efgh"],

@@ -121,8 +121,9 @@ export interface ApplicationPatch {
   readonly accessTokenTtl?: number | null
   readonly refreshTokenTtl?: number | null
   /**
-   * Make it public (its App Secret, and any previous one, stop working) or confidential (a new
-   * App Secret is generated and returned once, in `Updated.appSecret`).
+   * Make it public (its App Secret, and any previous one, stop working, and every refresh token
+   * family it holds ends) or confidential (a new App Secret is generated and returned once, in
+   * `Updated.appSecret`).
    */
   readonly public?: boolean
   readonly accessTokenFormat?: string
@@ -247,8 +248,9 @@ export const createApplication = <I extends NewApplication>(
  * Change an application's registration, validated like `createApplication`; recorded as
  * `application_updated` (detail: the fields changed) in the same write. Tokens issued before
  * keep working until they expire or are revoked. A patch that changes nothing writes and
- * records nothing. Making an application public empties its secret (and requires PKCE) in the
- * same write; making it confidential gives it a new App Secret, returned once in `appSecret`.
+ * records nothing. Making an application public empties its secret (and requires PKCE) and
+ * ends every refresh token family it holds (recorded as `family_revoked`) in the same write;
+ * making it confidential gives it a new App Secret, returned once in `appSecret`.
  */
 export const updateApplication = Effect.fn("Admin.updateApplication")(function* (
   appKey: string,
@@ -290,11 +292,19 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   if (fields.length === 0) return { app: yield* findApplication(appKey), appSecret: null } satisfies Updated
   const apps = yield* ApplicationStore
   // Fails inside the write when there is no such application, so no event is kept for it
-  const write = Effect.flatMap(apps.update(appKey, changes), (updated) =>
+  const write = Effect.flatMap(apps.update(appKey, changes, yield* nowSeconds), (updated) =>
     Option.match(updated, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
   )
   const app = yield* Audit.recordWith(write, [
-    ["application_updated", { appKey, detail: `changed ${fields.join(", ")}` }]
+    ["application_updated", { appKey, detail: `changed ${fields.join(", ")}` }],
+    ...(changes.public === true
+      ? [
+          [
+            "family_revoked",
+            { appKey, detail: "every refresh token family: the application turned public" }
+          ] as const
+        ]
+      : [])
   ])
   return { app, appSecret: client.appSecret } satisfies Updated
 })

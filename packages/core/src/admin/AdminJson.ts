@@ -69,7 +69,9 @@ const optionFields = {
 
 /** `POST /admin/v1/applications`. */
 export const CreateApplication = Schema.Struct({
-  name: Schema.String.annotations({ description: "1-200 characters" }),
+  name: Schema.String.annotations({
+    description: "1-200 characters, without control, bidirectional or invisible formatting characters"
+  }),
   redirect_uris: Schema.Array(Schema.String).annotations({
     description: "https URIs, or http on 127.0.0.1, [::1] or localhost; at least one"
   }),
@@ -115,7 +117,10 @@ export const RotateSecret = Schema.Struct({
 
 /** `POST /admin/v1/users`. */
 export const CreateUser = Schema.Struct({
-  username: Schema.String.annotations({ description: "1-128 characters without surrounding spaces" }),
+  username: Schema.String.annotations({
+    description:
+      "1-128 characters without surrounding spaces, control, bidirectional or invisible formatting characters"
+  }),
   password: Schema.String.annotations({ description: "8-1024 characters; never recorded" })
 }).annotations({ identifier: "CreateUser" })
 

@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect"
 import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
+import { forDisplay } from "../model/DisplayText.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as OpenIdRequest from "../oauth/OpenIdRequest.js"
@@ -48,6 +49,29 @@ const withForm = <E, R>(
   })
 
 /**
+ * The redirect of an authorization answered without a page (a consent already given): the
+ * session it used is renewed, never past its absolute end (`Session.saving`), in the
+ * transaction that stores the code; before the implicit grant's token, which signs outside it.
+ */
+const silentRedirect = (
+  req: PageRequest,
+  user: Session.Session,
+  ar: Authorize.AuthorizationRequest,
+  authTime: number | null
+) =>
+  Effect.gen(function* () {
+    const saving = yield* sessionSaving(req, user)
+    const userId = user.userId as string
+    const redirect =
+      ar.responseType === "code"
+        ? yield* atomically(
+            Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, authTime))
+          )
+        : yield* Effect.zipRight(atomically(saving.write), Authorize.approveRedirect(ar, userId, authTime))
+    return answer(View.Redirect({ status: 302, ...redirect }), saving.value)
+  })
+
+/**
  * The sign-in page of an authorize request, with a new good-once ticket for its form, stored
  * in one transaction after `before` (the take of the form it answers, if any).
  */
@@ -67,7 +91,7 @@ export const signInPage = <E = never, R = never>(
         status,
         layout: ar.clientType,
         uiLocales: uiLocalesOf(rawQuery),
-        appName: ar.app.name,
+        appName: forDisplay(ar.app.name),
         redirectHost: new URL(ar.redirectUri).host,
         action: req.basePath + Metadata.paths.login,
         ticket,
@@ -91,9 +115,9 @@ const consentPage = (
       View.Consent({
         layout: ar.clientType,
         uiLocales,
-        appName: ar.app.name,
+        appName: forDisplay(ar.app.name),
         redirectHost: new URL(ar.redirectUri).host,
-        username: session.username ?? "",
+        username: forDisplay(session.username ?? ""),
         scope: ar.scope,
         action: req.basePath + Metadata.paths.authorize,
         switchAction: req.basePath + Metadata.paths.login,
@@ -154,10 +178,8 @@ const openIdGet = (
       return yield* signInPage(req, current, ar, rawQuery, 200)
     }
     const userId = signedIn.value.userId as string
-    if (!OpenIdRequest.forcesConsent(oidc) && (yield* Authorize.hasConsent(ar, userId))) {
-      const redirect = yield* Authorize.approveRedirect(ar, userId, signedIn.value.authenticatedAt)
-      return answer(View.Redirect({ status: 302, ...redirect }))
-    }
+    if (!OpenIdRequest.forcesConsent(oidc) && (yield* Authorize.hasConsent(ar, userId)))
+      return yield* silentRedirect(req, signedIn.value, ar, signedIn.value.authenticatedAt)
     if (OpenIdRequest.showsNoPage(oidc)) return refuse("consent_required", "the user must allow the request")
     return yield* consentPage(req, signedIn.value, ar, rawQuery)
   })
@@ -183,9 +205,7 @@ export const authorizeGet = (req: PageRequest) =>
       // A session whose user vanished continues anonymous, under the same id until sign-in
       return yield* signInPage(req, yield* anonymousOf(session), ar, storedQuery(req.query), 200)
     }
-    const userId = user.value.userId as string
-    if (yield* Authorize.hasConsent(ar, userId)) {
-      return answer(View.Redirect({ status: 302, ...(yield* Authorize.approveRedirect(ar, userId)) }))
-    }
+    if (yield* Authorize.hasConsent(ar, user.value.userId as string))
+      return yield* silentRedirect(req, user.value, ar, null)
     return yield* consentPage(req, user.value, ar, storedQuery(req.query))
   })

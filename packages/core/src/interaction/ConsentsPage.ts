@@ -6,6 +6,7 @@ import { Effect, Either, Option } from "effect"
 import * as Admin from "../admin/Admin.js"
 import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
+import { forDisplay } from "../model/DisplayText.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Form from "../oauth/requests/Form.js"
 import { isPlainText } from "../oauth/requests/Params.js"
@@ -100,7 +101,7 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
       if (Option.isSome(app)) {
         consents.push({
           appKey: consent.appKey,
-          appName: app.value.name,
+          appName: forDisplay(app.value.name),
           scope: consent.scope,
           grantedAt: consent.updatedAt
         })
@@ -109,7 +110,7 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
     const marked = yield* readWithdrawnMark(session, req.query)
     const withdrawn =
       Option.isSome(marked) && !consents.some((c) => c.appKey === marked.value)
-        ? Option.map(yield* apps.find(marked.value), (app) => app.name)
+        ? Option.map(yield* apps.find(marked.value), (app) => forDisplay(app.name))
         : Option.none<string>()
     const ticket = yield* Session.addPending(session, "", "consent")
     const setCookie = yield* saveSession(req, session)
@@ -117,7 +118,7 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
       View.Consents({
         layout: frame.layout,
         uiLocales: frame.uiLocales,
-        username: session.username ?? "",
+        username: forDisplay(session.username ?? ""),
         consents,
         withdrawn,
         action: frame.href,

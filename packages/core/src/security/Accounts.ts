@@ -3,6 +3,7 @@
  * and no user enumeration.
  */
 import { type Context, Data, Deferred, Effect, Option } from "effect"
+import * as DisplayText from "../model/DisplayText.js"
 import {
   InvalidGrant,
   InvalidRequest,
@@ -45,15 +46,18 @@ const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<s
   })
 
 /**
- * Why `username` cannot be a username (1-128 characters of plain text, `Params.isPlainText`,
- * without surrounding spaces), or null when it can. The value itself is never in the answer.
+ * Why `username` cannot be a username (1-128 characters of plain text, `Params.isPlainText`, fit
+ * to show on a page, `DisplayText.isDisplayText`, without surrounding spaces), or null when it
+ * can. The value itself is never in the answer.
  */
 export const usernameProblem = (username: string): string | null =>
   username.length === 0 || username.length > maxUsernameLength || username.trim() !== username
     ? `username must be 1-${maxUsernameLength} characters without surrounding spaces`
-    : isPlainText(username)
-      ? null
-      : "username must not contain control characters"
+    : !isPlainText(username)
+      ? "username must not contain control characters"
+      : DisplayText.isDisplayText(username)
+        ? null
+        : DisplayText.problem("username")
 
 /** Why `password` cannot be a password (8 to `maxPasswordLength` characters of plain text), or null when it can. */
 export const passwordProblem = (password: string): string | null =>

@@ -54,6 +54,15 @@ export interface ClientRead {
   readonly entries: ReadonlyArray<Entry | undefined> | null
 }
 
+/**
+ * Whether `update` with `changes` ends the refresh token families of an application that is
+ * `wasPublic`: when it turns public, refresh tokens obtained with its App Secret must not go on
+ * working with the App Key alone (RFC 6749 §10.4), so every refresh token of the application
+ * and every access token of the same families are revoked.
+ */
+export const endsRefreshFamilies = (wasPublic: boolean, changes: ApplicationChanges): boolean =>
+  changes.public === true && !wasPublic
+
 /** Applications by App Key. */
 export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationStore")<
   ApplicationStore,
@@ -106,11 +115,14 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
     /**
      * Change the registration (never the App Key or `createdAt`; the secret only as `ApplicationChanges` says) in one atomic
      * write; the application as it is afterwards, or none when there is no such application.
-     * Tokens issued before keep working until they expire or are revoked.
+     * Tokens issued before keep working until they expire or are revoked, except that a change
+     * making a confidential application public (`public: true`) revokes at `now`, in the same
+     * write, every refresh token family it holds (`endsRefreshFamilies`).
      */
     readonly update: (
       appKey: string,
-      changes: ApplicationChanges
+      changes: ApplicationChanges,
+      now: number
     ) => Effect.Effect<Option.Option<Application>, StorageError>
     /** Delete the application and revoke everything issued to it; false when there was none. */
     readonly remove: (appKey: string, now: number) => Effect.Effect<boolean, StorageError>

@@ -35,6 +35,13 @@ export const isUnstorableValue = (cause: unknown): boolean => {
   return code === "22021" || code === "22P05"
 }
 
+// What node-postgres throws when the connection asks for TLS and the server answers that it has none
+const noTlsText = /server does not support SSL/i
+
+/** The server offers no TLS (SSL) but the connection asked for it (`sslmode`, `ssl`). */
+export const isTlsRefused = (cause: unknown): boolean =>
+  codeOf(cause) === undefined && noTlsText.test(messageOf(cause))
+
 /** Serialization failure or deadlock: the transaction did nothing and may simply run again. */
 export const isConflict = (cause: unknown): boolean => {
   const code = codeOf(cause)
@@ -96,6 +103,9 @@ export const toStorageError = (cause: unknown): StorageError.StorageError => {
     (code !== undefined ? sqlstates[code] : undefined) ??
     (code?.startsWith("08") ? "the connection to the database failed" : undefined) ??
     (code !== undefined && socketErrors.has(code) ? `the database cannot be reached (${code})` : undefined) ??
+    (isTlsRefused(cause)
+      ? "the database server does not offer TLS (SSL), but the connection asks for it (sslmode)"
+      : undefined) ??
     (/timeout exceeded when trying to connect/i.test(text)
       ? "no database connection could be made in time (connection timeout)"
       : undefined) ??

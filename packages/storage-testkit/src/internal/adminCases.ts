@@ -49,7 +49,7 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       const issued = F.pair({ appKey: app.appKey })
       yield* tokens.insert(issued)
       const renamed = { ...app, name: "Renamed" }
-      assert.deepStrictEqual(yield* apps.update(app.appKey, { name: "Renamed" }), Option.some(renamed))
+      assert.deepStrictEqual(yield* apps.update(app.appKey, { name: "Renamed" }, T), Option.some(renamed))
       assert.deepStrictEqual(yield* apps.find(app.appKey), Option.some(renamed))
 
       const changes = {
@@ -61,7 +61,7 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         refreshTokenTtl: 3600
       } satisfies ApplicationStore.ApplicationChanges
       const changed = { ...renamed, ...changes }
-      assert.deepStrictEqual(yield* apps.update(app.appKey, changes), Option.some(changed))
+      assert.deepStrictEqual(yield* apps.update(app.appKey, changes, T), Option.some(changed))
       assert.deepStrictEqual(yield* apps.find(app.appKey), Option.some(changed))
       assert.deepStrictEqual(
         (yield* apps.list()).filter((a) => a.appKey === app.appKey),
@@ -72,16 +72,20 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         name: undefined,
         refreshTokenTtl: undefined
       } as unknown as ApplicationStore.ApplicationChanges
-      assert.deepStrictEqual(yield* apps.update(app.appKey, unset), Option.some(changed))
-      assert.deepStrictEqual(yield* apps.update(app.appKey, {}), Option.some(changed))
+      assert.deepStrictEqual(yield* apps.update(app.appKey, unset, T), Option.some(changed))
+      assert.deepStrictEqual(yield* apps.update(app.appKey, {}, T), Option.some(changed))
       const emptied = { ...changed, redirectUris: [], scopes: F.scope(), grantTypes: [], requirePkce: false }
       assert.deepStrictEqual(
-        yield* apps.update(app.appKey, {
-          redirectUris: [],
-          scopes: F.scope(),
-          grantTypes: [],
-          requirePkce: false
-        }),
+        yield* apps.update(
+          app.appKey,
+          {
+            redirectUris: [],
+            scopes: F.scope(),
+            grantTypes: [],
+            requirePkce: false
+          },
+          T
+        ),
         Option.some(emptied)
       )
       assert.deepStrictEqual(yield* apps.find(app.appKey), Option.some(emptied))
@@ -95,7 +99,7 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
     Effect.gen(function* () {
       const apps = yield* ApplicationStore.ApplicationStore
       const appKey = F.id("app")
-      assert.isTrue(Option.isNone(yield* apps.update(appKey, { name: "Ghost", requirePkce: true })))
+      assert.isTrue(Option.isNone(yield* apps.update(appKey, { name: "Ghost", requirePkce: true }, T)))
       assert.isTrue(Option.isNone(yield* apps.find(appKey)))
       assert.isFalse((yield* apps.list()).some((a) => a.appKey === appKey))
     })

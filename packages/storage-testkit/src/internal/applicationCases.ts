@@ -194,9 +194,74 @@ const secretUseAndRemoval = (it: Vitest.MethodsNonLive<Stores.Stores>): void => 
   )
 }
 
+/** Turning an application public ends the refresh token families it holds, and only those. */
+const publicSwitch = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect(
+    "applications: turning public revokes every refresh token family of the application in the same write; other tokens and applications are untouched, and turning confidential brings nothing back",
+    () =>
+      Effect.gen(function* () {
+        const apps = yield* ApplicationStore.ApplicationStore
+        const tokens = yield* TokenStore.TokenStore
+        const app = F.application()
+        const other = F.application()
+        yield* apps.insert(app)
+        yield* apps.insert(other)
+        const [access, refresh] = F.pair({ appKey: app.appKey })
+        const [access2, refresh2] = F.pair({ appKey: app.appKey })
+        const tombstone = F.token({
+          appKey: app.appKey,
+          kind: "refresh",
+          familyId: refresh2.familyId,
+          rotatedAt: T + 2
+        })
+        const earlier = F.token({ appKey: app.appKey, familyId: refresh.familyId, revokedAt: T + 5 })
+        // An access token without a refresh token (client_credentials) is no family to end
+        const alone = F.token({ appKey: app.appKey })
+        const [otherAccess, otherRefresh] = F.pair({ appKey: other.appKey })
+        yield* tokens.insert([
+          access,
+          refresh,
+          access2,
+          refresh2,
+          tombstone,
+          earlier,
+          alone,
+          otherAccess,
+          otherRefresh
+        ])
+
+        some(yield* apps.update(app.appKey, { public: true, secretDigest: "" }, T + 10), "updated")
+        for (const t of [access, refresh, access2, refresh2, tombstone])
+          assert.strictEqual((yield* findToken(t)).revokedAt, T + 10)
+        assert.strictEqual((yield* findToken(earlier)).revokedAt, T + 5)
+        for (const t of [alone, otherAccess, otherRefresh]) assert.isNull((yield* findToken(t)).revokedAt)
+        const err = yield* Effect.flip(tokens.rotate(refresh.tokenHash, T + 11, 0, [F.token()]))
+        assert.strictEqual(err._tag, "TokenInactive")
+
+        some(yield* apps.update(app.appKey, { public: false, secretDigest: F.hash() }, T + 20), "updated")
+        for (const t of [access, refresh, access2, refresh2])
+          assert.strictEqual((yield* findToken(t)).revokedAt, T + 10)
+      })
+  )
+
+  it.effect("applications: a change to an application that is public already revokes nothing", () =>
+    Effect.gen(function* () {
+      const apps = yield* ApplicationStore.ApplicationStore
+      const tokens = yield* TokenStore.TokenStore
+      const app = F.application({ public: true, secretDigest: "", requirePkce: true })
+      yield* apps.insert(app)
+      const pair = F.pair({ appKey: app.appKey })
+      yield* tokens.insert(pair)
+      some(yield* apps.update(app.appKey, { public: true, name: "Renamed" }, T + 10), "updated")
+      for (const t of pair) assert.isNull((yield* findToken(t)).revokedAt)
+    })
+  )
+}
+
 /** Register the application cases with the contract's `it`. */
 export const applicationCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   records(it)
   previousSecrets(it)
   secretUseAndRemoval(it)
+  publicSwitch(it)
 }

@@ -103,17 +103,21 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         }
         assert.deepStrictEqual(
           some(
-            yield* apps.update(app.appKey, {
-              webOrigins: [],
-              tokenEndpointAuthMethod: "client_secret_basic",
-              scopeDelimiter: "comma"
-            }),
+            yield* apps.update(
+              app.appKey,
+              {
+                webOrigins: [],
+                tokenEndpointAuthMethod: "client_secret_basic",
+                scopeDelimiter: "comma"
+              },
+              T
+            ),
             "updated"
           ),
           changed
         )
         // Left out, they stay.
-        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { name: "Renamed" }), "updated"), {
+        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { name: "Renamed" }, T), "updated"), {
           ...changed,
           name: "Renamed"
         })
@@ -131,28 +135,32 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         const jwt = { ...app, accessTokenFormat: "jwt" as const, accessTokenAudience: "https://api.example" }
         assert.deepStrictEqual(
           some(
-            yield* apps.update(app.appKey, {
-              accessTokenFormat: "jwt",
-              accessTokenAudience: "https://api.example"
-            }),
+            yield* apps.update(
+              app.appKey,
+              {
+                accessTokenFormat: "jwt",
+                accessTokenAudience: "https://api.example"
+              },
+              T
+            ),
             "updated"
           ),
           jwt
         )
         assert.deepStrictEqual(yield* find(app.appKey), jwt)
         // Left out, the audience stays; given as null, it goes.
-        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { name: "Renamed" }), "updated"), {
+        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { name: "Renamed" }, T), "updated"), {
           ...jwt,
           name: "Renamed"
         })
         assert.deepStrictEqual(
           some(
-            yield* apps.update(app.appKey, { accessTokenAudience: null, accessTokenFormat: "opaque" }),
+            yield* apps.update(app.appKey, { accessTokenAudience: null, accessTokenFormat: "opaque" }, T),
             "updated"
           ),
           { ...app, name: "Renamed" }
         )
-        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { public: true }), "updated"), {
+        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { public: true }, T), "updated"), {
           ...app,
           name: "Renamed",
           public: true
@@ -181,7 +189,7 @@ const secretDigestUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => 
           previousSecretExpiresAt: T + 3600,
           previousSecretUsedAt: T + 5
         }
-        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { requirePkce: true }), "updated"), {
+        assert.deepStrictEqual(some(yield* apps.update(app.appKey, { requirePkce: true }, T), "updated"), {
           ...graced,
           requirePkce: true
         })
@@ -195,13 +203,13 @@ const secretDigestUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => 
           previousSecretUsedAt: null
         }
         assert.deepStrictEqual(
-          some(yield* apps.update(app.appKey, { public: true, secretDigest: "" }), "updated"),
+          some(yield* apps.update(app.appKey, { public: true, secretDigest: "" }, T), "updated"),
           turnedPublic
         )
         assert.deepStrictEqual(yield* find(app.appKey), turnedPublic)
         const d2 = F.hash()
         assert.deepStrictEqual(
-          some(yield* apps.update(app.appKey, { public: false, secretDigest: d2 }), "updated"),
+          some(yield* apps.update(app.appKey, { public: false, secretDigest: d2 }, T), "updated"),
           { ...turnedPublic, public: false, secretDigest: d2 }
         )
       })

@@ -5,6 +5,7 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { GrantType, validateRedirectUri, validateWebOrigin } from "../../model/Application.js"
+import * as DisplayText from "../../model/DisplayText.js"
 import type { InvalidRequest } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
 import { isPlainText } from "../../oauth/requests/Params.js"
@@ -30,10 +31,21 @@ export const invalid = (field: string, description: string) =>
 export const plain = (field: string, value: string): Effect.Effect<string, InvalidField> =>
   isPlainText(value) ? Effect.succeed(value) : invalid(field, `${field} must not contain control characters`)
 
-/** An application name: 1-200 characters of plain text, trimmed. */
+/**
+ * `value` when it is plain text fit to show on a page (`DisplayText.isDisplayText`); else
+ * `InvalidField` for `field`, without the value.
+ */
+export const shown = (field: string, value: string): Effect.Effect<string, InvalidField> =>
+  !isPlainText(value)
+    ? plain(field, value)
+    : DisplayText.isDisplayText(value)
+      ? Effect.succeed(value)
+      : invalid(field, DisplayText.problem(field))
+
+/** An application name: 1-200 characters of plain text fit to show on a page, trimmed. */
 export const checkName = (raw: string) => {
   const name = raw.trim()
-  if (!isPlainText(raw)) return plain("name", raw)
+  if (!isPlainText(raw) || !DisplayText.isDisplayText(raw)) return shown("name", raw)
   return name.length === 0 || name.length > 200
     ? invalid("name", "name must be 1-200 characters")
     : Effect.succeed(name)

@@ -5,6 +5,7 @@ import {
   AppKeyTaken,
   type ApplicationChanges,
   type ApplicationStore,
+  endsRefreshFamilies,
   PreviousSecretMarked
 } from "../ApplicationStore.js"
 import { revokeWhere, type State } from "./state.js"
@@ -25,7 +26,7 @@ const changeable = [
   "scopeDelimiter"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
-/** Applications in `state.apps`; removing one revokes its tokens. */
+/** Applications in `state.apps`; removing one revokes its tokens, making one public its refresh token families. */
 export const applicationStore = (state: State): ApplicationStore["Type"] => {
   const { apps } = state
   return {
@@ -78,10 +79,16 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         apps.set(appKey, { ...app, previousSecretUsedAt: now })
         return Effect.void
       }),
-    update: (appKey, changes) =>
+    update: (appKey, changes, now) =>
       Effect.sync(() => {
         const app = apps.get(appKey)
         if (app === undefined) return Option.none()
+        if (endsRefreshFamilies(app.public ?? false, changes)) {
+          const families = new Set<string>()
+          for (const t of state.tokens.values())
+            if (t.appKey === appKey && t.kind === "refresh") families.add(t.familyId)
+          revokeWhere(state, (t) => t.appKey === appKey && families.has(t.familyId), now)
+        }
         // Only the fields a registration change may touch, whatever else the value carries
         const updated: Application = { ...app }
         for (const field of changeable) {

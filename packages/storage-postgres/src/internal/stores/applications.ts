@@ -46,6 +46,12 @@ const webOriginSql = "SELECT 1 FROM applications WHERE web_origins @> jsonb_buil
 
 const findSql = selectFrom(Tables.applications, "WHERE app_key = $1")
 
+// ApplicationStore.endsRefreshFamilies: read before the update, the row as it was
+const endFamiliesSql = `UPDATE tokens SET revoked_at = $2
+  WHERE app_key = $1 AND revoked_at IS NULL
+  AND EXISTS (SELECT 1 FROM applications WHERE app_key = $1 AND NOT public)
+  AND family_id IN (SELECT family_id FROM tokens WHERE app_key = $1 AND kind = 'refresh')`
+
 // One row: the application of $1 (its columns null when there is none) and, as JSON, the
 // throttle entries of the keys $2.
 const findForClientSql = `SELECT a.*, t.entries AS "throttleEntries" FROM (SELECT 1) AS one
@@ -75,7 +81,10 @@ const clientRead = (
   )
 }
 
-/** Applications in the `applications` table; removing one revokes its tokens in the same transaction. */
+/**
+ * Applications in the `applications` table; removing one revokes its tokens, and making one public
+ * its refresh token families, in the same transaction.
+ */
 export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStore["Type"] => ({
   insert: (app) =>
     insertNew(
@@ -133,15 +142,21 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
       )
     ),
   // One UPDATE of the fields given; with none, a read (in a transaction, for attached events).
-  update: (appKey, changes) => {
+  // Turning public ends the refresh token families first, in the same transaction.
+  update: (appKey, changes, now) => {
     const { set, values } = applicationChanges(changes)
+    const updateSql = `UPDATE applications SET ${set.join(", ")} WHERE app_key = $1 RETURNING ${Tables.selectList(Tables.applications)}`
     return Effect.flatMap(
       set.length === 0
         ? db.transaction((tx) => tx.query(findSql, [appKey]))
-        : db.write(
-            `UPDATE applications SET ${set.join(", ")} WHERE app_key = $1 RETURNING ${Tables.selectList(Tables.applications)}`,
-            [appKey, ...values]
-          ),
+        : ApplicationStore.endsRefreshFamilies(false, changes)
+          ? db.transaction((tx) =>
+              Effect.zipRight(
+                tx.query(endFamiliesSql, [appKey, now]),
+                tx.query(updateSql, [appKey, ...values])
+              )
+            )
+          : db.write(updateSql, [appKey, ...values]),
       (r) => first(Tables.applications, r.rows)
     )
   },

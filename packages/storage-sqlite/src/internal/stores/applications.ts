@@ -67,6 +67,11 @@ const prepare = ({ db }: Over) => ({
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
     previous_secret_used_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_used_at END
     WHERE app_key = @appKey RETURNING ${Tables.selectList(Tables.applications)}`),
+  // ApplicationStore.endsRefreshFamilies: read before the update, the row as it was
+  endFamilies: db.prepare(`UPDATE tokens SET revoked_at = @now
+    WHERE app_key = @appKey AND revoked_at IS NULL
+    AND EXISTS (SELECT 1 FROM applications WHERE app_key = @appKey AND public = 0)
+    AND family_id IN (SELECT family_id FROM tokens WHERE app_key = @appKey AND kind = 'refresh')`),
   remove: db.prepare("DELETE FROM applications WHERE app_key = ?"),
   revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
 })
@@ -97,12 +102,19 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
   }
 }
 
-/** Applications in the `applications` table; removing one revokes its tokens in the same transaction. */
+/**
+ * Applications in the `applications` table; removing one revokes its tokens, and making one public
+ * its refresh token families, in the same transaction.
+ */
 export const applicationStore = (over: Over): ApplicationStore.ApplicationStore["Type"] => {
   const { db, write } = over
   const q = prepare(over)
   const cached = applicationCache()
   const found = (row: unknown) => (row === undefined ? Option.none() : Option.some(cached(row as Row)))
+  const update = (appKey: string, changes: ApplicationStore.ApplicationChanges, now: number) => {
+    if (ApplicationStore.endsRefreshFamilies(false, changes)) q.endFamilies.run({ appKey, now })
+    return found(q.update.get(updateParams(appKey, changes)))
+  }
   const remove = db.transaction((appKey: string, now: number): boolean => {
     q.revokeByApp.run(now, appKey)
     return q.remove.run(appKey).changes > 0
@@ -136,7 +148,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
           refuse(new ApplicationStore.PreviousSecretMarked({ appKey }))
       }),
     // Decoded inside the write: a row the schema refuses rolls the change back.
-    update: (appKey, changes) => write(() => found(q.update.get(updateParams(appKey, changes)))),
+    update: (appKey, changes, now) => write(() => update(appKey, changes, now)),
     remove: (appKey, now) => write(() => remove(appKey, now))
   }
 }
