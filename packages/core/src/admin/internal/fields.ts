@@ -4,7 +4,7 @@
  * text (`Params.isPlainText`, docs/security.md T13), and comes before any store is asked.
  */
 import { Effect, Either, Schema } from "effect"
-import { GrantType, validateRedirectUri } from "../../model/Application.js"
+import { GrantType, type RedirectUriOwner, validateRedirectUri } from "../../model/Application.js"
 import * as Scope from "../../model/Scope.js"
 import { isPlainText } from "../../oauth/requests/Params.js"
 
@@ -38,12 +38,18 @@ export const checkName = (raw: string) => {
     : Effect.succeed(name)
 }
 
-/** Redirect URIs: at least one, each valid (`validateRedirectUri`), duplicates dropped. */
-export const checkRedirectUris = Effect.fnUntraced(function* (uris: ReadonlyArray<string>) {
+/**
+ * Redirect URIs: at least one, each valid for an application that is (or becomes) public or not
+ * (`validateRedirectUri`), duplicates dropped.
+ */
+export const checkRedirectUris = Effect.fnUntraced(function* (
+  uris: ReadonlyArray<string>,
+  owner: RedirectUriOwner
+) {
   if (uris.length === 0) return yield* invalid("redirect_uris", "at least one redirect URI is required")
   const checked: Array<string> = []
   for (const uri of uris) {
-    const valid = validateRedirectUri(uri)
+    const valid = validateRedirectUri(uri, owner)
     if (Either.isLeft(valid)) return yield* invalid("redirect_uris", valid.left.description)
     if (!checked.includes(valid.right)) checked.push(valid.right)
   }
