@@ -63,7 +63,8 @@ export const errorPage = (
   error: string,
   description: string,
   problem: Problem,
-  headers: Readonly<Record<string, string>> = {}
+  headers: Readonly<Record<string, string>> = {},
+  received: Option.Option<string> = Option.none()
 ): ErrorPage =>
   View.ErrorPage({
     status,
@@ -73,6 +74,7 @@ export const errorPage = (
     description,
     problem,
     back: frame.back,
+    received,
     headers
   })
 
@@ -143,7 +145,17 @@ export const validated = (query: string, status: 302 | 303) =>
   Authorize.validate(query).pipe(
     Effect.catchTags({
       ErrorPage: (e) =>
-        early(errorPage(frameOf(query), e.status, e.error, e.description, { reason: e.reason })),
+        early(
+          errorPage(
+            frameOf(query),
+            e.status,
+            e.error,
+            e.description,
+            { reason: e.reason },
+            {},
+            Option.fromNullable(e.received)
+          )
+        ),
       ErrorRedirect: (e) => early(View.Redirect({ status, location: e.location, error: e.error }))
     })
   )
