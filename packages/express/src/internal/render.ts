@@ -175,6 +175,7 @@ const consents = (ctx: PageContext, v: ViewOf<"Consents">): void => {
 /** An error page, or its JSON when the client asks for JSON. */
 const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
   const { req, res } = ctx
+  NodeHttp.noteReason(res, e.problem.reason)
   for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v)
   // Content negotiation: JSON instead of the page when the client asks for JSON (always English)
   if (req.accepts(["html", "json"]) === "json") {
@@ -191,7 +192,8 @@ const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
       error: e.error,
       description: e.description,
       problem: e.problem,
-      ...(Option.isSome(e.back) ? { back: e.back.value } : {})
+      ...(Option.isSome(e.back) ? { back: e.back.value } : {}),
+      ...(Option.isSome(e.received) ? { received: e.received.value } : {})
     }),
     []
   )

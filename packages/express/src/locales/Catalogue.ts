@@ -86,6 +86,8 @@ export interface Catalogue {
   }
   readonly error: {
     readonly errorCode: string
+    /** The label of the value received that the page names (the unregistered `redirect_uri`). */
+    readonly received: string
     /** The summary of the technical description, shown folded. */
     readonly details: string
     /** The way back when there is no safe link. */

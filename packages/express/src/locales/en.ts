@@ -61,6 +61,7 @@ export const en: Catalogue = {
   },
   error: {
     errorCode: "Error code",
+    received: "Address the application asked for (redirect_uri):",
     details: "Technical details",
     closeWindow: "Close this window and return to the application you came from.",
     tryAgain: "Try again",

@@ -57,6 +57,7 @@ export const zhCN: Catalogue = {
   },
   error: {
     errorCode: "错误代码",
+    received: "该应用要求返回的地址（redirect_uri）：",
     details: "技术详情",
     closeWindow: "请关闭此窗口，返回你原来使用的应用。",
     tryAgain: "重试",
