@@ -29,7 +29,16 @@ const languageOf = (req: Request, uiLocales: ReadonlyArray<string>): Catalogue =
     Locale.choose(languages, { uiLocales, acceptLanguage: req.headers["accept-language"] }, defaultLanguage)
   )
 
-/** The text of one scope in the page's language: its own, else in English, else the fallback. */
+/**
+ * The text of one scope in the page's language: the server's own, else in English, else the
+ * catalogue's for an OpenID scope, else the fallback.
+ */
+/** The catalogue's text of an OpenID scope, if `name` is one. */
+const builtIn = (t: Catalogue, name: string): string | undefined =>
+  Object.hasOwn(t.consent.openIdScopes, name)
+    ? t.consent.openIdScopes[name as keyof Catalogue["consent"]["openIdScopes"]]
+    : undefined
+
 const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.ScopeLine => {
   const d =
     ctx.scopeDescriptions !== undefined && Object.hasOwn(ctx.scopeDescriptions, name)
@@ -43,7 +52,7 @@ const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.Scop
           Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
         )
   const text = d !== undefined && byLanguage !== undefined ? d[byLanguage] : undefined
-  return { name, description: text ?? t.consent.scopeFallback(name) }
+  return { name, description: text ?? builtIn(t, name) ?? t.consent.scopeFallback(name) }
 }
 
 /** The lines of a scope set, each with what it allows. */

@@ -34,6 +34,11 @@ export const en: Catalogue = {
     notYou: "Not you?",
     willAllow: (appName) => `This will allow ${appName} to:`,
     identityOnly: (productName) => `Know which ${productName} account you use`,
+    openIdScopes: {
+      openid: "Sign you in with your account",
+      profile: "See your name and basic profile",
+      email: "See your email address"
+    },
     scopeFallback: (scope) => `Access to ${scope}`,
     allow: "Allow",
     deny: "Deny",
