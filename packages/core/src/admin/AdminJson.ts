@@ -47,7 +47,8 @@ const Audience = Schema.NullOr(Schema.String).annotations({
 export const CreateApplication = Schema.Struct({
   name: Schema.String.annotations({ description: "1-200 characters" }),
   redirect_uris: Schema.Array(Schema.String).annotations({
-    description: "https URIs, or http on 127.0.0.1, [::1] or localhost; at least one"
+    description:
+      "https URIs, or http on 127.0.0.1, [::1] or localhost (on 127.0.0.1 or [::1] without a port: any port, RFC 8252 §7.3); for a public application also private-use schemes like com.example.app:/cb; at least one"
   }),
   scopes: optional(ScopesInput),
   grant_types: optional(Schema.Array(GrantType)),
