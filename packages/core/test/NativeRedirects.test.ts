@@ -10,7 +10,7 @@ import * as Application from "../src/model/Application.js"
 import * as Pkce from "../src/model/Pkce.js"
 import * as Scope from "../src/model/Scope.js"
 import * as Authorize from "../src/oauth/Authorize.js"
-import { authorize, newUser, TestLayer, token } from "./fixtures.js"
+import { authorize, newNativeApp, newUser, TestLayer, token } from "./fixtures.js"
 
 const appWith = (redirectUris: ReadonlyArray<string>, isPublic = false): Application.Application => ({
   appKey: "native",
@@ -133,58 +133,44 @@ describe("RFC 8252 §7.3: loopback IP literals registered without a port", () =>
     )
   })
 
+  /** A code for `sent`, from a confidential application registered with `registered`, and its Basic credentials. */
+  const loopbackCode = (registered: string, sent: string) =>
+    Effect.gen(function* () {
+      const { app, appSecret } = yield* Admin.createApplication({
+        name: "CLI",
+        redirectUris: [registered],
+        scope: "read"
+      })
+      const { user } = yield* newUser()
+      const location = yield* authorize(
+        { response_type: "code", client_id: app.appKey, redirect_uri: sent, state: "s" },
+        user.userId
+      )
+      assert.isTrue(location.startsWith(`${sent}?code=`), location)
+      const code = new URL(location).searchParams.get("code") ?? ""
+      const exchange = (redirectUri: string) =>
+        token(
+          { grant_type: "authorization_code", code, redirect_uri: redirectUri },
+          `Basic ${btoa(`${app.appKey}:${appSecret}`)}`
+        )
+      return exchange
+    })
+
   it.effect(
     "authorize redirects to the URI sent, with its port; the token request must send that same URI",
     () =>
       Effect.gen(function* () {
-        const { app, appSecret } = yield* Admin.createApplication({
-          name: "CLI",
-          redirectUris: ["http://127.0.0.1/cb"],
-          scope: "read"
-        })
-        const { user } = yield* newUser()
-        const sent = "http://127.0.0.1:49152/cb"
-        const location = yield* authorize(
-          { response_type: "code", client_id: app.appKey, redirect_uri: sent, state: "s" },
-          user.userId
-        )
-        assert.isTrue(location.startsWith(`${sent}?code=`), location)
-        const code = new URL(location).searchParams.get("code") ?? ""
-        const basic = `Basic ${btoa(`${app.appKey}:${appSecret}`)}`
-        const registered = yield* token(
-          { grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1/cb" },
-          basic
-        )
-        assert.strictEqual(registered.status, 400)
-        assert.strictEqual(registered.json?.error, "invalid_grant")
-        const other = yield* token(
-          { grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1:49153/cb" },
-          basic
-        )
-        assert.strictEqual(other.json?.error, "invalid_grant")
+        const exchange = yield* loopbackCode("http://127.0.0.1/cb", "http://127.0.0.1:49152/cb")
+        for (const other of ["http://127.0.0.1/cb", "http://127.0.0.1:49153/cb"]) {
+          const r = yield* exchange(other)
+          assert.deepStrictEqual([r.status, r.json?.error], [400, "invalid_grant"], other)
+        }
+        const same = yield* exchange("http://127.0.0.1:49152/cb")
+        assert.strictEqual(same.status, 200, JSON.stringify(same.json))
+        const sameV6 = yield* loopbackCode("http://[::1]/cb", "http://[::1]:8400/cb")
+        const r = yield* sameV6("http://[::1]:8400/cb")
+        assert.strictEqual(r.status, 200, JSON.stringify(r.json))
       }).pipe(Effect.provide(TestLayer()))
-  )
-
-  it.effect("the token request with the same URI redeems the code", () =>
-    Effect.gen(function* () {
-      const { app, appSecret } = yield* Admin.createApplication({
-        name: "CLI",
-        redirectUris: ["http://[::1]/cb"],
-        scope: "read"
-      })
-      const { user } = yield* newUser()
-      const sent = "http://[::1]:8400/cb"
-      const location = yield* authorize(
-        { response_type: "code", client_id: app.appKey, redirect_uri: sent },
-        user.userId
-      )
-      const code = new URL(location).searchParams.get("code") ?? ""
-      const r = yield* token(
-        { grant_type: "authorization_code", code, redirect_uri: sent },
-        `Basic ${btoa(`${app.appKey}:${appSecret}`)}`
-      )
-      assert.strictEqual(r.status, 200, JSON.stringify(r.json))
-    }).pipe(Effect.provide(TestLayer()))
   )
 
   it.effect("a look-alike answers the error page, never a redirect", () =>
@@ -313,12 +299,7 @@ describe("RFC 8252 §7.1: private-use URI schemes", () => {
 
   it.effect("the code is delivered to it with a Location the browser hands to the app", () =>
     Effect.gen(function* () {
-      const { app } = yield* Admin.createApplication({
-        name: "Native",
-        redirectUris: ["com.example.app:/cb"],
-        scope: "read",
-        public: true
-      })
+      const { app } = yield* newNativeApp()
       const { user } = yield* newUser()
       const verifier = "v".repeat(50)
       const challenge = yield* Pkce.s256(verifier)

@@ -6,11 +6,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import * as Admin from "../src/admin/Admin.js"
 import * as Pkce from "../src/model/Pkce.js"
 import * as Authorize from "../src/oauth/Authorize.js"
 import { Browser, errorOf, setup, signIn, view } from "./browser.js"
-import { cb, form, TestLayer } from "./fixtures.js"
+import { cb, form, newNativeApp, TestLayer } from "./fixtures.js"
 
 describe("the error page of a redirect_uri that is not registered", () => {
   it.effect(
@@ -72,12 +71,7 @@ describe("the error page of a redirect_uri that is not registered", () => {
 describe("the pages of a private-use scheme redirect URI", () => {
   it.effect("name the scheme as where the browser returns, and let the forms send it there", () =>
     Effect.gen(function* () {
-      const { app } = yield* Admin.createApplication({
-        name: "Native",
-        redirectUris: ["com.example.app:/cb"],
-        scope: "read",
-        public: true
-      })
+      const { app } = yield* newNativeApp()
       const { user, password } = yield* setup()
       const query = form({
         response_type: "code",

@@ -51,22 +51,33 @@ const line = (description: string, scope: string) =>
   `<span class="scope-desc">${description}</span><span class="scope-name">${scope}</span>`
 
 describe("descriptions of the OpenID scopes", () => {
-  it("in English: openid signs you in, profile and email what they show; other scopes the fallback", async () => {
-    const html = await consentPage(plain, "en")
-    assert.include(html, line("Sign you in with your account", "openid"))
-    assert.include(html, line("See your name and basic profile", "profile"))
-    assert.include(html, line("See your email address", "email"))
-    assert.include(html, line("Access to notes", "notes"))
-    assert.notInclude(html, "Access to openid")
-  })
-
-  it("in Simplified Chinese", async () => {
-    const html = await consentPage(plain, "zh-CN")
-    assert.include(html, line("使用你的账号登录", "openid"))
-    assert.include(html, line("查看你的姓名和基本资料", "profile"))
-    assert.include(html, line("查看你的电子邮件地址", "email"))
-    assert.include(html, line("访问 notes", "notes"))
-  })
+  const expected: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, string]>]> = [
+    [
+      "en",
+      [
+        ["openid", "Sign you in with your account"],
+        ["profile", "See your name and basic profile"],
+        ["email", "See your email address"],
+        ["notes", "Access to notes"]
+      ]
+    ],
+    [
+      "zh-CN",
+      [
+        ["openid", "使用你的账号登录"],
+        ["profile", "查看你的姓名和基本资料"],
+        ["email", "查看你的电子邮件地址"],
+        ["notes", "访问 notes"]
+      ]
+    ]
+  ]
+  for (const [lang, lines] of expected) {
+    it(`in ${lang}: openid, profile and email say what they allow; another scope reads the fallback`, async () => {
+      const html = await consentPage(plain, lang)
+      for (const [scope, description] of lines) assert.include(html, line(description, scope))
+      assert.notInclude(html, lang === "en" ? "Access to openid" : "访问 openid")
+    })
+  }
 
   it("the router's scopeDescriptions override them, per language as for any scope", async () => {
     const zh = await consentPage(described, "zh-CN")
