@@ -167,11 +167,8 @@ export const maxRedirectUriLength = 2048
 
 const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
 
-/**
- * A private-use URI scheme in reverse-domain form (RFC 8252 §7.1, RFC 3986 §3.1): lower case,
- * starting with a letter, with at least one dot (`com.example.app`).
- */
-export const privateUseScheme = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+$/
+// RFC 8252 §7.1, RFC 3986 §3.1: a private-use scheme in reverse-domain form, lower case, a letter first, a dot
+const privateUseScheme = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+$/
 
 // Names of the web's own schemes, refused as the first label of a private-use scheme
 const webSchemes = new Set([
