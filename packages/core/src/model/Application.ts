@@ -233,8 +233,11 @@ export const validateRedirectUri = (
     if (!/^[^:]+:\/(?!\/)/.test(uri)) return fail("with a private-use scheme must be scheme:/path")
     return Either.right(uri)
   }
+  const loopback = "http only for 127.0.0.1, [::1] or localhost"
   return fail(
-    "must use https (http only for 127.0.0.1, [::1] or localhost; a public application may use a private-use scheme like com.example.app:/cb)"
+    owner.public
+      ? `must use https (${loopback}), or a private-use scheme like com.example.app:/cb`
+      : `must use https (${loopback})`
   )
 }
 
