@@ -233,6 +233,11 @@ describe("RFC 8252 §7.1: private-use URI schemes", () => {
     const confidential = Application.validateRedirectUri("com.example.app:/cb")
     assert.isTrue(Either.isLeft(confidential))
     if (Either.isLeft(confidential)) assert.include(confidential.left.description, "public applications")
+    const offLoopback = Application.validateRedirectUri("http://app.example/cb")
+    assert.deepStrictEqual(
+      Either.isLeft(offLoopback) && offLoopback.left.description,
+      "redirect URI must use https (http only for 127.0.0.1, [::1] or localhost)"
+    )
   })
 
   it("match exactly, and only on a public application's row", () => {
