@@ -155,6 +155,12 @@ const observe = (
   if (error !== undefined && status >= 300 && status !== 499) m.oauthError(endpoint, error)
 }
 
+/** The `reason` of the request's log line: the stable code of the error page answered, if one was. */
+const reasonField = (res: ServerResponse): { readonly reason?: string } => {
+  const reason = NodeHttp.reasonOf(res)
+  return reason === undefined ? {} : { reason }
+}
+
 /** Build the request listener. */
 export const make = (options: AppOptions): RequestListener => {
   const { log, metrics } = options
@@ -171,8 +177,8 @@ export const make = (options: AppOptions): RequestListener => {
   })
 
   return (req, res) => {
-    // One log line per request: id, method, path (never the query string), status, duration.
-    // Never headers, cookies or bodies.
+    // One log line per request: id, method, path (never the query string), status, duration,
+    // and the stable code of an error page (`reason`). Never headers, cookies or bodies.
     const start = process.hrtime.bigint()
     const id = randomUUID()
     // Read once, before Express rewrites req.url; absolute-form targets are logged by their path
@@ -188,7 +194,8 @@ export const make = (options: AppOptions): RequestListener => {
           path,
           status: responseStatus(res),
           durationMs: Number(elapsed / 1000n) / 1000,
-          remoteAddress: address(req)
+          remoteAddress: address(req),
+          ...reasonField(res)
         },
         "request"
       )

@@ -44,6 +44,10 @@ export const newApp = (input: Omit<Partial<Admin.NewApplication>, "public"> = {}
     (c) => ({ ...c, basic: BasicAuth.encode({ appKey: c.app.appKey, appSecret: c.appSecret }) })
   )
 
+/** A public application whose one redirect URI is a private-use scheme (RFC 8252 §7.1). */
+export const newNativeApp = (redirectUri = "com.example.app:/cb") =>
+  Admin.createApplication({ name: "Native", redirectUris: [redirectUri], scope: "read", public: true })
+
 export const newUser = (
   username = `user-${Math.random().toString(36).slice(2)}`,
   password = "correct horse battery"

@@ -86,6 +86,7 @@ h1.center{font-size:22px}
 .code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;color:#374151;background:#f3f4f6;border-radius:6px;padding:2px 6px}
 details.fine summary{cursor:pointer;color:#374151}
 details.fine p{margin:8px 0 0;overflow-wrap:anywhere}
+.received{overflow-wrap:anywhere}
 .status-icon{width:48px;height:48px;margin:0 0 20px}
 .apps{list-style:none;margin:24px 0 0;padding:0}
 .app{border:1px solid #e5e7eb;border-radius:12px;padding:16px;margin:0 0 14px}
@@ -403,6 +404,8 @@ export interface ErrorPage extends Common {
   readonly problem: Interaction.Problem
   /** A link to start again, when there is a safe one. */
   readonly back?: Interaction.WayBack
+  /** The value received that the page names, shown as text (the unregistered `redirect_uri`). */
+  readonly received?: string
 }
 
 /** An error page shown instead of redirecting (the client or redirect URI cannot be trusted). */
@@ -423,7 +426,11 @@ export const error = (p: ErrorPage): string => {
 <h1>${escapeHtml(text.title)}</h1>
 <p class="lead">${escapeHtml(explain)}</p>
 ${way}
-<p class="fine">${escapeHtml(t.error.errorCode)} <span class="code">${escapeHtml(p.error)}</span></p>
+${
+  p.received === undefined
+    ? ""
+    : `<p class="fine received">${escapeHtml(t.error.received)} <code class="code">${escapeHtml(p.received)}</code></p>\n`
+}<p class="fine">${escapeHtml(t.error.errorCode)} <span class="code">${escapeHtml(p.error)}</span></p>
 <details class="fine"><summary>${escapeHtml(t.error.details)}</summary><p lang="en">${escapeHtml(sentence(p.description))}</p></details>`,
     footer: rich(t.frame.securedBy(p.productName))
   })

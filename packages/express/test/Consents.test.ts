@@ -61,7 +61,7 @@ describe("consents page over HTTP", () => {
     const html = await list.text()
     assert.include(html, `<h2 id="app-0">Acme Notes</h2>`)
     assert.include(html, "Read your profile")
-    assert.include(html, "Access to email")
+    assert.include(html, "See your email address")
     assert.match(html, /Allowed on \w+ \d{1,2}, \d{4}/)
     const withdraw = formFor(html, "withdraw", app.appKey)
     const done = await c.post(originOf(s) + withdraw.action, withdraw.fields)

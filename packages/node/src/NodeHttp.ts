@@ -5,7 +5,7 @@
  * listener (`handler`). Every rule lives in the core.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Http, type OAuthError, Paths } from "@latchkey/core"
+import { Http, type Interaction, type OAuthError, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
 import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
@@ -156,6 +156,23 @@ export const noteError = (res: ServerResponse, error: OAuthError.Code | undefine
  * back from the bytes written, e.g. for a metric.
  */
 export const errorOf = (res: ServerResponse): OAuthError.Code | undefined => answeredErrors.get(res)
+
+const answeredReasons = new WeakMap<ServerResponse, Interaction.Problem["reason"]>()
+
+/**
+ * Remember why the core answered `res` with an error page (its problem's stable code, e.g.
+ * `bad_redirect_uri`), for `reasonOf`; a binding that renders the core's pages calls it.
+ */
+export const noteReason = (res: ServerResponse, reason: Interaction.Problem["reason"]): void => {
+  answeredReasons.set(res, reason)
+}
+
+/**
+ * The stable code of the error page the core answered `res` with, if any: a fixed name, never a
+ * value the request sent, so it may go on the request's log line.
+ */
+export const reasonOf = (res: ServerResponse): Interaction.Problem["reason"] | undefined =>
+  answeredReasons.get(res)
 
 /** Write a core response, with `headers` under the core's own; its `error` is kept for `errorOf`. */
 export const write = (

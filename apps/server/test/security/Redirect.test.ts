@@ -244,9 +244,11 @@ describe("A — authorize endpoint: client and redirect URI (docs/security.md, c
         const res = await withRedirect(uri)
         const html = await assertErrorPage(res)
         assert.isNull(res.headers.get("set-cookie"))
-        // A20/A22: nothing of the value is reflected unescaped
+        // A20/A22: nothing of the value is reflected unescaped, and never as a link or form target:
+        // the page names the value received only as escaped text
         assert.notInclude(html, "<script>alert(1)")
-        assert.notInclude(html, "javascript:alert")
+        assert.notMatch(html, /(?:href|src|action)="[^"]*(?:javascript|data|vbscript):/i)
+        assert.notInclude(html.replace(/<code class="code">[^<]*<\/code>/, ""), "javascript:alert")
         assert.notInclude(html, "Sign in</h1>")
       }
     })

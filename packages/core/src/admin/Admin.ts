@@ -9,6 +9,7 @@ import { Data, Effect, identity, Option, Schema } from "effect"
 import {
   type Application,
   defaultGrantTypes,
+  isPublic,
   livePreviousSecret,
   maxSecretGrace,
   publicGrantTypes
@@ -201,9 +202,9 @@ const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
 /** Validate and register a new application; recorded as `application_created` in the same write. */
 const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
   const name = yield* checkName(input.name)
-  const redirectUris = yield* checkRedirectUris(input.redirectUris)
-  const scopes = yield* checkScope(input.scope ?? "")
   const isPublicApp = input.public === true
+  const redirectUris = yield* checkRedirectUris(input.redirectUris, { public: isPublicApp })
+  const scopes = yield* checkScope(input.scope ?? "")
   const grantTypes = yield* checkGrantTypes(
     input.grantTypes ?? (isPublicApp ? publicGrantTypes : defaultGrantTypes)
   )
@@ -257,6 +258,7 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   patch: ApplicationPatch
 ) {
   yield* plain("app_key", appKey)
+  const current = yield* Effect.cached(findApplication(appKey))
   const changes: Changes = {}
   const fields: Array<string> = []
   if (patch.name !== undefined) {
@@ -264,8 +266,12 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
     fields.push("name")
   }
   if (patch.redirectUris !== undefined) {
-    changes.redirectUris = yield* checkRedirectUris(patch.redirectUris)
+    const owner = { public: patch.public ?? isPublic(yield* current) }
+    changes.redirectUris = yield* checkRedirectUris(patch.redirectUris, owner)
     fields.push("redirect_uris")
+  } else if (patch.public === false && isPublic(yield* current)) {
+    // RFC 8252 §8.4: an application that becomes confidential keeps no private-use scheme URI
+    yield* checkRedirectUris((yield* current).redirectUris, { public: false })
   }
   if (patch.scope !== undefined) {
     changes.scopes = yield* checkScope(patch.scope)
@@ -287,9 +293,9 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
     changes.refreshTokenTtl = yield* checkTtl("refresh_token_ttl", patch.refreshTokenTtl)
     fields.push("refresh_token_ttl")
   }
-  const client = yield* clientChanges(appKey, patch, changes, findApplication(appKey))
+  const client = yield* clientChanges(appKey, patch, changes, current)
   fields.push(...client.fields)
-  if (fields.length === 0) return { app: yield* findApplication(appKey), appSecret: null } satisfies Updated
+  if (fields.length === 0) return { app: yield* current, appSecret: null } satisfies Updated
   const apps = yield* ApplicationStore
   // Fails inside the write when there is no such application, so no event is kept for it
   const write = Effect.flatMap(apps.update(appKey, changes, yield* nowSeconds), (updated) =>

@@ -73,7 +73,8 @@ export const CreateApplication = Schema.Struct({
     description: "1-200 characters, without control, bidirectional or invisible formatting characters"
   }),
   redirect_uris: Schema.Array(Schema.String).annotations({
-    description: "https URIs, or http on 127.0.0.1, [::1] or localhost; at least one"
+    description:
+      "https URIs, or http on 127.0.0.1, [::1] or localhost (on 127.0.0.1 or [::1] without a port: any port, RFC 8252 §7.3); for a public application also private-use schemes like com.example.app:/cb; at least one"
   }),
   scopes: optional(ScopesInput),
   grant_types: optional(Schema.Array(GrantType)),

@@ -63,7 +63,8 @@ export const errorPage = (
   error: string,
   description: string,
   problem: Problem,
-  headers: Readonly<Record<string, string>> = {}
+  headers: Readonly<Record<string, string>> = {},
+  received: Option.Option<string> = Option.none()
 ): ErrorPage =>
   View.ErrorPage({
     status,
@@ -73,6 +74,7 @@ export const errorPage = (
     description,
     problem,
     back: frame.back,
+    received,
     headers
   })
 
@@ -143,16 +145,35 @@ export const validated = (query: string, status: 302 | 303) =>
   Authorize.validate(query).pipe(
     Effect.catchTags({
       ErrorPage: (e) =>
-        early(errorPage(frameOf(query), e.status, e.error, e.description, { reason: e.reason })),
+        early(
+          errorPage(
+            frameOf(query),
+            e.status,
+            e.error,
+            e.description,
+            { reason: e.reason },
+            {},
+            Option.fromNullable(e.received)
+          )
+        ),
       ErrorRedirect: (e) => early(View.Redirect({ status, location: e.location, error: e.error }))
     })
   )
 
-/** Where the form of a page may send the browser: this site and the client's redirect URI. */
-export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> => [
-  "'self'",
-  new URL(ar.redirectUri).origin
-]
+/**
+ * Where the form of a page may send the browser: this site and the client's redirect URI, by its
+ * origin, or by its scheme (`com.example.app:`) when it has none (a private-use scheme).
+ */
+export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> => {
+  const url = new URL(ar.redirectUri)
+  return ["'self'", url.host === "" ? url.protocol : url.origin]
+}
+
+/** Where the pages say the browser goes back to: the redirect URI's host, or its scheme when it has none. */
+export const redirectHost = (ar: Authorize.AuthorizationRequest): string => {
+  const url = new URL(ar.redirectUri)
+  return url.host === "" ? url.protocol.slice(0, -1) : url.host
+}
 
 /** The session cookie's path: it goes only to the endpoint paths, the authorize endpoint's folder. */
 export const cookiePath = (req: PageRequest) =>

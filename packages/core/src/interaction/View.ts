@@ -143,6 +143,11 @@ export type View = Data.TaggedEnum<{
     readonly problem: Problem
     /** A link to start again, when there is a safe one. */
     readonly back: Option.Option<WayBack>
+    /**
+     * The value the page names as received, shown as text (`Authorize.shownValue`): the
+     * `redirect_uri` of a `bad_redirect_uri` page that sent one.
+     */
+    readonly received: Option.Option<string>
     /** Extra response headers: `retry-after`, `allow`. */
     readonly headers: Readonly<Record<string, string>>
   }

@@ -167,14 +167,42 @@ export const maxRedirectUriLength = 2048
 
 const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"])
 
+// RFC 8252 §7.1, RFC 3986 §3.1: a private-use scheme in reverse-domain form, lower case, a letter first, a dot
+const privateUseScheme = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+$/
+
+// Names of the web's own schemes, refused as the first label of a private-use scheme
+const webSchemes = new Set([
+  "http",
+  "https",
+  "javascript",
+  "data",
+  "file",
+  "blob",
+  "about",
+  "vbscript",
+  "ws",
+  "wss",
+  "ftp"
+])
+
+/** What decides which redirect URIs an application may register: whether it is a public client. */
+export interface RedirectUriOwner {
+  /** A public client (RFC 6749 §2.1) may register private-use scheme URIs (RFC 8252 §7.1). */
+  readonly public: boolean
+}
+
 /**
- * Check a redirect URI for registration (RFC 6749 §3.1.2, RFC 9700 §2.6):
- * absolute, no fragment, no userinfo, `https` or `http` on a loopback host, and
- * printable ASCII only (RFC 3986 §2: other characters are percent-encoded), so that
- * it can always be sent as a `Location` header value. The single guard for redirect
- * URIs: `matchesRedirectUri` applies it again to what an application row holds.
+ * Check a redirect URI for registration (RFC 6749 §3.1.2, RFC 9700 §2.6, RFC 8252 §7):
+ * absolute, no fragment, no userinfo, printable ASCII only (RFC 3986 §2: other characters are
+ * percent-encoded, so that it can always be sent as a `Location` header value), and either
+ * `https`, `http` on a loopback host, or, for a public application only, a private-use scheme in
+ * reverse-domain form followed by `:/` and a path (`com.example.app:/cb`). The single guard for
+ * redirect URIs: `matchesRedirectUri` applies it again to what an application row holds.
  */
-export const validateRedirectUri = (uri: string): Either.Either<string, InvalidRequest> => {
+export const validateRedirectUri = (
+  uri: string,
+  owner: RedirectUriOwner = { public: false }
+): Either.Either<string, InvalidRequest> => {
   const fail = (why: string) => Either.left(new InvalidRequest({ description: `redirect URI ${why}` }))
   if (uri.length === 0 || uri.length > maxRedirectUriLength) return fail("is empty or too long")
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
@@ -197,7 +225,20 @@ export const validateRedirectUri = (uri: string): Either.Either<string, InvalidR
   if (url.protocol === "http:" && loopbackHosts.has(url.hostname) && uri.startsWith("http://")) {
     return Either.right(uri)
   }
-  return fail("must use https (http only for 127.0.0.1, [::1] or localhost)")
+  const scheme = uri.slice(0, uri.indexOf(":"))
+  if (privateUseScheme.test(scheme) && !webSchemes.has(scheme.split(".")[0] ?? "")) {
+    // RFC 8252 §8.4: only a native (public) application receives on a private-use scheme
+    if (!owner.public) return fail("with a private-use scheme is only for public applications")
+    // RFC 8252 §7.1: the scheme, ":/", then a path (no authority)
+    if (!/^[^:]+:\/(?!\/)/.test(uri)) return fail("with a private-use scheme must be scheme:/path")
+    return Either.right(uri)
+  }
+  const loopback = "http only for 127.0.0.1, [::1] or localhost"
+  return fail(
+    owner.public
+      ? `must use https (${loopback}), or a private-use scheme like com.example.app:/cb`
+      : `must use https (${loopback})`
+  )
 }
 
 /** The grant types a public application may be registered for (OAuth 2.1 §2.1, RFC 8252). */
@@ -210,11 +251,37 @@ export const publicGrantTypes: ReadonlyArray<GrantType> = ["authorization_code",
 export const allows = (app: Application, grant: GrantType): boolean =>
   app.grantTypes.includes(grant) && (!isPublic(app) || publicGrantTypes.includes(grant))
 
+// RFC 8252 §7.3: the loopback IP literals whose registrations without a port match any port
+const loopbackLiterals = ["http://127.0.0.1", "http://[::1]"] as const
+
 /**
- * RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else.
- * A registered URI that `validateRedirectUri` refuses (a row written before a rule was added,
- * or written around `Admin.createApplication`, e.g. with non-ASCII characters no `Location`
- * header can carry) never matches, so authorize shows its error page instead of redirecting.
+ * Whether `uri` is `registered` with a port added: `registered` is `http://127.0.0.1` or
+ * `http://[::1]` written with no port, and `uri` is the same string with `:port` (1-65535, in
+ * plain decimal) after the host; everything else compared as strings.
  */
-export const matchesRedirectUri = (app: Application, uri: string): boolean =>
-  app.redirectUris.includes(uri) && Either.isRight(validateRedirectUri(uri))
+const matchesLoopbackPort = (registered: string, uri: string): boolean => {
+  const host = loopbackLiterals.find((h) => registered.startsWith(h))
+  if (host === undefined || !uri.startsWith(`${host}:`)) return false
+  const rest = registered.slice(host.length)
+  if (rest !== "" && rest[0] !== "/" && rest[0] !== "?") return false
+  const port = uri.slice(host.length + 1, uri.length - rest.length)
+  return /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535 && uri === `${host}:${port}${rest}`
+}
+
+/**
+ * RFC 6749 §3.1.2.3: simple string comparison against the registered URIs, nothing else, but
+ * for RFC 8252 §7.3: a registered `http://127.0.0.1/...` or `http://[::1]/...` without a port
+ * also matches that URI with any port (`localhost` is matched exactly, RFC 8252 §8.3).
+ * A registered URI that `validateRedirectUri` refuses for this application (a row written
+ * before a rule was added, or written around `Admin.createApplication`, e.g. with non-ASCII
+ * characters no `Location` header can carry, or a private-use scheme on an application that is
+ * not public) never matches, so authorize shows its error page instead of redirecting.
+ */
+export const matchesRedirectUri = (app: Application, uri: string): boolean => {
+  const owner = { public: isPublic(app) }
+  return app.redirectUris.some(
+    (registered) =>
+      (registered === uri || matchesLoopbackPort(registered, uri)) &&
+      Either.isRight(validateRedirectUri(registered, owner))
+  )
+}

@@ -63,7 +63,22 @@ export class ErrorPage extends Data.TaggedError("ErrorPage")<{
   readonly description: string
   /** A stable code for the page to explain in the reader's language. */
   readonly reason: ErrorPageReason
+  /** For `bad_redirect_uri`: the `redirect_uri` received, as the page shows it (`shownValue`), or null when none was sent. */
+  readonly received: string | null
 }> {}
+
+/** Most characters of a received value an error page shows; a longer one is cut and ends with `…`. */
+export const maxShownValue = 200
+
+/**
+ * A value received, as an error page may show it as text: control, format (bidirectional) and
+ * line separator characters replaced by U+FFFD, and cut to `maxShownValue` characters. The page
+ * still escapes it; it is never a link.
+ */
+export const shownValue = (value: string): string => {
+  const chars = Array.from(value.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "\uFFFD"))
+  return chars.length > maxShownValue ? `${chars.slice(0, maxShownValue - 1).join("")}…` : chars.join("")
+}
 
 /** An error delivered to the validated redirect URI. */
 export class ErrorRedirect extends Data.TaggedError("ErrorRedirect")<{
@@ -120,8 +135,8 @@ export const errorLocation = (
   ])
 
 /** The error page of a request whose client or redirect URI cannot be trusted. */
-const errorPage = (reason: ErrorPageReason, description: string) =>
-  Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason }))
+const errorPage = (reason: ErrorPageReason, description: string, received: string | null = null) =>
+  Effect.fail(new ErrorPage({ status: 400, error: "invalid_request", description, reason, received }))
 
 /**
  * The application and redirect URI of a request, when both can be trusted; else its error
@@ -138,9 +153,11 @@ const trustedClient = Effect.fnUntraced(function* (params: Form.Params) {
   const uri = parts.redirectUri(params)
   // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
   if (Either.isLeft(uri) || !matchesRedirectUri(found.value, uri.right.redirect_uri)) {
+    const sent = params.redirect_uri
     return yield* errorPage(
       "bad_redirect_uri",
-      "redirect_uri is missing or not registered for this application"
+      "redirect_uri is missing or not registered for this application",
+      sent === undefined ? null : shownValue(sent)
     )
   }
   return { app: found.value, redirectUri: uri.right.redirect_uri }

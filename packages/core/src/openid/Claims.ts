@@ -18,14 +18,20 @@ export const requested = (scope: Scope.ScopeSet): boolean =>
   (scope as ReadonlyArray<string>).includes(openidScope)
 
 /** The claims each standard scope yields from a user record: the single mapping of scopes to claims. */
-const byScope: Readonly<Record<string, Readonly<Record<string, (user: User) => string>>>> = {
-  profile: { preferred_username: (user) => user.username },
+const byScope = {
+  profile: { preferred_username: (user: User) => user.username },
   // No email address is kept for a user: the scope is accepted and yields no claim
   email: {}
-}
+} as const satisfies Readonly<Record<string, Readonly<Record<string, (user: User) => string>>>>
+
+/** An OpenID scope this server understands: `openid` and the standard scopes that yield claims. */
+export type SupportedScope = typeof openidScope | keyof typeof byScope
 
 /** The OpenID scopes this server understands (the discovery document's `scopes_supported`). */
-export const scopesSupported: ReadonlyArray<string> = [openidScope, ...Object.keys(byScope)]
+export const scopesSupported: ReadonlyArray<SupportedScope> = [
+  openidScope,
+  ...(Object.keys(byScope) as Array<keyof typeof byScope>)
+]
 
 /** The claims of an ID token without a user claim: who issued it, to whom, about whom, when. */
 const tokenClaims = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash"] as const
@@ -41,7 +47,9 @@ export const forScope = (user: User, scope: Scope.ScopeSet): Readonly<Record<str
   Object.fromEntries(
     scope.flatMap((item) =>
       Object.hasOwn(byScope, item)
-        ? Object.entries(byScope[item] ?? {}).map(([claim, of]) => [claim, of(user)] as const)
+        ? Object.entries(
+            byScope[item as keyof typeof byScope] as Readonly<Record<string, (user: User) => string>>
+          ).map(([claim, of]) => [claim, of(user)] as const)
         : []
     )
   )

@@ -29,7 +29,16 @@ const languageOf = (req: Request, uiLocales: ReadonlyArray<string>): Catalogue =
     Locale.choose(languages, { uiLocales, acceptLanguage: req.headers["accept-language"] }, defaultLanguage)
   )
 
-/** The text of one scope in the page's language: its own, else in English, else the fallback. */
+/**
+ * The text of one scope in the page's language: the server's own, else in English, else the
+ * catalogue's for an OpenID scope, else the fallback.
+ */
+/** The catalogue's text of an OpenID scope, if `name` is one. */
+const builtIn = (t: Catalogue, name: string): string | undefined =>
+  Object.hasOwn(t.consent.openIdScopes, name)
+    ? t.consent.openIdScopes[name as keyof Catalogue["consent"]["openIdScopes"]]
+    : undefined
+
 const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.ScopeLine => {
   const d =
     ctx.scopeDescriptions !== undefined && Object.hasOwn(ctx.scopeDescriptions, name)
@@ -43,7 +52,7 @@ const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.Scop
           Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
         )
   const text = d !== undefined && byLanguage !== undefined ? d[byLanguage] : undefined
-  return { name, description: text ?? t.consent.scopeFallback(name) }
+  return { name, description: text ?? builtIn(t, name) ?? t.consent.scopeFallback(name) }
 }
 
 /** The lines of a scope set, each with what it allows. */
@@ -175,6 +184,7 @@ const consents = (ctx: PageContext, v: ViewOf<"Consents">): void => {
 /** An error page, or its JSON when the client asks for JSON. */
 const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
   const { req, res } = ctx
+  NodeHttp.noteReason(res, e.problem.reason)
   for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v)
   // Content negotiation: JSON instead of the page when the client asks for JSON (always English)
   if (req.accepts(["html", "json"]) === "json") {
@@ -191,7 +201,8 @@ const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
       error: e.error,
       description: e.description,
       problem: e.problem,
-      ...(Option.isSome(e.back) ? { back: e.back.value } : {})
+      ...(Option.isSome(e.back) ? { back: e.back.value } : {}),
+      ...(Option.isSome(e.received) ? { received: e.received.value } : {})
     }),
     []
   )

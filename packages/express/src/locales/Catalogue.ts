@@ -4,7 +4,7 @@
  * does not compile. Texts are plain: the pages escape every part, so a catalogue cannot
  * inject markup; the parts it wants emphasised it marks with `strong`.
  */
-import type { Interaction } from "@latchkey/core"
+import type { Claims, Interaction } from "@latchkey/core"
 
 /** A part of a text shown in bold. */
 export interface Strong {
@@ -57,6 +57,8 @@ export interface Catalogue {
     readonly willAllow: (appName: string) => string
     /** The only line when no scope is asked for. */
     readonly identityOnly: (productName: string) => string
+    /** What each OpenID scope the server understands allows, unless the server describes it itself. */
+    readonly openIdScopes: { readonly [S in Claims.SupportedScope]: string }
     /** What a scope allows when the server has no description of it. */
     readonly scopeFallback: (scope: string) => string
     readonly allow: string
@@ -86,6 +88,8 @@ export interface Catalogue {
   }
   readonly error: {
     readonly errorCode: string
+    /** The label of the value received that the page names (the unregistered `redirect_uri`). */
+    readonly received: string
     /** The summary of the technical description, shown folded. */
     readonly details: string
     /** The way back when there is no safe link. */

@@ -34,6 +34,11 @@ export const en: Catalogue = {
     notYou: "Not you?",
     willAllow: (appName) => `This will allow ${appName} to:`,
     identityOnly: (productName) => `Know which ${productName} account you use`,
+    openIdScopes: {
+      openid: "Sign you in with your account",
+      profile: "See your name and basic profile",
+      email: "See your email address"
+    },
     scopeFallback: (scope) => `Access to ${scope}`,
     allow: "Allow",
     deny: "Deny",
@@ -61,6 +66,7 @@ export const en: Catalogue = {
   },
   error: {
     errorCode: "Error code",
+    received: "Address the application asked for (redirect_uri):",
     details: "Technical details",
     closeWindow: "Close this window and return to the application you came from.",
     tryAgain: "Try again",

@@ -34,6 +34,11 @@ export const zhCN: Catalogue = {
     notYou: "不是你？",
     willAllow: (appName) => `这将允许 ${appName}：`,
     identityOnly: (productName) => `知道你使用的是哪个 ${productName} 账号`,
+    openIdScopes: {
+      openid: "使用你的账号登录",
+      profile: "查看你的姓名和基本资料",
+      email: "查看你的电子邮件地址"
+    },
     scopeFallback: (scope) => `访问 ${scope}`,
     allow: "允许",
     deny: "拒绝",
@@ -57,6 +62,7 @@ export const zhCN: Catalogue = {
   },
   error: {
     errorCode: "错误代码",
+    received: "该应用要求返回的地址（redirect_uri）：",
     details: "技术详情",
     closeWindow: "请关闭此窗口，返回你原来使用的应用。",
     tryAgain: "重试",

@@ -4,7 +4,12 @@
  * text (`Params.isPlainText`, docs/security.md T13), and comes before any store is asked.
  */
 import { Effect, Either, Schema } from "effect"
-import { GrantType, validateRedirectUri, validateWebOrigin } from "../../model/Application.js"
+import {
+  GrantType,
+  type RedirectUriOwner,
+  validateRedirectUri,
+  validateWebOrigin
+} from "../../model/Application.js"
 import * as DisplayText from "../../model/DisplayText.js"
 import type { InvalidRequest } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
@@ -66,11 +71,17 @@ const checkEach = (
   return Effect.succeed(checked)
 }
 
-/** Redirect URIs: at least one, each valid (`validateRedirectUri`), duplicates dropped. */
-export const checkRedirectUris = (uris: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>
+/**
+ * Redirect URIs: at least one, each valid for an application that is (or becomes) public or not
+ * (`validateRedirectUri`), duplicates dropped.
+ */
+export const checkRedirectUris = (
+  uris: ReadonlyArray<string>,
+  owner: RedirectUriOwner
+): Effect.Effect<Array<string>, InvalidField> =>
   uris.length === 0
     ? invalid("redirect_uris", "at least one redirect URI is required")
-    : checkEach("redirect_uris", uris, validateRedirectUri)
+    : checkEach("redirect_uris", uris, (uri) => validateRedirectUri(uri, owner))
 
 /** Web origins (`Application.validateWebOrigin`), duplicates dropped; none at all is allowed. */
 export const checkWebOrigins = (origins: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>
