@@ -4,9 +4,6 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { ApplicationStore } from "@latchkey/core"
-import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { executablePath, launchChromium } from "./browserFlows.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
@@ -69,16 +66,14 @@ beforeAll(async () => {
     "--redirect-uri",
     `${spa.base}/cb`,
     "--scope",
-    "openid,profile"
+    "openid,profile",
+    "--grant-types",
+    "authorization_code,refresh_token",
+    "--web-origin",
+    spa.base
   ])
   appKey = app.app_key
   await createUser(db, "cors-user", password, {}, true)
-  // The application's web origin, set through the store
-  await Effect.runPromise(
-    Effect.flatMap(ApplicationStore.ApplicationStore, (apps) =>
-      apps.update(appKey, { webOrigins: [spa.base] }, 0)
-    ).pipe(Effect.provide(SqliteStorage.layer({ filename: db })))
-  )
   const port = await freePort()
   server = await spawnServer(
     {
@@ -101,7 +96,7 @@ afterAll(async () => {
 })
 
 describe.skipIf(!existsSync(executablePath))("CORS in Chromium", () => {
-  it("a page of the registered origin reads discovery and the JWK Set, redeems its code and reads userinfo", async () => {
+  it("a page of the registered origin reads discovery and the JWK Set, redeems its code, refreshes, reads userinfo and revokes", async () => {
     const context = await browser.newContext()
     try {
       const page = await context.newPage()
@@ -144,7 +139,16 @@ describe.skipIf(!existsSync(executablePath))("CORS in Chromium", () => {
       assert.deepStrictEqual([wrong.status, wrong.json.error], [400, "invalid_grant"])
       const tokens = readable(await post({ ...redeem, code_verifier: verifier }))
       assert.strictEqual(tokens.status, 200, JSON.stringify(tokens.json))
-      const access = tokens.json.access_token as string
+      const refreshed = readable(
+        await post({
+          grant_type: "refresh_token",
+          refresh_token: tokens.json.refresh_token as string,
+          client_id: appKey
+        })
+      )
+      assert.strictEqual(refreshed.status, 200, JSON.stringify(refreshed.json))
+      assert.notStrictEqual(refreshed.json.access_token, tokens.json.access_token)
+      const access = refreshed.json.access_token as string
       // Authorization makes the browser ask first (preflight)
       const userinfo = readable(
         await fetchIn(page, discovery.json.userinfo_endpoint as string, {

@@ -1,8 +1,10 @@
 /**
  * Real clients against a running server, not only our own requests: openid-client runs
  * discovery, the authorization code flow with PKCE in headless Chromium, ID token validation,
- * userinfo and refresh, for a confidential client (HTTP Basic) and for a public client (no
- * secret); a resource server using jose's remote JWKS verifies JWT access tokens across a key
+ * userinfo and refresh, for a confidential client (HTTP Basic, and openid-client's default
+ * `client_secret_post` for an application registered for it), for a public client (no secret)
+ * and for a native app whose loopback redirect URI was registered without a port; a resource
+ * server using jose's remote JWKS verifies JWT access tokens, `iat` with no leeway, across a key
  * rotation made on the admin API.
  */
 import { existsSync } from "node:fs"
@@ -35,6 +37,8 @@ let browser: Browser
 let confidential: { app_key: string; app_secret: string }
 let publicApp: { app_key: string }
 let jwtApp: { app_key: string; app_secret: string }
+let postApp: { app_key: string; app_secret: string }
+let nativeApp: { app_key: string }
 
 const haveChromium = existsSync(executablePath)
 
@@ -68,6 +72,29 @@ beforeAll(async () => {
     "client_credentials",
     "--access-token-format",
     "jwt"
+  ])
+  postApp = await createApp(db, [
+    "--name",
+    "OIDC Web (client_secret_post)",
+    ...registration,
+    "--grant-types",
+    "authorization_code,refresh_token",
+    "--token-endpoint-auth-method",
+    "client_secret_post",
+    "--scope-delimiter",
+    "space"
+  ])
+  // RFC 8252 §7.3: registered without a port, the callback's ephemeral port is accepted
+  nativeApp = await createApp(db, [
+    "--name",
+    "OIDC native app",
+    "--redirect-uri",
+    "http://127.0.0.1/cb",
+    "--scope",
+    "openid,profile",
+    "--grant-types",
+    "authorization_code,refresh_token",
+    "--public"
   ])
   await createUser(db, user.username, user.password)
   const port = await freePort()
@@ -158,6 +185,39 @@ describe.skipIf(!haveChromium)("openid-client against a running server", () => {
     assert.strictEqual(refreshed.claims()?.sub, claims.sub)
   })
 
+  it("openid-client's default client authentication (client_secret_post) for an application registered for it: the same flow, scopes joined with spaces", async () => {
+    // A client secret given as the metadata argument makes openid-client send it in the body
+    const config = await client.discovery(
+      new URL(server.base),
+      postApp.app_key,
+      postApp.app_secret,
+      undefined,
+      insecure
+    )
+    assert.include(config.serverMetadata().token_endpoint_auth_methods_supported ?? [], "client_secret_post")
+    const { tokens, claims, info, refreshed } = await codeFlow(config)
+    assert.strictEqual(claims.aud, postApp.app_key)
+    assert.strictEqual(tokens.scope, "openid profile")
+    assert.strictEqual(info.sub, claims.sub)
+    assert.strictEqual(refreshed.scope, "openid profile")
+    assert.notStrictEqual(refreshed.access_token, tokens.access_token)
+  })
+
+  it("a native app: its loopback redirect URI registered without a port takes the callback's ephemeral port", async () => {
+    assert.notStrictEqual(new URL(callback.base).port, "")
+    const config = await client.discovery(
+      new URL(server.base),
+      nativeApp.app_key,
+      undefined,
+      client.None(),
+      insecure
+    )
+    const { claims, info, refreshed } = await codeFlow(config)
+    assert.strictEqual(claims.aud, nativeApp.app_key)
+    assert.strictEqual(info.sub, claims.sub)
+    assert.isString(refreshed.refresh_token)
+  })
+
   it("a public client: the same flow with no secret, and the server refuses it a secret-less client_credentials", async () => {
     const config = await client.discovery(
       new URL(server.base),
@@ -202,7 +262,9 @@ describe("a resource server with jose's remote JWKS", () => {
     const jwks = jose.createRemoteJWKSet(new URL(metadata.jwks_uri), { cooldownDuration: 0 })
     const expected = { issuer: server.base, audience: server.base, typ: "at+jwt" }
     const before = await clientCredentials()
-    const first = await jose.jwtVerify(before, jwks, expected)
+    // RFC 7519 §4.1.6: iat is never after the issue instant, so a check with no leeway at the
+    // instant the token arrives passes (PyJWT's default, jose's with maxTokenAge)
+    const first = await jose.jwtVerify(before, jwks, { ...expected, clockTolerance: 0, maxTokenAge: 60 })
     assert.strictEqual(first.payload.client_id, jwtApp.app_key)
     assert.strictEqual(first.payload.scope, "notes.read")
     const rotated = await fetch(`${admin}/admin/v1/keys/rotate`, {

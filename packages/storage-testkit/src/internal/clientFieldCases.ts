@@ -81,8 +81,8 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   )
 }
 
-/** Updating the new fields, and the secret digest that changes with `public`. */
-const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** The per-application options of browser apps, client authentication and scope joining. */
+const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "applications: web origins, the token endpoint authentication method and the scope delimiter round-trip through insert, update and find",
     () =>
@@ -124,7 +124,10 @@ const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         assert.deepStrictEqual(yield* find(app.appKey), { ...changed, name: "Renamed" })
       })
   )
+}
 
+/** Updating the new fields, and the secret digest that changes with `public`. */
+const applicationUpdates = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
     "applications: update changes public, the format and the audience (to null too), and keeps the rest",
     () =>
@@ -242,6 +245,7 @@ const codeFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 /** Register the cases of the OpenID Connect, JWT access token and public client fields on `it`. */
 export const clientFieldCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   applicationFields(it)
+  applicationOptions(it)
   applicationUpdates(it)
   secretDigestUpdates(it)
   codeFields(it)

@@ -26,6 +26,38 @@ const changeable = [
   "scopeDelimiter"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
+/** The application as the SQL stores return it: every optional field at its default when left out. */
+const withDefaults = (app: Application): Application => ({
+  ...app,
+  previousSecretDigest: app.previousSecretDigest ?? null,
+  previousSecretExpiresAt: app.previousSecretExpiresAt ?? null,
+  previousSecretUsedAt: app.previousSecretUsedAt ?? null,
+  public: app.public ?? false,
+  accessTokenFormat: app.accessTokenFormat ?? "opaque",
+  accessTokenAudience: app.accessTokenAudience ?? null,
+  webOrigins: app.webOrigins ?? [],
+  tokenEndpointAuthMethod: app.tokenEndpointAuthMethod ?? "client_secret_basic",
+  scopeDelimiter: app.scopeDelimiter ?? "comma"
+})
+
+/** `app` with `changes` applied: only the fields a registration change may touch. */
+const changed = (app: Application, changes: ApplicationChanges): Application => {
+  const updated: Application = { ...app }
+  for (const field of changeable) {
+    if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
+  }
+  // A new secret digest drops the previous secret with it
+  if (changes.secretDigest !== undefined) {
+    Object.assign(updated, {
+      secretDigest: changes.secretDigest,
+      previousSecretDigest: null,
+      previousSecretExpiresAt: null,
+      previousSecretUsedAt: null
+    })
+  }
+  return updated
+}
+
 /** Applications in `state.apps`; removing one revokes its tokens, making one public its refresh token families. */
 export const applicationStore = (state: State): ApplicationStore["Type"] => {
   const { apps } = state
@@ -33,18 +65,7 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
     insert: (app) =>
       Effect.suspend(() => {
         if (apps.has(app.appKey)) return Effect.fail(new AppKeyTaken({ appKey: app.appKey }))
-        apps.set(app.appKey, {
-          ...app,
-          previousSecretDigest: app.previousSecretDigest ?? null,
-          previousSecretExpiresAt: app.previousSecretExpiresAt ?? null,
-          previousSecretUsedAt: app.previousSecretUsedAt ?? null,
-          public: app.public ?? false,
-          accessTokenFormat: app.accessTokenFormat ?? "opaque",
-          accessTokenAudience: app.accessTokenAudience ?? null,
-          webOrigins: app.webOrigins ?? [],
-          tokenEndpointAuthMethod: app.tokenEndpointAuthMethod ?? "client_secret_basic",
-          scopeDelimiter: app.scopeDelimiter ?? "comma"
-        })
+        apps.set(app.appKey, withDefaults(app))
         return Effect.void
       }),
     find: (appKey) => Effect.sync(() => Option.fromNullable(apps.get(appKey))),
@@ -89,20 +110,7 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
             if (t.appKey === appKey && t.kind === "refresh") families.add(t.familyId)
           revokeWhere(state, (t) => t.appKey === appKey && families.has(t.familyId), now)
         }
-        // Only the fields a registration change may touch, whatever else the value carries
-        const updated: Application = { ...app }
-        for (const field of changeable) {
-          if (changes[field] !== undefined) Object.assign(updated, { [field]: changes[field] })
-        }
-        // A new secret digest drops the previous secret with it
-        if (changes.secretDigest !== undefined) {
-          Object.assign(updated, {
-            secretDigest: changes.secretDigest,
-            previousSecretDigest: null,
-            previousSecretExpiresAt: null,
-            previousSecretUsedAt: null
-          })
-        }
+        const updated = changed(app, changes)
         apps.set(appKey, updated)
         return Option.some(updated)
       }),

@@ -1,5 +1,5 @@
 /** The PostgreSQL store of registered applications. */
-import { ApplicationStore, type StorageError, Tables, type Throttle } from "@latchkey/core"
+import { type Application, ApplicationStore, type StorageError, Tables, type Throttle } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import { attemptSync } from "../errors.js"
 import { all, changed, first, selectFrom, throttleEntry } from "../rows.js"
@@ -81,6 +81,28 @@ const clientRead = (
   )
 }
 
+// One UPDATE of the fields given; with none, a read (in a transaction, for attached events).
+// Turning public ends the refresh token families first, in the same transaction.
+const update = (
+  db: Over["db"],
+  appKey: string,
+  changes: ApplicationStore.ApplicationChanges,
+  now: number
+): Effect.Effect<Option.Option<Application.Application>, StorageError.StorageError> => {
+  const { set, values } = applicationChanges(changes)
+  const updateSql = `UPDATE applications SET ${set.join(", ")} WHERE app_key = $1 RETURNING ${Tables.selectList(Tables.applications)}`
+  return Effect.flatMap(
+    set.length === 0
+      ? db.transaction((tx) => tx.query(findSql, [appKey]))
+      : ApplicationStore.endsRefreshFamilies(false, changes)
+        ? db.transaction((tx) =>
+            Effect.zipRight(tx.query(endFamiliesSql, [appKey, now]), tx.query(updateSql, [appKey, ...values]))
+          )
+        : db.write(updateSql, [appKey, ...values]),
+    (r) => first(Tables.applications, r.rows)
+  )
+}
+
 /**
  * Applications in the `applications` table; removing one revokes its tokens, and making one public
  * its refresh token families, in the same transaction.
@@ -141,25 +163,7 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
           changed(r) === 0 ? Effect.fail(new ApplicationStore.PreviousSecretMarked({ appKey })) : Effect.void
       )
     ),
-  // One UPDATE of the fields given; with none, a read (in a transaction, for attached events).
-  // Turning public ends the refresh token families first, in the same transaction.
-  update: (appKey, changes, now) => {
-    const { set, values } = applicationChanges(changes)
-    const updateSql = `UPDATE applications SET ${set.join(", ")} WHERE app_key = $1 RETURNING ${Tables.selectList(Tables.applications)}`
-    return Effect.flatMap(
-      set.length === 0
-        ? db.transaction((tx) => tx.query(findSql, [appKey]))
-        : ApplicationStore.endsRefreshFamilies(false, changes)
-          ? db.transaction((tx) =>
-              Effect.zipRight(
-                tx.query(endFamiliesSql, [appKey, now]),
-                tx.query(updateSql, [appKey, ...values])
-              )
-            )
-          : db.write(updateSql, [appKey, ...values]),
-      (r) => first(Tables.applications, r.rows)
-    )
-  },
+  update: (appKey, changes, now) => update(db, appKey, changes, now),
   remove: (appKey, now) =>
     db.transaction((tx) =>
       Effect.zipRight(
