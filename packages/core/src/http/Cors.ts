@@ -3,7 +3,7 @@
  * discovery documents and the JWK Set answer pages of any origin; the token, revocation and
  * userinfo endpoints answer the pages of the origins an application registered
  * (`Application.webOrigins`), and only for that application. Never credentials mode, never a
- * wildcard for an application's endpoints; a request without `Origin` is answered as before.
+ * wildcard for an application's endpoints; a request to them without `Origin` is answered as before.
  */
 import { Effect } from "effect"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
@@ -104,18 +104,19 @@ const preflightAnswer = <R>(
       )
 
 /**
- * An endpoint's `answer` with what CORS adds for a page's request: a preflight answered, a public
- * document's `*`. An application's endpoint grants its own answer once it knows the application
- * (`grant`). A request without `Origin` gets `answer` itself.
+ * An endpoint's `answer` with what CORS adds: a page's preflight answered, and a public document's
+ * `*` on every answer (with or without `Origin`). An application's endpoint grants its own answer
+ * once it knows the application (`grant`); without `Origin` it gets `answer` itself.
  */
 export const answer = <R>(
   req: CorsRequest,
   answer: Effect.Effect<HttpResponse, never, R>
 ): Effect.Effect<HttpResponse, never, R | ApplicationStore> => {
   const { origin } = req
-  if (origin == null) return answer
   const policy = byPath.get(req.path)
   if (policy === undefined) return answer
-  if (req.preflight) return preflightAnswer(origin, policy, answer)
-  return policy.origins === "any" ? Effect.map(answer, (r) => grant(r, origin, policy)) : answer
+  if (origin != null && req.preflight) return preflightAnswer(origin, policy, answer)
+  // A public document carries `*` whether or not the request named an origin: a cache (the
+  // browser's or a shared one) may give the copy it keeps to a page of any origin
+  return policy.origins === "any" ? Effect.map(answer, (r) => grant(r, "*", policy)) : answer
 }
