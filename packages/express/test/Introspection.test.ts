@@ -103,10 +103,12 @@ describe("revocation (RFC 7009)", () => {
 })
 
 describe("metadata (RFC 8414)", () => {
-  it("describes the server", async () => {
+  it("describes the server, readable by a page of any origin", async () => {
     const res = await fetch(`${s.base}/.well-known/oauth-authorization-server`)
     assert.strictEqual(res.status, 200)
-    assert.isNull(res.headers.get("access-control-allow-origin"))
+    // Public and cached: `*` on every answer, so a copy cached without Origin serves any page
+    assert.strictEqual(res.headers.get("access-control-allow-origin"), "*")
+    assert.isNull(res.headers.get("access-control-allow-credentials"))
     const doc = (await res.json()) as Record<string, unknown>
     assert.strictEqual(doc.issuer, s.issuer)
     assert.strictEqual(doc.authorization_endpoint, `${s.issuer}/oauth2/oauth2/authorize`)
