@@ -86,9 +86,12 @@ describe("fuzzing the token and authorize endpoints", () => {
         const params = fc
           .tuple(grant, fc.dictionary(fc.constantFrom(...names), value, { maxKeys: 5 }))
           .map(([g, rest]) => {
-            // open_id is an identifier the caller chooses and is audited as such: keep secrets out of it
+            // open_id and client_id are identifiers the caller chooses and are audited as such (a
+            // failed client authentication records the App Key it named, as with Basic): keep
+            // secrets out of them
             const p: Record<string, string> = { grant_type: g, ...rest }
             if (p.open_id !== undefined && secrets.includes(p.open_id)) p.open_id = "device-1"
+            if (p.client_id !== undefined && secrets.includes(p.client_id)) p.client_id = s.app.appKey
             return p
           })
         const body = fc.oneof(
