@@ -23,7 +23,8 @@ for (const [runtime, [command, argv]] of Object.entries(runtimes)) {
   const r = spawnSync(command, argv, {
     cwd: here,
     stdio: "inherit",
-    timeout: 150_000,
+    // a bound against a hang, not a measure: the suite takes minutes under Bun or Deno on a loaded machine
+    timeout: 600_000,
     killSignal: "SIGKILL",
     env: { ...process.env, LATCHKEY_RUNTIME: runtime, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" }
   })
