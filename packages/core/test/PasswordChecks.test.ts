@@ -5,7 +5,7 @@ import * as PasswordChecks from "../src/security/PasswordChecks.js"
 import * as Session from "../src/security/Session.js"
 import * as Throttle from "../src/security/Throttle.js"
 import { PasswordHasher } from "../src/services/PasswordHasher.js"
-import { newApp, newUser, post, TestLayer } from "./fixtures.js"
+import { newApp, newUser, post, SyncDigest, TestLayer } from "./fixtures.js"
 
 interface Started {
   readonly password: string
@@ -90,7 +90,7 @@ describe("admission of password checks (docs/security.md, throttling)", () => {
           yield* Deferred.succeed((started[ahead] as Started).done, undefined)
           assert.strictEqual((yield* Fiber.join(owner)).userId, user.userId)
           yield* Fiber.interrupt(attack)
-        }).pipe(Effect.provide(Layer.merge(TestLayer(), layer)))
+        }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), SyncDigest, layer)))
       }
     )
   }
@@ -125,7 +125,7 @@ describe("admission of password checks (docs/security.md, throttling)", () => {
         yield* Deferred.succeed((started[2] as Started).done, undefined)
         const last = yield* Fiber.join(later)
         assert.isTrue(Either.isLeft(last) && last.left._tag === "InvalidGrant")
-      }).pipe(Effect.provide(Layer.merge(TestLayer({}, policy), layer)))
+      }).pipe(Effect.provide(Layer.mergeAll(TestLayer({}, policy), SyncDigest, layer)))
     }
   )
 
@@ -179,7 +179,7 @@ describe("admission of password checks (docs/security.md, throttling)", () => {
         )
         yield* Deferred.succeed((started[3] as Started).done, undefined)
         assert.strictEqual((yield* Fiber.join(right)).status, 200)
-      }).pipe(Effect.provide(Layer.merge(TestLayer({}, policy, checks), layer)))
+      }).pipe(Effect.provide(Layer.mergeAll(TestLayer({}, policy, checks), SyncDigest, layer)))
     }
   )
 })

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from "node:crypto"
 import { Effect, Layer, Option } from "effect"
 import * as Admin from "../src/admin/Admin.js"
 import * as Http from "../src/http/Http.js"
@@ -7,6 +8,7 @@ import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import * as Accounts from "../src/security/Accounts.js"
 import * as PasswordChecks from "../src/security/PasswordChecks.js"
 import * as Throttle from "../src/security/Throttle.js"
+import * as Digest from "../src/services/Digest.js"
 import * as Entropy from "../src/services/Entropy.js"
 import { PasswordHasher } from "../src/services/PasswordHasher.js"
 import * as Memory from "../src/storage/Memory.js"
@@ -17,6 +19,15 @@ export const issuer = "https://auth.example"
 export const TestHasher = Layer.succeed(PasswordHasher, {
   hash: (p) => Effect.succeed(`test$${p}`),
   verify: (p, h) => Effect.succeed(h === `test$${p}`)
+})
+
+/**
+ * Digests computed synchronously, each one Effect step, as the reference server's node:crypto ones:
+ * for a test that pins an interleaving by yielding (nothing waits on the thread pool) or counts steps.
+ */
+export const SyncDigest = Digest.layer({
+  sha256: (value) => Effect.sync(() => createHash("sha256").update(value).digest("base64url")),
+  hmac: (key, value) => Effect.sync(() => createHmac("sha256", key).update(value).digest("base64url"))
 })
 
 export const settings = (overrides: Partial<Config.Settings> = {}) =>

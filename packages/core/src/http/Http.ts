@@ -4,19 +4,19 @@
  * fetch-style) is a few lines of I/O and behaves the same (RFC 6749 §5, RFC 7662, RFC 7009,
  * RFC 8414, OpenID Connect Core §5.3 userinfo, RFC 7517 JWK Set).
  */
-import { Effect, Either, Option } from "effect"
+import { Cause, Effect, Either, Option } from "effect"
 import { type Application, allowsWebOrigin } from "../model/Application.js"
 import { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
-import { authenticate, authenticateConfidential } from "../oauth/ClientAuth.js"
+import * as Call from "../oauth/Call.js"
+import { authenticateCall, authenticateConfidential } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Claims from "../openid/Claims.js"
 import * as Userinfo from "../openid/Userinfo.js"
-import * as Audit from "../security/Audit.js"
 import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
@@ -28,7 +28,16 @@ import { ApplicationStore } from "../storage/ApplicationStore.js"
 import type { Stores } from "../storage/Stores.js"
 import * as Cors from "./Cors.js"
 import * as Paths from "./Paths.js"
-import { type HttpResponse, json, retryAfter, type StorageFailure, settle } from "./Response.js"
+import {
+  type HttpResponse,
+  json,
+  logDefect,
+  retryAfter,
+  type StorageFailure,
+  serverError,
+  settle,
+  unavailable
+} from "./Response.js"
 
 export {
   type HttpResponse,
@@ -199,32 +208,40 @@ export const refusalResponse = (r: Refusal): HttpResponse => ({
   error: "invalid_request"
 })
 
-/** Map every failure of an endpoint to a response: OAuth errors as they are, storage to 503, defects to 500. */
+/**
+ * Map every failure of an endpoint to a response, in one step: OAuth errors as they are, storage to
+ * 503, defects to 500 (as `settle` does).
+ */
 const respond = <R>(
   program: Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
 ): Effect.Effect<HttpResponse, never, R> =>
-  settle(program).pipe(Effect.catchAll((e) => Effect.succeed(errorResponse(e))))
+  Effect.catchAllCause(program, (cause) => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isNone(failure)) return Effect.as(logDefect(cause), errorResponse(serverError))
+    const e = failure.value
+    return Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : e))
+  })
 
+/**
+ * A form POST answered by `f` in the request's `Call` (its services read once), in a span when the
+ * runtime traces; a request refused before any OAuth rule runs is answered at once.
+ */
 const withForm = <R>(
   name: string,
   req: HttpRequest,
   f: (
+    call: Call.Call<Requirements>,
     params: Form.Params
-  ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | { readonly _tag: "StorageError" }, R>
-): Effect.Effect<HttpResponse, never, Exclude<R, Audit.RequestInfo>> =>
-  Either.match(req.method === "POST" ? readForm(req) : Either.left(methodNotAllowed("POST")), {
-    onLeft: (r) => Effect.succeed(refusalResponse(r)),
-    onRight: (params) =>
-      respond(f(params)).pipe(
-        // One span per request, without a stack capture; the grants inside are untraced
-        // functions, so a request pays for no span or stack trace per call.
-        span(name),
-        Effect.provideService(Audit.RequestInfo, {
-          requestId: req.requestId ?? null,
-          address: req.remoteAddress ?? null
-        })
-      )
+  ) => Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
+): Effect.Effect<HttpResponse, never, R | Requirements> => {
+  const form = req.method === "POST" ? readForm(req) : Either.left(methodNotAllowed("POST"))
+  if (Either.isLeft(form)) return Effect.succeed(refusalResponse(form.left))
+  return Call.run(req, (call: Call.Call<Requirements>) => {
+    const answer = respond(f(call, form.right))
+    // One span per request, without a stack capture, only when the runtime traces
+    return call.tracing ? Effect.withSpan(answer, name, { captureStackTrace: false }) : answer
   })
+}
 
 // The Authorization header; null when it came more than once (never a public client's request)
 const authorization = (req: HttpRequest): string | null | undefined => header(req, "authorization")
@@ -252,13 +269,13 @@ const forApplication = <E extends OAuthError.OAuthError | StorageFailure, R>(
 
 /** `POST /oauth2/oauth2/token` (`Paths.oauth.token`). */
 export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm("Http.token", req, (params) =>
-    Effect.flatMap(authenticate(authorization(req), params, req.remoteAddress), (app) =>
+  withForm("Http.token", req, (call, params) =>
+    Effect.flatMap(authenticateCall(call, authorization(req), params), (app) =>
       forApplication(
         req,
         app,
         Cors.applicationPost,
-        Effect.map(Grants.handle(params, app, req.remoteAddress), (body) => json(200, body))
+        Effect.map(Grants.serve(call, params, app), (body) => json(200, body))
       )
     )
   )
@@ -267,20 +284,24 @@ export const token = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requ
 const queryNames = (query: string, name: string): boolean =>
   query.split("&").some((part) => Form.partName(part) === name)
 
+const tokenInQuery = new OAuthError.InvalidRequest({ description: "the token must be sent in the body" })
+
 // I-6 (docs/security.md): a token in the URL is refused (`?%74oken=` too), never read
-const tokenNotInQuery = (req: HttpRequest): Effect.Effect<void, OAuthError.InvalidRequest> =>
-  queryNames(req.query, "token")
-    ? Effect.fail(new OAuthError.InvalidRequest({ description: "the token must be sent in the body" }))
-    : Effect.void
+const withoutTokenInQuery = <A, E, R>(
+  req: HttpRequest,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | OAuthError.InvalidRequest, R> =>
+  queryNames(req.query, "token") ? Effect.fail(tokenInQuery) : effect
 
 /** `POST /oauth2/oauth2/introspect` (RFC 7662). */
 export const introspection = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm("Http.introspection", req, (params) =>
-    Effect.gen(function* () {
-      const app = yield* authenticateConfidential(authorization(req), params, req.remoteAddress)
-      yield* tokenNotInQuery(req)
-      return json(200, yield* introspect(params, app))
-    })
+  withForm("Http.introspection", req, (call, params) =>
+    Effect.flatMap(authenticateConfidential(call, authorization(req), params), (app) =>
+      withoutTokenInQuery(
+        req,
+        Effect.map(introspect(call, params, app), (body) => json(200, body))
+      )
+    )
   )
 
 const revoked: HttpResponse = {
@@ -291,13 +312,13 @@ const revoked: HttpResponse = {
 
 /** `POST /oauth2/oauth2/revoke` (RFC 7009): 200 with an empty body, known token or not. */
 export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  withForm("Http.revocation", req, (params) =>
-    Effect.flatMap(authenticate(authorization(req), params, req.remoteAddress), (app) =>
+  withForm("Http.revocation", req, (call, params) =>
+    Effect.flatMap(authenticateCall(call, authorization(req), params), (app) =>
       forApplication(
         req,
         app,
         Cors.applicationPost,
-        Effect.zipRight(tokenNotInQuery(req), Effect.as(revoke(params, app), revoked))
+        withoutTokenInQuery(req, Effect.as(revoke(call, params, app), revoked))
       )
     )
   )

@@ -57,6 +57,10 @@ export type Settled<E> =
   | OAuthError.TemporarilyUnavailable
   | OAuthError.ServerError
 
+/** Log a defect's cause with `message` (never answered to the client). */
+export const logDefect = (cause: Cause.Cause<unknown>, message = "unexpected failure"): Effect.Effect<void> =>
+  Effect.logError(message, Cause.pretty(cause))
+
 /**
  * The boundary between an endpoint's failures and its answer, the same for every endpoint: a
  * store that cannot answer (`StorageError`) fails as `unavailable` (503 with Retry-After), a
@@ -74,6 +78,6 @@ export const settle = <A, E, R>(
       const failure = Cause.failureOption(cause)
       return Option.isSome(failure)
         ? Effect.fail(failure.value)
-        : Effect.zipRight(Effect.logError(message, Cause.pretty(cause)), Effect.fail(serverError))
+        : Effect.zipRight(logDefect(cause, message), Effect.fail(serverError))
     }
   )

@@ -20,7 +20,7 @@ import { ConsentStore } from "../storage/ConsentStore.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { atomically } from "../storage/Transaction.js"
-import { mint } from "./grants/Issue.js"
+import { mintHere } from "./grants/Issue.js"
 import { isOpenId, type OpenIdRequest } from "./OpenIdRequest.js"
 import { parts } from "./requests/AuthorizeQuery.js"
 import * as Form from "./requests/Form.js"
@@ -341,7 +341,7 @@ export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   if (!(yield* hasConsent(req, userId))) yield* grantConsent(req, who, now)
   const familyId = yield* Entropy.id()
   // RFC 6749 §4.2.2: implicit never issues a refresh token
-  const minted = yield* mint({
+  const minted = yield* mintHere({
     app: req.app,
     userId,
     openId,

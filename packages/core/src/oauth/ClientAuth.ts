@@ -14,19 +14,23 @@ import {
   tokenEndpointAuthMethod
 } from "../model/Application.js"
 import { Config } from "../model/Config.js"
-import { InvalidClient, InvalidRequest } from "../model/OAuthError.js"
-import * as Audit from "../security/Audit.js"
+import { InvalidClient, InvalidRequest, RateLimited } from "../model/OAuthError.js"
 import * as Throttle from "../security/Throttle.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
-import { nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
+import type { StorageError } from "../storage/StorageError.js"
+import * as Call from "./Call.js"
 import * as BasicAuth from "./requests/BasicAuth.js"
 import type { Params } from "./requests/Form.js"
 import { caps, isPlainText } from "./requests/Params.js"
 
+// What the keyed digest of an App Secret is computed over
+const secretInput = (appKey: string, appSecret: string): string =>
+  `app_secret\u0000${appKey}\u0000${appSecret}`
+
 /** The keyed digest of an App Secret, as stored. */
 export const secretDigest = (appKey: string, appSecret: string): Effect.Effect<string, never, Config> =>
-  Effect.flatMap(Config, ({ serverKey }) => hmac(serverKey, `app_secret\u0000${appKey}\u0000${appSecret}`))
+  Effect.flatMap(Config, ({ serverKey }) => hmac(serverKey, secretInput(appKey, appSecret)))
 
 const failed = new InvalidClient({ description: "client authentication failed" })
 
@@ -63,6 +67,9 @@ const publicWithSecret = new InvalidClient({
   description: "client authentication failed: a public application has no App Secret; send only client_id"
 })
 
+/** What authenticating a request reads: the stores, the throttle's policy, the Config. */
+export type Requirements = ApplicationStore | Throttle.ThrottleStore | Throttle.ThrottlePolicy | Config
+
 /**
  * The application a request without an Authorization header and without `client_secret` names:
  * the public application of its `client_id`, else `invalid_client` (the same answer for an
@@ -70,19 +77,22 @@ const publicWithSecret = new InvalidClient({
  * about which App Keys exist; an application registered for `client_secret_post` is told so).
  * Nothing is a secret check here, so nothing counts toward throttling.
  */
-const publicClient = Effect.fnUntraced(function* (params: Params) {
+const publicClient = (call: Call.Call<Requirements>, params: Params) => {
   const appKey = params.client_id
-  const app =
+  const found =
     appKey === undefined || appKey === ""
-      ? null
-      : Option.getOrNull(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(appKey)))
-  if (app !== null && isPublic(app)) return app
-  return yield* Effect.fail(
-    app !== null && tokenEndpointAuthMethod(app) === "client_secret_post"
-      ? wrongMethod("client_secret_post")
-      : basicRequired
-  )
-})
+      ? Effect.succeed(Option.none<Application>())
+      : Call.use(call, ApplicationStore).find(appKey)
+  return Effect.flatMap(found, (option) => {
+    const app = Option.getOrNull(option)
+    if (app !== null && isPublic(app)) return Effect.succeed(app)
+    return Effect.fail(
+      app !== null && tokenEndpointAuthMethod(app) === "client_secret_post"
+        ? wrongMethod("client_secret_post")
+        : basicRequired
+    )
+  })
+}
 
 /**
  * RFC 6749 §2.3.1: `client_id` and `client_secret` from the body, refused like malformed Basic
@@ -97,57 +107,103 @@ const bodyCredentials = (params: Params): Either.Either<BasicAuth.Credentials, I
     : Either.left(failed)
 }
 
+const limited = (wait: number): Effect.Effect<never, RateLimited> =>
+  Effect.fail(new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait }))
+
 /**
  * The application `appKey` names, once the throttle check of `keys` passed (`RateLimited` while
  * one is locked): in one read when the application store keeps the throttle's counters
  * (`ApplicationStore.findForClient`), else the check and then the lookup.
  */
-const checkedFind = Effect.fnUntraced(function* (appKey: string, keys: ReadonlyArray<Throttle.Key>) {
-  const apps = yield* ApplicationStore
-  const { counters } = yield* Throttle.ThrottleStore
-  const read =
-    apps.findForClient !== undefined && counters !== undefined
-      ? yield* apps.findForClient(appKey, keys, counters)
-      : null
-  if (read === null || read.entries === null) {
-    yield* Throttle.check(keys)
-    return read?.app ?? (yield* apps.find(appKey))
-  }
-  yield* Throttle.checkEntries(keys, read.entries)
-  return read.app
-})
+const checkedFind = (
+  call: Call.Call<Requirements>,
+  appKey: string,
+  keys: ReadonlyArray<Throttle.Key>,
+  now: number
+): Effect.Effect<Option.Option<Application>, RateLimited | StorageError> => {
+  const apps = Call.use(call, ApplicationStore)
+  const throttle = Call.use(call, Throttle.ThrottleStore)
+  const separately: Effect.Effect<Option.Option<Application>, RateLimited | StorageError> = Effect.flatMap(
+    throttle.lockedFor(keys, now),
+    (wait): Effect.Effect<Option.Option<Application>, RateLimited | StorageError> =>
+      wait > 0 ? limited(wait) : apps.find(appKey)
+  )
+  if (apps.findForClient === undefined || throttle.counters === undefined) return separately
+  return Effect.flatMap(apps.findForClient(appKey, keys, throttle.counters), (read): typeof separately => {
+    if (read.entries === null) return separately
+    const wait = Throttle.lockWait(keys, read.entries, now)
+    return wait > 0 ? limited(wait) : Effect.succeed(read.app)
+  })
+}
 
 /**
- * Authenticate the application: with an Authorization header (`null`: one sent more than once,
- * malformed), from HTTP Basic, where credentials also sent in the body are `invalid_request`
- * (RFC 6749 §2.3.1: one method per request); without one but with `client_secret`, from the body;
- * with neither, the application is the public one `client_id` names (`publicClient`). An unknown
- * App Key, a wrong secret and a public application's App Key get the same answer. An application
- * that used a method it did not register (`methodRefusal`) is told the one it registered, whether
- * the secret was right or not, and counts as a failure. Failures are throttled per App Key from
- * one address and per address; while throttled, even the right secret from there gets 429.
+ * Authenticate the application of the request `call`: with an Authorization header (`null`: one
+ * sent more than once, malformed), from HTTP Basic, where credentials also sent in the body are
+ * `invalid_request` (RFC 6749 §2.3.1: one method per request); without one but with
+ * `client_secret`, from the body; with neither, the application is the public one `client_id`
+ * names (`publicClient`). An unknown App Key, a wrong secret and a public application's App Key
+ * get the same answer. An application that used a method it did not register (`methodRefusal`)
+ * is told the one it registered, whether the secret was right or not, and counts as a failure.
+ * Failures are throttled per App Key from one address and per address; while throttled, even the
+ * right secret from there gets 429.
  */
-export const authenticate = Effect.fnUntraced(function* (
+export const authenticateCall = (
+  call: Call.Call<Requirements>,
   authorization: string | null | undefined,
-  params: Params,
-  address: string | undefined
-) {
+  params: Params
+): Effect.Effect<Application, InvalidClient | InvalidRequest | RateLimited | StorageError> => {
   if (authorization === undefined) {
-    if (params.client_secret === undefined) return yield* publicClient(params)
-    return yield* verify(yield* bodyCredentials(params), "client_secret_post", address)
+    if (params.client_secret === undefined) return publicClient(call, params)
+    const creds = bodyCredentials(params)
+    return Either.isLeft(creds) ? Effect.fail(creds.left) : verify(call, creds.right, "client_secret_post")
   }
-  const creds = yield* BasicAuth.decode(authorization ?? undefined)
+  const creds = BasicAuth.decode(authorization ?? undefined)
+  if (Either.isLeft(creds)) return Effect.fail(creds.left)
   // RFC 6749 §2.3.1: one authentication method per request
   if (
     params.client_secret !== undefined ||
-    (params.client_id !== undefined && params.client_id !== creds.appKey)
+    (params.client_id !== undefined && params.client_id !== creds.right.appKey)
   ) {
-    return yield* Effect.fail(
+    return Effect.fail(
       new InvalidRequest({ description: "client credentials must be sent only in the Authorization header" })
     )
   }
-  return yield* verify(creds, "client_secret_basic", address)
-})
+  return verify(call, creds.right, "client_secret_basic")
+}
+
+/** `authenticateCall` for a request from `address`, its services read from the fiber. */
+export const authenticate = (
+  authorization: string | null | undefined,
+  params: Params,
+  address: string | undefined
+): Effect.Effect<Application, InvalidClient | InvalidRequest | RateLimited | StorageError, Requirements> =>
+  Call.run({ remoteAddress: address }, (call: Call.Call<Requirements>) =>
+    authenticateCall(call, authorization, params)
+  )
+
+/** The refusal of credentials: a failure counted on `keys` and recorded, then `refusal`. */
+const refuse = (
+  call: Call.Call<Requirements>,
+  creds: BasicAuth.Credentials,
+  keys: ReadonlyArray<Throttle.Key>,
+  now: number,
+  refusal: InvalidClient
+): Effect.Effect<never, InvalidClient | StorageError> => {
+  const fields = { appKey: creds.appKey.slice(0, 128) }
+  const policy = Call.use(call, Throttle.ThrottlePolicy)
+  return Effect.flatMap(Call.use(call, Throttle.ThrottleStore).fail(keys, now, policy), (started) =>
+    // One audit event per lockout, not one per refused request
+    Effect.zipRight(
+      started
+        ? Effect.zipRight(
+            Call.record(call, "client_auth_throttled", fields),
+            Call.record(call, "client_auth_failed", fields)
+          )
+        : Call.record(call, "client_auth_failed", fields),
+      Effect.fail(refusal)
+    )
+  )
+}
 
 /**
  * Check credentials sent with the method `used`. The current App Secret authenticates, and so
@@ -158,54 +214,50 @@ export const authenticate = Effect.fnUntraced(function* (
  * after a rotation is recorded once (`client_auth_previous_secret`, in the write that marks it),
  * not per request.
  */
-const verify = Effect.fnUntraced(function* (
+const verify = (
+  call: Call.Call<Requirements>,
   creds: BasicAuth.Credentials,
-  used: TokenEndpointAuthMethod,
-  address: string | undefined
-) {
-  const keys = Throttle.clientKeys(creds.appKey, address)
-  const found = yield* checkedFind(creds.appKey, keys)
-  const app = Option.getOrNull(found)
-  if (used === "client_secret_post" && app !== null && isPublic(app))
-    return yield* Effect.fail(publicWithSecret)
-  const digest = yield* secretDigest(creds.appKey, creds.appSecret)
-  const now = yield* nowSeconds
-  // A digest is base64url, so a string of "!" never equals it
-  const never = digest.replace(/./g, "!")
-  const current = app !== null && app.secretDigest.length > 0 ? app.secretDigest : never
-  const previous = (app !== null ? livePreviousSecret(app, now) : null) ?? never
-  const currentOk = timingSafeEqual(digest, current)
-  const previousOk = timingSafeEqual(digest, previous)
-  const refusal = methodRefusal(app, used)
-  // A public application has no secret (its digest is empty), so Basic never authenticates it
-  if (app === null || isPublic(app) || refusal !== null || !(currentOk || previousOk)) {
-    // One audit event per lockout, not one per refused request
-    if (yield* Throttle.failure(keys))
-      yield* Audit.record("client_auth_throttled", { appKey: creds.appKey.slice(0, 128) })
-    yield* Audit.record("client_auth_failed", { appKey: creds.appKey.slice(0, 128) })
-    return yield* Effect.fail(refusal ?? failed)
-  }
-  if (!currentOk && (app.previousSecretUsedAt ?? null) === null) yield* markPreviousUsed(app, previous, now)
-  return app satisfies Application
-})
+  used: TokenEndpointAuthMethod
+): Effect.Effect<Application, InvalidClient | RateLimited | StorageError> => {
+  const keys = Throttle.clientKeys(creds.appKey, call.address)
+  const now = Call.seconds(call)
+  const digested = call.digest.hmac(call.config.serverKey, secretInput(creds.appKey, creds.appSecret))
+  return Effect.flatMap(checkedFind(call, creds.appKey, keys, now), (found) => {
+    const app = Option.getOrNull(found)
+    if (used === "client_secret_post" && app !== null && isPublic(app)) return Effect.fail(publicWithSecret)
+    return Effect.flatMap(digested, (digest) => {
+      // A digest is base64url, so a string of "!" never equals it
+      const never = "!".repeat(digest.length)
+      const current = app !== null && app.secretDigest.length > 0 ? app.secretDigest : never
+      const previous = (app !== null ? livePreviousSecret(app, now) : null) ?? never
+      const currentOk = timingSafeEqual(digest, current)
+      const previousOk = timingSafeEqual(digest, previous)
+      const refusal = methodRefusal(app, used)
+      // A public application has no secret (its digest is empty), so Basic never authenticates it
+      if (app === null || isPublic(app) || refusal !== null || !(currentOk || previousOk))
+        return refuse(call, creds, keys, now, refusal ?? failed)
+      if (!currentOk && (app.previousSecretUsedAt ?? null) === null)
+        return Effect.as(markPreviousUsed(call, app, previous, now), app)
+      return Effect.succeed(app)
+    })
+  })
+}
 
 /**
  * Mark the first use of the previous secret since its rotation and record it in the same
  * write; a use marked already (by a concurrent request or another process) writes nothing.
  * Best effort, like every audit record: it never fails the authentication.
  */
-const markPreviousUsed = (app: Application, previous: string, now: number) =>
-  Effect.flatMap(ApplicationStore, (apps) =>
-    Audit.recordWith(apps.markPreviousSecretUsed(app.appKey, previous, now), [
-      [
-        "client_auth_previous_secret",
-        {
-          appKey: app.appKey,
-          detail: `previous secret works until ${new Date((app.previousSecretExpiresAt ?? now) * 1000).toISOString()}`
-        }
-      ]
-    ])
-  ).pipe(
+const markPreviousUsed = (call: Call.Call<Requirements>, app: Application, previous: string, now: number) =>
+  Call.audited(call, Call.use(call, ApplicationStore).markPreviousSecretUsed(app.appKey, previous, now), [
+    [
+      "client_auth_previous_secret",
+      {
+        appKey: app.appKey,
+        detail: `previous secret works until ${new Date((app.previousSecretExpiresAt ?? now) * 1000).toISOString()}`
+      }
+    ]
+  ]).pipe(
     Effect.catchAll((e) =>
       e._tag === "PreviousSecretMarked"
         ? Effect.void
@@ -216,21 +268,20 @@ const markPreviousUsed = (app: Application, previous: string, now: number) =>
     Effect.catchAllCause(() => Effect.void)
   )
 
+const publicRefused = new InvalidClient({
+  description:
+    "a public application may not introspect tokens: only confidential applications, with HTTP Basic"
+})
+
 /**
- * `authenticate`, for an endpoint only confidential applications use (introspection, RFC 7662
+ * `authenticateCall`, for an endpoint only confidential applications use (introspection, RFC 7662
  * §2.1): a public application is `invalid_client`.
  */
 export const authenticateConfidential = (
+  call: Call.Call<Requirements>,
   authorization: string | null | undefined,
-  params: Params,
-  address: string | undefined
-) =>
-  Effect.filterOrFail(
-    authenticate(authorization, params, address),
-    (app) => !isPublic(app),
-    () =>
-      new InvalidClient({
-        description:
-          "a public application may not introspect tokens: only confidential applications, with HTTP Basic"
-      })
+  params: Params
+): Effect.Effect<Application, InvalidClient | InvalidRequest | RateLimited | StorageError> =>
+  Effect.flatMap(authenticateCall(call, authorization, params), (app) =>
+    isPublic(app) ? Effect.fail(publicRefused) : Effect.succeed(app)
   )

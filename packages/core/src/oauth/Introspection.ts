@@ -2,14 +2,14 @@
  * Token introspection (RFC 7662) and revocation (RFC 7009) for the
  * authenticated application's own tokens.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { type Application, scopeDelimiter } from "../model/Application.js"
+import type { InvalidRequest } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
 import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
-import * as Audit from "../security/Audit.js"
-import { sha256 } from "../services/Digest.js"
-import { nowSeconds } from "../services/internal/time.js"
+import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
+import * as Call from "./Call.js"
 import type { Params } from "./requests/Form.js"
 import { caps, decode, Text } from "./requests/Params.js"
 
@@ -55,26 +55,33 @@ export const TokenForm = Schema.Struct({
 
 const tokenForm = decode(TokenForm)
 
-/** Find the application's token by value, trying the hinted kind first. */
-const lookup = Effect.fnUntraced(function* (params: Params, app: Application) {
-  const form = yield* tokenForm(params)
-  const tokens = yield* TokenStore
-  const hash = yield* sha256(form.token)
-  const order: ReadonlyArray<Kind> =
-    form.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
-  for (const kind of order) {
-    const found = yield* tokens.find(kind, hash)
-    // Another application's token is as good as unknown (docs/security.md, checklist V2)
-    if (Option.isSome(found) && found.value.appKey === app.appKey) return Option.some(found.value)
-  }
-  return Option.none<Token>()
-})
+// Another application's token is as good as unknown (docs/security.md, checklist V2)
+const owned = (found: Option.Option<Token>, app: Application): boolean =>
+  Option.isSome(found) && found.value.appKey === app.appKey
 
-/** Introspect a token of the authenticated application. */
-export const introspect = Effect.fnUntraced(function* (params: Params, app: Application) {
-  const found = yield* lookup(params, app)
-  const now = yield* nowSeconds
-  if (Option.isNone(found) || !isActive(found.value, now)) return { active: false } as IntrospectionResponse
+/** Find the application's token by value, trying the hinted kind first. */
+const lookup = (
+  call: Call.Call<TokenStore>,
+  params: Params,
+  app: Application
+): Effect.Effect<Option.Option<Token>, InvalidRequest | StorageError> => {
+  const form = tokenForm(params)
+  if (Either.isLeft(form)) return Effect.fail(form.left)
+  const tokens = Call.use(call, TokenStore)
+  const [first, second]: readonly [Kind, Kind] =
+    form.right.token_type_hint === "refresh_token" ? ["refresh", "access"] : ["access", "refresh"]
+  return Effect.flatMap(call.digest.sha256(form.right.token), (hash) =>
+    Effect.flatMap(tokens.find(first, hash), (found) =>
+      owned(found, app)
+        ? Effect.succeed(found)
+        : Effect.map(tokens.find(second, hash), (other) => (owned(other, app) ? other : Option.none()))
+    )
+  )
+}
+
+/** The answer of introspection about `found` at `now`. */
+const answer = (found: Option.Option<Token>, app: Application, now: number): IntrospectionResponse => {
+  if (Option.isNone(found) || !isActive(found.value, now)) return { active: false }
   const t = found.value
   return {
     active: true,
@@ -84,23 +91,36 @@ export const introspect = Effect.fnUntraced(function* (params: Params, app: Appl
     exp: t.expiresAt,
     iat: t.issuedAt,
     ...(t.openId !== null ? { sub: t.openId, subject_type: subjectType(t) } : {})
-  } as IntrospectionResponse
-})
+  }
+}
+
+/** Introspect a token of the authenticated application of the request `call`. */
+export const introspect = (
+  call: Call.Call<TokenStore>,
+  params: Params,
+  app: Application
+): Effect.Effect<IntrospectionResponse, InvalidRequest | StorageError> =>
+  Effect.map(lookup(call, params, app), (found) => answer(found, app, Call.seconds(call)))
 
 /**
- * Revoke a token of the authenticated application (RFC 7009 §2.1). Revoking a
- * refresh token revokes its whole family; unknown tokens are not an error.
+ * Revoke a token of the authenticated application of the request `call` (RFC 7009 §2.1). Revoking
+ * a refresh token revokes its whole family; unknown tokens are not an error.
  */
-export const revoke = Effect.fnUntraced(function* (params: Params, app: Application) {
-  const found = yield* lookup(params, app)
-  if (Option.isNone(found)) return
-  const tokens = yield* TokenStore
-  const now = yield* nowSeconds
-  const t = found.value
-  yield* Audit.recordWith(
-    t.kind === "refresh"
-      ? Effect.asVoid(tokens.revokeFamily(t.familyId, now))
-      : Effect.asVoid(tokens.revoke("access", t.tokenHash, now)),
-    [["token_revoked", { appKey: t.appKey, userId: t.userId, openId: t.openId, detail: t.kind }]]
-  )
-})
+export const revoke = (
+  call: Call.Call<TokenStore>,
+  params: Params,
+  app: Application
+): Effect.Effect<void, InvalidRequest | StorageError> =>
+  Effect.flatMap(lookup(call, params, app), (found) => {
+    if (Option.isNone(found)) return Effect.void
+    const tokens = Call.use(call, TokenStore)
+    const now = Call.seconds(call)
+    const t = found.value
+    return Call.audited(
+      call,
+      t.kind === "refresh"
+        ? Effect.asVoid(tokens.revokeFamily(t.familyId, now))
+        : Effect.asVoid(tokens.revoke("access", t.tokenHash, now)),
+      [["token_revoked", { appKey: t.appKey, userId: t.userId, openId: t.openId, detail: t.kind }]]
+    )
+  })

@@ -7,7 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { AuditStore } from "../storage/AuditStore.js"
 import type { StorageError } from "../storage/StorageError.js"
-import { whenCommitted } from "../storage/Transaction.js"
+import { afterCommit, whenCommitted } from "../storage/Transaction.js"
 import { type AuditEvent, bound, type EventType } from "./AuditEvent.js"
 
 export { AuditEvent, bound, EventType, maxFieldLength } from "./AuditEvent.js"
@@ -96,20 +96,22 @@ export const recordWith = <A, E, R>(
 const logLine = (event: AuditEvent): Effect.Effect<void> =>
   Effect.logInfo("audit").pipe(Effect.annotateLogs({ audit: event }))
 
+/** How kept events are written once their transaction committed: one step after a write. */
+type Lines = <A>(events: ReadonlyArray<AuditEvent>, value: A) => Effect.Effect<A>
+
 /**
  * An AuditLog that appends to the AuditStore and writes each kept event as one log line with
- * `line` (an Effect, e.g. `Effect.logInfo`), once its transaction committed
- * (`Transaction.whenCommitted`). Every event is cut here, once, to `maxFieldLength` per
- * free-text field (`bound`), whether `record` built it or a caller did.
+ * `lines`, once its transaction committed (`Transaction.whenCommitted`). Every event is cut here,
+ * once, to `maxFieldLength` per free-text field (`bound`), whether `record` built it or a caller did.
  */
-const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<AuditLog, never, AuditStore> =>
+const make = (lines: Lines): Layer.Layer<AuditLog, never, AuditStore> =>
   Layer.effect(
     AuditLog,
     Effect.map(AuditStore, (store) => ({
       record: (raw) => {
         const event = bound(raw)
         return store.append(event).pipe(
-          Effect.zipRight(whenCommitted(line(event))),
+          Effect.flatMap(() => lines([event], undefined)),
           Effect.catchAll((e) =>
             Effect.logWarning("audit event not stored").pipe(
               Effect.annotateLogs({ audit: event, reason: e.message })
@@ -119,13 +121,7 @@ const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<Aud
       },
       recordWith: (raw, write) => {
         const events = raw.map(bound)
-        return Effect.tap(store.appendWith(events, write), () =>
-          whenCommitted(
-            events.length === 1
-              ? line(events[0] as AuditEvent)
-              : Effect.forEach(events, line, { discard: true })
-          )
-        )
+        return Effect.flatMap(store.appendWith(events, write), (value) => lines(events, value))
       }
     }))
   )
@@ -135,7 +131,9 @@ const make = (line: (event: AuditEvent) => Effect.Effect<void>): Layer.Layer<Aud
  * (`Effect.logInfo("audit")`, annotated `audit`). Every event is cut here, once, to
  * `maxFieldLength` per free-text field (`bound`), whether `record` built it or a caller did.
  */
-export const layer: Layer.Layer<AuditLog, never, AuditStore> = make(logLine)
+export const layer: Layer.Layer<AuditLog, never, AuditStore> = make((events, value) =>
+  Effect.as(whenCommitted(Effect.forEach(events, logLine, { discard: true })), value)
+)
 
 /**
  * `layer`, with each kept event's line written by `write` (e.g. a logger's `info({ audit: event },
@@ -143,4 +141,8 @@ export const layer: Layer.Layer<AuditLog, never, AuditStore> = make(logLine)
  * for a server that writes its own log lines. `write` must not throw.
  */
 export const layerWriting = (write: (event: AuditEvent) => void): Layer.Layer<AuditLog, never, AuditStore> =>
-  make((event) => Effect.sync(() => write(event)))
+  make((events, value) =>
+    afterCommit(() => {
+      for (const event of events) write(event)
+    }, value)
+  )

@@ -58,3 +58,15 @@ export const whenCommitted = (effect: Effect.Effect<void>): Effect.Effect<void> 
           after.push(effect)
         })
   )
+
+/**
+ * `value`, once `f` ran after the commit of the unit this fiber runs (`atomically`); outside a
+ * unit, `f` runs now. One step (`f`, a plain callback, must not throw).
+ */
+export const afterCommit = <A>(f: () => void, value: A): Effect.Effect<A> =>
+  Effect.withFiberRuntime((fiber) => {
+    const after = fiber.getFiberRef(committed)
+    if (after === null) f()
+    else after.push(Effect.sync(f))
+    return Effect.succeed(value)
+  })

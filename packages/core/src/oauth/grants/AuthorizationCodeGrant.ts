@@ -7,14 +7,19 @@ import { type Application, isPublic } from "../../model/Application.js"
 import { InvalidGrant } from "../../model/OAuthError.js"
 import * as Pkce from "../../model/Pkce.js"
 import { isDisabled } from "../../model/User.js"
-import * as Audit from "../../security/Audit.js"
-import { sha256 } from "../../services/Digest.js"
-import { nowSeconds } from "../../services/internal/time.js"
 import { CodeStore } from "../../storage/CodeStore.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import { UserStore } from "../../storage/UserStore.js"
+import * as Call from "../Call.js"
 import type * as TokenRequest from "../requests/TokenRequest.js"
-import { type Grant, issuedEvent, mint, refreshAllowed, registeredScope } from "./Issue.js"
+import {
+  type Grant,
+  issuedEvent,
+  type MintRequirements,
+  mint,
+  refreshAllowed,
+  registeredScope
+} from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "authorization_code"
@@ -23,13 +28,14 @@ const invalid = (description: string) => Effect.fail(new InvalidGrant({ descript
 
 /** RFC 6749 §4.1.2: a replayed code revokes every token issued from it, then fails. */
 const replayed = (
+  call: Call.Call<Requirements>,
   code: { readonly familyId: string; readonly appKey: string; readonly userId: string },
   now: number
 ) =>
   Effect.gen(function* () {
-    yield* Audit.record("code_replay", { appKey: code.appKey, userId: code.userId })
-    const revoked = yield* Effect.flatMap(TokenStore, (tokens) => tokens.revokeFamily(code.familyId, now))
-    yield* Audit.record("family_revoked", {
+    yield* Call.record(call, "code_replay", { appKey: code.appKey, userId: code.userId })
+    const revoked = yield* Call.use(call, TokenStore).revokeFamily(code.familyId, now)
+    yield* Call.record(call, "family_revoked", {
       appKey: code.appKey,
       userId: code.userId,
       detail: `${revoked} tokens`
@@ -37,17 +43,24 @@ const replayed = (
     return yield* invalid("authorization code was already used; tokens issued from it are revoked")
   })
 
+/** What the grant reads besides minting's. */
+export type Requirements = MintRequirements | CodeStore | TokenStore | UserStore
+
 /** Exchange an authorization code for a token set. */
-export const handle = Effect.fnUntraced(function* (req: TokenRequest.AuthorizationCode, app: Application) {
-  const codes = yield* CodeStore
-  const now = yield* nowSeconds
-  const codeHash = yield* sha256(req.code)
+export const handle = Effect.fnUntraced(function* (
+  call: Call.Call<Requirements>,
+  req: TokenRequest.AuthorizationCode,
+  app: Application
+) {
+  const codes = Call.use(call, CodeStore)
+  const now = Call.seconds(call)
+  const codeHash = yield* call.digest.sha256(req.code)
   const found = yield* codes.find(codeHash)
   if (Option.isNone(found)) return yield* invalid("authorization code is invalid or expired")
   const code = found.value
   // RFC 6749 §4.1.3: issued to this client, for exactly this redirect_uri
   if (code.appKey !== app.appKey) return yield* invalid("authorization code is invalid or expired")
-  if (code.usedAt !== null) return yield* replayed(code, now)
+  if (code.usedAt !== null) return yield* replayed(call, code, now)
   if (code.expiresAt <= now) return yield* invalid("authorization code is invalid or expired")
   if (code.redirectUri !== req.redirectUri)
     return yield* invalid("redirect_uri does not match the authorization request")
@@ -65,8 +78,7 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     // RFC 9700 §2.1.1: an application that requires PKCE now redeems no code issued without it
     return yield* invalid("the application requires PKCE; this code was issued without a code challenge")
   }
-  const users = yield* UserStore
-  const user = yield* users.findById(code.userId)
+  const user = yield* Call.use(call, UserStore).findById(code.userId)
   if (Option.isNone(user)) return yield* invalid("the user no longer exists")
   // A code issued before its user was disabled is not exchanged while the account is disabled
   if (isDisabled(user.value)) return yield* invalid("authorization code is invalid or expired")
@@ -81,11 +93,13 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.Authorizati
     withRefresh: refreshAllowed(app),
     openIdContext: { user: user.value, nonce: code.nonce ?? null, authTime: code.authTime ?? null }
   }
-  const minted = yield* mint(grant)
-  yield* Audit.recordWith(codes.redeem(codeHash, now, minted.records), [issuedEvent(grant, grantType)]).pipe(
+  const minted = yield* mint(call, grant)
+  yield* Call.audited(call, codes.redeem(codeHash, now, minted.records), [
+    issuedEvent(grant, grantType)
+  ]).pipe(
     Effect.catchTags({
       CodeNotFound: () => invalid("authorization code is invalid or expired"),
-      CodeAlreadyUsed: () => replayed(code, now),
+      CodeAlreadyUsed: () => replayed(call, code, now),
       // D13: disabled or deleted since the check above; nothing was issued
       UserInactive: () => invalid("authorization code is invalid or expired"),
       // D15: the consent it was issued under is withdrawn; nothing was issued

@@ -5,48 +5,60 @@
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
 import { InvalidRequest } from "../../model/OAuthError.js"
-import * as Audit from "../../security/Audit.js"
 import * as Entropy from "../../services/Entropy.js"
+import { encode } from "../../services/internal/base64url.js"
 import { OpenIdStore } from "../../storage/OpenIdStore.js"
 import { TokenStore } from "../../storage/TokenStore.js"
+import * as Call from "../Call.js"
 import type * as TokenRequest from "../requests/TokenRequest.js"
-import { type Grant, issuedEvent, mint, refreshAllowed } from "./Issue.js"
+import { type Grant, issuedEvent, type MintRequirements, mint, refreshAllowed } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "client_credentials"
 
-/** Issue a token to the authenticated application. */
-export const handle = Effect.fnUntraced(function* (req: TokenRequest.ClientCredentials, app: Application) {
+const asserted = new InvalidRequest({
+  description: "open_id names a user of this application; an application may not assert it"
+})
+
+/** What the grant reads besides minting's: the OpenIdStore and the TokenStore. */
+export type Requirements = MintRequirements | OpenIdStore | TokenStore
+
+/** Issue a token to the authenticated application of the request `call`. */
+export const handle = (
+  call: Call.Call<Requirements>,
+  req: TokenRequest.ClientCredentials,
+  app: Application
+) => {
   const openId = Option.getOrNull(req.openId)
   // A subject the application asserts must not pass for one of its signed-in users
-  if (
-    openId !== null &&
-    Option.isSome(yield* Effect.flatMap(OpenIdStore, (s) => s.findUser(app.appKey, openId)))
-  ) {
-    return yield* Effect.fail(
-      new InvalidRequest({
-        description: "open_id names a user of this application; an application may not assert it"
-      })
+  const unclaimed = (openId: string) =>
+    Effect.flatMap(Call.use(call, OpenIdStore).findUser(app.appKey, openId), (user) =>
+      Option.isSome(user) ? Effect.fail(asserted) : Effect.void
     )
-  }
-  const grant: Grant = {
-    app,
-    userId: null,
-    openId,
-    scope: app.scopes,
-    grantScope: app.scopes,
-    familyId: yield* Entropy.id(),
-    parentHash: null,
-    // RFC 6749 §4.4.3: no refresh token for the application's own token
-    withRefresh: openId !== null && refreshAllowed(app)
-  }
-  const minted = yield* mint(grant)
-  yield* Audit.recordWith(
-    Effect.flatMap(TokenStore, (tokens) => tokens.insert(minted.records)),
-    [issuedEvent(grant, grantType)]
-  ).pipe(
-    // These tokens carry no user id: the store refuses a write only for a user's (D13)
-    Effect.catchTag("UserInactive", (e) => Effect.die(e))
-  )
-  return minted.response
-})
+  const issue = Effect.flatMap(Call.use(call, Entropy.Entropy).bytes(16), (random) => {
+    const grant: Grant = {
+      app,
+      userId: null,
+      openId,
+      scope: app.scopes,
+      grantScope: app.scopes,
+      familyId: encode(random),
+      parentHash: null,
+      // RFC 6749 §4.4.3: no refresh token for the application's own token
+      withRefresh: openId !== null && refreshAllowed(app)
+    }
+    return Effect.flatMap(mint(call, grant), (minted) =>
+      Effect.matchEffect(
+        Call.audited(call, Call.use(call, TokenStore).insert(minted.records), [
+          issuedEvent(grant, grantType)
+        ]),
+        {
+          // These tokens carry no user id: the store refuses a write only for a user's (D13)
+          onFailure: (e) => (e._tag === "UserInactive" ? Effect.die(e) : Effect.fail(e)),
+          onSuccess: () => Effect.succeed(minted.response)
+        }
+      )
+    )
+  })
+  return openId === null ? issue : Effect.zipRight(unclaimed(openId), issue)
+}

@@ -12,10 +12,11 @@ import type { Token } from "../../model/Token.js"
 import * as Claims from "../../openid/Claims.js"
 import * as IdToken from "../../openid/IdToken.js"
 import type * as Audit from "../../security/Audit.js"
-import { sha256 } from "../../services/Digest.js"
 import * as Entropy from "../../services/Entropy.js"
-import { expiry, type IssueTime, issueTime } from "../../services/internal/time.js"
+import { encode } from "../../services/internal/base64url.js"
+import { expiry, type IssueTime, issueTimeAt } from "../../services/internal/time.js"
 import * as AccessToken from "../AccessToken.js"
+import * as Call from "../Call.js"
 
 /** The JSON body of a successful token response (RFC 6749 §5.1), as the OpenAPI document shows it. */
 export const TokenResponse = Schema.Struct({
@@ -98,22 +99,74 @@ const jwtAccessToken = (grant: Grant, time: IssueTime, ttl: number) =>
  */
 const idTokenOf = (grant: Grant, tokenHash: string, time: IssueTime) => {
   const context = grant.openIdContext
-  if (context === undefined || grant.openId === null || !Claims.requested(grant.scope))
-    return Effect.succeed(Option.none<string>())
+  if (context === undefined || grant.openId === null || !Claims.requested(grant.scope)) return null
   const subject = { ...context, appKey: grant.app.appKey, openId: grant.openId, scope: grant.scope }
-  return Effect.map(IdToken.mint(subject, tokenHash, time), Option.some)
+  return IdToken.mint(subject, tokenHash, time)
 }
 
-/** Mint an access token (and a refresh token when asked) for a grant. Nothing is stored yet. */
-export const mint = Effect.fnUntraced(function* (grant: Grant) {
-  const config = yield* Config
+/** A random value of `Entropy.tokenBytes` and its digest, handed to `f`. */
+const randomWithDigest = <A, E, R>(
+  call: Call.Call<Entropy.Entropy>,
+  f: (token: Digested) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Call.use(call, Entropy.Entropy).bytes(Entropy.tokenBytes), (random) => {
+    const value = encode(random)
+    return Effect.flatMap(call.digest.sha256(value), (hash) => f({ value, hash }))
+  })
+
+/** A token and its digest. */
+interface Digested {
+  readonly value: string
+  readonly hash: string
+}
+
+/** What minting reads: the Config, randomness and, for JWT access tokens and ID tokens, the signing keys. */
+export type MintRequirements =
+  | Config
+  | Entropy.Entropy
+  | Effect.Effect.Context<ReturnType<typeof jwtAccessToken>>
+
+/**
+ * Mint an access token (and a refresh token when asked) for a grant of the request `call`. Nothing
+ * is stored yet. An opaque token set is its random values and their digests, and the records and
+ * response as plain values: a step per random value and per digest.
+ */
+export const mint = (call: Call.Call<MintRequirements>, grant: Grant) => {
+  const config = call.config
   // RFC 7519 §4.1.6: iat is never after the issue instant; the expiry is rounded up instead, so the
   // tokens live at least the expires_in they report (docs/decisions.md)
-  const time = yield* issueTime
+  const time = issueTimeAt(Call.millis(call))
   const jwt = accessTokenFormat(grant.app) === "jwt"
-  const accessTtl = grant.app.accessTokenTtl ?? (jwt ? config.jwtAccessTokenTtl : config.accessTokenTtl)
-  const access = jwt ? yield* jwtAccessToken(grant, time, accessTtl) : yield* Entropy.token
-  const accessHash = yield* sha256(access)
+  const ttl = {
+    access: grant.app.accessTokenTtl ?? (jwt ? config.jwtAccessTokenTtl : config.accessTokenTtl),
+    refresh: grant.app.refreshTokenTtl ?? config.refreshTokenTtl
+  }
+  const withAccess = <A, E, R>(f: (access: Digested) => Effect.Effect<A, E, R>) =>
+    jwt
+      ? Effect.flatMap(jwtAccessToken(grant, time, ttl.access), (value) =>
+          Effect.flatMap(call.digest.sha256(value), (hash) => f({ value, hash }))
+        )
+      : randomWithDigest(call, f)
+  const finish = (access: Digested, refresh: Digested | null) => {
+    const idToken = idTokenOf(grant, access.hash, time)
+    return idToken === null
+      ? Effect.succeed(minted(grant, time, ttl, access, refresh, Option.none()))
+      : Effect.map(idToken, (id) => minted(grant, time, ttl, access, refresh, Option.some(id)))
+  }
+  return withAccess((access) =>
+    grant.withRefresh ? randomWithDigest(call, (refresh) => finish(access, refresh)) : finish(access, null)
+  )
+}
+
+/** The records and response of a minted token set. */
+const minted = (
+  grant: Grant,
+  time: IssueTime,
+  ttl: { readonly access: number; readonly refresh: number },
+  access: Digested,
+  refresh: Digested | null,
+  idToken: Option.Option<string>
+): Minted => {
   const base = {
     appKey: grant.app.appKey,
     userId: grant.userId,
@@ -127,34 +180,33 @@ export const mint = Effect.fnUntraced(function* (grant: Grant) {
   const records: Array<Token> = [
     {
       ...base,
-      tokenHash: accessHash,
+      tokenHash: access.hash,
       kind: "access",
       scope: grant.scope,
-      expiresAt: expiry(time, accessTtl)
+      expiresAt: expiry(time, ttl.access)
     }
   ]
-  let refresh: Option.Option<string> = Option.none()
-  if (grant.withRefresh) {
-    const value = yield* Entropy.token
-    refresh = Option.some(value)
-    const ttl = grant.app.refreshTokenTtl ?? config.refreshTokenTtl
+  if (refresh !== null) {
     records.push({
       ...base,
-      tokenHash: yield* sha256(value),
+      tokenHash: refresh.hash,
       kind: "refresh",
       scope: grant.grantScope,
-      expiresAt: expiry(time, ttl)
+      expiresAt: expiry(time, ttl.refresh)
     })
   }
-  const idToken = yield* idTokenOf(grant, accessHash, time)
   const response: TokenResponse = {
-    access_token: access,
+    access_token: access.value,
     token_type: "Bearer",
-    expires_in: accessTtl,
+    expires_in: ttl.access,
     scope: Scope.format(grant.scope, scopeDelimiter(grant.app)),
-    ...(Option.isSome(refresh) ? { refresh_token: refresh.value } : {}),
+    ...(refresh !== null ? { refresh_token: refresh.value } : {}),
     ...(grant.openId !== null ? { open_id: grant.openId } : {}),
     ...(Option.isSome(idToken) ? { id_token: idToken.value } : {})
   }
-  return { records, response } satisfies Minted
-})
+  return { records, response }
+}
+
+/** `mint` outside a protocol request (the implicit grant of the authorize endpoint). */
+export const mintHere = (grant: Grant) =>
+  Call.run({}, (call: Call.Call<MintRequirements>) => mint(call, grant))

@@ -4,29 +4,33 @@
  */
 import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
-import { Config } from "../../model/Config.js"
 import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
 import { isDisabled, type User } from "../../model/User.js"
-import * as Audit from "../../security/Audit.js"
-import { sha256 } from "../../services/Digest.js"
-import { nowSeconds } from "../../services/internal/time.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import { UserStore } from "../../storage/UserStore.js"
+import * as Call from "../Call.js"
 import type * as TokenRequest from "../requests/TokenRequest.js"
-import { type Grant, issuedEvent, mint, registeredScope } from "./Issue.js"
+import { type Grant, issuedEvent, type MintRequirements, mint, registeredScope } from "./Issue.js"
 
 /** The grant type this module handles. */
 export const grantType = "refresh_token"
 
 const invalid = (description: string) => Effect.fail(new InvalidGrant({ description }))
 
+/** What the grant reads besides minting's. */
+export type Requirements = MintRequirements | TokenStore | UserStore
+
 /** Exchange a refresh token for a new access token and a new refresh token of the same family. */
-export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToken, app: Application) {
-  const tokens = yield* TokenStore
-  const { refreshReuseGrace } = yield* Config
-  const now = yield* nowSeconds
-  const hash = yield* sha256(req.refreshToken)
+export const handle = Effect.fnUntraced(function* (
+  call: Call.Call<Requirements>,
+  req: TokenRequest.RefreshToken,
+  app: Application
+) {
+  const tokens = Call.use(call, TokenStore)
+  const { refreshReuseGrace } = call.config
+  const now = Call.seconds(call)
+  const hash = yield* call.digest.sha256(req.refreshToken)
   const found = yield* tokens.find("refresh", hash)
   // RFC 6749 §10.4: bound to the client it was issued to
   if (Option.isNone(found) || found.value.appKey !== app.appKey) {
@@ -36,9 +40,9 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
   const who = { appKey: old.appKey, userId: old.userId, openId: old.openId }
   const reused = () =>
     Effect.gen(function* () {
-      yield* Audit.record("refresh_reuse_detected", who)
+      yield* Call.record(call, "refresh_reuse_detected", who)
       const revoked = yield* tokens.revokeFamily(old.familyId, now)
-      yield* Audit.record("family_revoked", { ...who, detail: `${revoked} tokens` })
+      yield* Call.record(call, "family_revoked", { ...who, detail: `${revoked} tokens` })
       return yield* invalid("refresh token was already used; its token family is revoked")
     })
   if (old.revokedAt !== null || old.expiresAt <= now)
@@ -61,8 +65,7 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
   const scope = registeredScope(app, requested)
   let user: User | null = null
   if (old.userId !== null) {
-    const users = yield* UserStore
-    const found = yield* users.findById(old.userId)
+    const found = yield* Call.use(call, UserStore).findById(old.userId)
     if (Option.isNone(found)) return yield* invalid("the user no longer exists")
     // A disabled account's tokens were revoked when it was disabled; none is refreshed while it is
     if (isDisabled(found.value)) return yield* invalid("refresh token is invalid, expired or revoked")
@@ -80,8 +83,8 @@ export const handle = Effect.fnUntraced(function* (req: TokenRequest.RefreshToke
     // OpenID Connect Core §12.2: a refreshed ID token keeps sub and aud, with no nonce or auth_time
     ...(user === null ? {} : { openIdContext: { user, nonce: null, authTime: null } })
   }
-  const minted = yield* mint(grant)
-  yield* Audit.recordWith(tokens.rotate(hash, now, refreshReuseGrace, minted.records), [
+  const minted = yield* mint(call, grant)
+  yield* Call.audited(call, tokens.rotate(hash, now, refreshReuseGrace, minted.records), [
     ["refresh_rotated", who],
     issuedEvent(grant, grantType)
   ]).pipe(

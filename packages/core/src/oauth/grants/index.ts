@@ -5,6 +5,7 @@
 import { Effect, Either } from "effect"
 import { type Application, allows } from "../../model/Application.js"
 import { type InvalidRequest, UnauthorizedClient, type UnsupportedGrantType } from "../../model/OAuthError.js"
+import * as Call from "../Call.js"
 import type { Params } from "../requests/Form.js"
 import * as TokenRequest from "../requests/TokenRequest.js"
 import * as AuthorizationCodeGrant from "./AuthorizationCodeGrant.js"
@@ -23,10 +24,12 @@ export * as RefreshTokenGrant from "./RefreshTokenGrant.js"
 const grant =
   <Req, D, E, R>(
     decode: (params: Params) => Either.Either<Req, D>,
-    handle: (req: Req, app: Application, address: string | undefined) => Effect.Effect<TokenResponse, E, R>
+    handle: (call: Call.Call<R>, req: Req, app: Application) => Effect.Effect<TokenResponse, E, R>
   ) =>
-  (params: Params, app: Application, address: string | undefined): Effect.Effect<TokenResponse, D | E, R> =>
-    Effect.flatMap(decode(params), (req) => handle(req, app, address))
+  (call: Call.Call<R>, params: Params, app: Application): Effect.Effect<TokenResponse, D | E, R> => {
+    const req = decode(params)
+    return Either.isLeft(req) ? Effect.fail(req.left) : handle(call, req.right, app)
+  }
 
 /** Every grant type the token endpoint supports (implicit is authorize-only). */
 const grants = {
@@ -38,26 +41,31 @@ const grants = {
 
 type Granted = ReturnType<(typeof grants)[keyof typeof grants]>
 
+/** What the grants read. */
+export type Requirements = Effect.Effect.Context<Granted>
+
 /**
- * Run the grant a token request names, for an authenticated application: a missing
- * grant_type is `invalid_request`, an unknown one `unsupported_grant_type` (both chosen by
- * `Params.refusal`), one the application is not registered for `unauthorized_client`.
+ * Run the grant a token request names, for an authenticated application, in the request `call`:
+ * a missing grant_type is `invalid_request`, an unknown one `unsupported_grant_type` (both chosen
+ * by `Params.refusal`), one the application is not registered for `unauthorized_client`.
  */
-export const handle = (
+export const serve = (
+  call: Call.Call<Requirements>,
   params: Params,
-  app: Application,
-  address: string | undefined
+  app: Application
 ): Effect.Effect<
   TokenResponse,
   Effect.Effect.Error<Granted> | InvalidRequest | UnsupportedGrantType | UnauthorizedClient,
-  Effect.Effect.Context<Granted>
-> =>
-  Either.match(TokenRequest.grantType(params), {
-    onLeft: Effect.fail,
-    onRight: ({ grant_type: name }) =>
-      allows(app, name)
-        ? grants[name](params, app, address)
-        : Effect.fail(
-            new UnauthorizedClient({ description: `this application may not use the ${name} grant` })
-          )
-  })
+  Requirements
+> => {
+  const named = TokenRequest.grantType(params)
+  if (Either.isLeft(named)) return Effect.fail(named.left)
+  const name = named.right.grant_type
+  return allows(app, name)
+    ? grants[name](call, params, app)
+    : Effect.fail(new UnauthorizedClient({ description: `this application may not use the ${name} grant` }))
+}
+
+/** `serve` for a request from `address`, its services read from the fiber. */
+export const handle = (params: Params, app: Application, address: string | undefined) =>
+  Call.run({ remoteAddress: address }, (call: Call.Call<Requirements>) => serve(call, params, app))

@@ -17,11 +17,14 @@ export interface IssueTime {
   readonly startsAt: number
 }
 
-/** The issue instant of something that expires, read once from the Clock service. */
-export const issueTime: Effect.Effect<IssueTime> = Effect.map(Clock.currentTimeMillis, (ms) => ({
+/** The issue instant of something that expires at `ms` epoch milliseconds. */
+export const issueTimeAt = (ms: number): IssueTime => ({
   issuedAt: Math.floor(ms / 1000),
   startsAt: Math.ceil(ms / 1000)
-}))
+})
+
+/** The issue instant of something that expires, read once from the Clock service. */
+export const issueTime: Effect.Effect<IssueTime> = Effect.map(Clock.currentTimeMillis, issueTimeAt)
 
 /**
  * When something issued at `time` and living `ttl` seconds expires: at least `ttl` seconds after
