@@ -2,6 +2,7 @@
  * The report: one row per (scenario, configuration) with the median of the rounds, then the
  * targets with ✓/✗ and the informational ratios of targets.ts, as markdown.
  */
+import type { CoreCost } from "./coreCost.js"
 import type { BenchResult, Configuration, RunRecord } from "./harness.js"
 import * as Targets from "./targets.js"
 
@@ -124,6 +125,33 @@ export const rows = (result: BenchResult): Array<Row> => {
 const fmt = (n: number | null, digits = 0): string =>
   n === null || Number.isNaN(n) ? "–" : n.toFixed(digits)
 
+/**
+ * The core alone (servers/core-cost.mjs), after a blank line: per request, the CPU, the Effect
+ * operations and the KB allocated of the endpoints measured in full, and the operations of the
+ * others; or why it was not measured. Nothing when the run did not measure it.
+ */
+export const coreTable = (core: CoreCost | null | undefined): Array<string> => {
+  if (core === undefined || core === null) return []
+  if ("error" in core) return ["", `The core alone (servers/core-cost.mjs): not measured, ${core.error}`]
+  const row = (scenario: string, cpuUs: number | null, ops: number, bytes: number | null) =>
+    `| ${scenario} | ${fmt(cpuUs)} | ${fmt(ops)} | ${bytes === null ? "–" : fmt(bytes / 1024, 1)} |`
+  const { clientCredentials: cc, introspection: intro, opsPerRequest: only } = core
+  return [
+    "",
+    `The core alone (servers/core-cost.mjs: its endpoints on its in-memory stores, no HTTP, no database, ` +
+      `${core.conns} at a time):`,
+    "",
+    "| scenario | CPU µs/req | ops/req | KB/req |",
+    "| --- | ---: | ---: | ---: |",
+    row("client_credentials", cc.cpuUsPerRequest, cc.opsPerRequest, cc.bytesPerRequest),
+    row("introspection", intro.cpuUsPerRequest, intro.opsPerRequest, intro.bytesPerRequest),
+    row("authorization_code", null, only.authorizationCode, null),
+    row("refresh_token", null, only.refreshToken, null),
+    row("revocation", null, only.revocation, null),
+    row("userinfo", null, only.userinfo, null)
+  ]
+}
+
 /** The whole report as markdown. */
 export const markdown = (result: BenchResult): string => {
   const table = rows(result)
@@ -137,15 +165,6 @@ export const markdown = (result: BenchResult): string => {
       `${result.knobs.conns} connections; Node ${result.machine.node}, ${result.machine.cpus} CPUs.`
   )
   for (const n of result.notes) lines.push(`- ${n}`)
-  const core = result.coreCost
-  if (core !== undefined && core !== null)
-    lines.push(
-      "error" in core
-        ? `- the core alone (servers/core-cost.mjs): not measured, ${core.error}`
-        : `- the core alone (servers/core-cost.mjs: its endpoints on its in-memory stores, no HTTP, no database, ` +
-            `${core.conns} at a time): client_credentials ${core.clientCredentials.cpuUsPerRequest.toFixed(0)} µs CPU a request, ` +
-            `introspection ${core.introspection.cpuUsPerRequest.toFixed(0)} µs`
-    )
   lines.push("")
   lines.push(
     "| configuration | scenario | req/s (median) | rounds | p50 ms | p99 ms | server p99 ms | RSS MiB | server CPU | CPU µs/req | invalid | notes |"
@@ -159,6 +178,7 @@ export const markdown = (result: BenchResult): string => {
         `${r.invalid}${r.ok ? "" : " ✗"} | ${r.notes} |`
     )
   }
+  lines.push(...coreTable(result.coreCost))
   lines.push("")
   lines.push("| target | measured | goal | | |")
   lines.push("| --- | ---: | --- | --- | --- |")
