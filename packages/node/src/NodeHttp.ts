@@ -198,7 +198,11 @@ const noHeaders: Readonly<Record<string, string>> = {}
 // The laid-out list of each `headers` object `write` was given: callers pass the same one each time
 const bases = new WeakMap<Readonly<Record<string, string>>, HeaderList.Base>()
 
-/** Write a core response, with `headers` under the core's own; its `error` is kept for `errorOf`. */
+/**
+ * Write a core response in one `writeHead`, with `headers` under the core's own (a core header
+ * replaces one of the same name); its `error` is kept for `errorOf`. `headers` is laid out once
+ * per object and kept: pass the same unchanging object each time.
+ */
 export const write = (
   res: ServerResponse,
   response: Http.HttpResponse,
