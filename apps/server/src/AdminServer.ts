@@ -44,6 +44,15 @@ export interface AdminServer {
 
 const headers = NodeHttp.hardeningHeaders(false)
 
+/** The headers of a metrics answer but its length, as the flat list `writeHead` takes. */
+const metricsHeaders: ReadonlyArray<string> = [
+  ...Object.entries(headers).flat(),
+  "content-type",
+  Metrics.contentType,
+  "cache-control",
+  "no-store"
+]
+
 const notFound = Http.json(404, { error: "not_found", error_description: "no such endpoint" })
 
 /** The request listener of the admin port. */
@@ -64,12 +73,7 @@ export const listener = (
         return NodeHttp.write(res, Http.refusalResponse(Http.methodNotAllowed("GET, HEAD")), headers)
       }
       const text = await options.metrics()
-      res.writeHead(200, {
-        ...headers,
-        "content-type": Metrics.contentType,
-        "cache-control": "no-store",
-        "content-length": Buffer.byteLength(text)
-      })
+      res.writeHead(200, [...metricsHeaders, "content-length", Buffer.byteLength(text)])
       res.end(request.method === "HEAD" ? undefined : text)
       return
     }

@@ -33,10 +33,22 @@ export interface AppOptions {
   readonly metrics?: Metrics.Metrics
 }
 
-const requestIds = new WeakMap<IncomingMessage, string>()
+/** What the listener keeps of a request until its response closes, for its log line. */
+interface Pending {
+  readonly id: string
+  /** `process.hrtime.bigint()` when the request came in. */
+  readonly start: bigint
+  /** The path of the request target, read before Express rewrites `req.url`. */
+  readonly path: string
+  /** The client's address once read (the endpoints read it first, the log line after). */
+  address?: string | undefined
+  addressRead: boolean
+}
+
+const pending = new WeakMap<IncomingMessage, Pending>()
 
 /** The id given to a request by the listener. */
-const requestId = (req: IncomingMessage): string | undefined => requestIds.get(req)
+const requestId = (req: IncomingMessage): string | undefined => pending.get(req)?.id
 
 const json = (res: Response, status: number, body: unknown) => {
   res.status(status)
@@ -155,26 +167,74 @@ const observe = (
   if (error !== undefined && status >= 300 && status !== 499) m.oauthError(endpoint, error)
 }
 
-/** The `reason` of the request's log line: the stable code of the error page answered, if one was. */
-const reasonField = (res: ServerResponse): { readonly reason?: string } => {
-  const reason = NodeHttp.reasonOf(res)
-  return reason === undefined ? {} : { reason }
+/** The fields of a request's log line, in their order on the line. */
+interface RequestLine {
+  readonly reqId: string
+  readonly method: string | undefined
+  readonly path: string
+  readonly status: number
+  readonly durationMs: number
+  readonly remoteAddress: string | undefined
+  /** The stable code of the error page answered, if one was. */
+  reason?: string
 }
+
+/**
+ * The request listener's log line and metrics, written when each response closes: one function
+ * shared by every response (`this`), the request's own values kept in `pending`.
+ */
+const closeHandler = (
+  log: Log,
+  metrics: Metrics.Metrics | undefined,
+  prefix: string,
+  addressOf: (req: IncomingMessage) => string | undefined
+) =>
+  function logged(this: ServerResponse): void {
+    const req = this.req
+    const p = pending.get(req) as Pending
+    const elapsed = Number(process.hrtime.bigint() - p.start)
+    const line: RequestLine = {
+      reqId: p.id,
+      method: req.method,
+      path: p.path,
+      status: responseStatus(this),
+      // Whole µs, as ms: exact below 2^53 ns
+      durationMs: Math.trunc(elapsed / 1000) / 1000,
+      remoteAddress: addressOf(req)
+    }
+    const reason = NodeHttp.reasonOf(this)
+    if (reason !== undefined) line.reason = reason
+    log.info(line, "request")
+    if (metrics !== undefined) observe(metrics, prefix, req, this, p.path, elapsed / 1e9)
+  }
 
 /** Build the request listener. */
 export const make = (options: AppOptions): RequestListener => {
-  const { log, metrics } = options
+  const { log } = options
   const prefix = prefixOf(options.issuer)
   const address = clientAddress(options.trustProxy)
+  // Resolved once per request: by the endpoints first, when they answer, and by its log line
+  const addressOf = (req: IncomingMessage): string | undefined => {
+    const p = pending.get(req)
+    if (p === undefined) return address(req)
+    if (!p.addressRead) {
+      p.address = address(req)
+      p.addressRead = true
+    }
+    return p.address
+  }
   const onError = (e: unknown) => log.error({ err: errorField(e) }, "unexpected error")
   const app = expressApp(options, prefix, onError)
   const endpoints = NodeHttp.handler(options.runtime, {
     prefix,
-    remoteAddress: address,
+    remoteAddress: addressOf,
     requestId,
+    // In the one list of headers the binding writes, not set beforehand with setHeader
+    requestIdHeader: "x-request-id",
     onError,
     headers: NodeHttp.hardeningHeaders(options.issuer.startsWith("https:"))
   })
+  const logged = closeHandler(log, options.metrics, prefix, addressOf)
 
   return (req, res) => {
     // One log line per request: id, method, path (never the query string), status, duration,
@@ -183,24 +243,10 @@ export const make = (options: AppOptions): RequestListener => {
     const id = randomUUID()
     // Read once, before Express rewrites req.url; absolute-form targets are logged by their path
     const { path } = NodeHttp.target(req.url)
-    requestIds.set(req, id)
+    pending.set(req, { id, start, path, addressRead: false })
+    res.on("close", logged)
+    if (endpoints(req, res)) return
     res.setHeader("x-request-id", id)
-    res.on("close", () => {
-      const elapsed = process.hrtime.bigint() - start
-      log.info(
-        {
-          reqId: id,
-          method: req.method,
-          path,
-          status: responseStatus(res),
-          durationMs: Number(elapsed / 1000n) / 1000,
-          remoteAddress: address(req),
-          ...reasonField(res)
-        },
-        "request"
-      )
-      if (metrics !== undefined) observe(metrics, prefix, req, res, path, Number(elapsed) / 1e9)
-    })
-    if (!endpoints(req, res)) app(req, res)
+    app(req, res)
   }
 }

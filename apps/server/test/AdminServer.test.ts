@@ -110,6 +110,9 @@ describe("the admin listener", () => {
     assert.match(metrics.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/)
     assert.strictEqual(metrics.headers.get("cache-control"), "no-store")
     const text = await metrics.text()
+    // The hardening headers, and the length of the text, in the one list of the answer's headers
+    assert.strictEqual(metrics.headers.get("x-frame-options"), "DENY")
+    assert.strictEqual(metrics.headers.get("content-length"), String(Buffer.byteLength(text)))
     for (const name of [
       "latchkey_tokens_issued_total",
       "latchkey_oauth_errors_total",

@@ -10,7 +10,7 @@ import { Config, Http, Interaction, Paths } from "@latchkey/core"
 import { Body, NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import express, { type Request, type RequestHandler, type Response, type Router } from "express"
-import helmet from "helmet"
+import * as Hardening from "./internal/hardening.js"
 import { render } from "./internal/render.js"
 
 /** Options of the router. */
@@ -36,9 +36,10 @@ export type Requirements = Http.Requirements
 const address = (req: Request): string | undefined => req.ip ?? req.socket.remoteAddress
 
 /**
- * helmet: the standard hardening headers on every response of the router, set up on the first
- * request (they depend on the issuer's scheme); until the configuration can be read, a 503 that
- * asks to retry. Pages replace the CSP with their own.
+ * helmet: the standard hardening headers on every response of the router (its header calls,
+ * recorded once and replayed: `Hardening.middleware`), set up on the first request (they depend
+ * on the issuer's scheme); until the configuration can be read, a 503 that asks to retry. Pages
+ * replace the CSP with their own.
  */
 const hardening = (
   runtime: ManagedRuntime.ManagedRuntime<Requirements, unknown>,
@@ -48,7 +49,7 @@ const hardening = (
   const loadHardening = () => {
     hardening ??= runtime
       .runPromise(Config.Config)
-      .then((c) => helmet(NodeHttp.helmetOptions(c.issuer.startsWith("https:"))))
+      .then((c) => Hardening.middleware(NodeHttp.helmetOptions(c.issuer.startsWith("https:"))))
     return hardening
   }
   return (req, res, next) => {

@@ -104,7 +104,8 @@ export const toResponse = (
 ): Response =>
   new Response(method === "HEAD" || response.body === "" ? null : response.body, {
     status: response.status,
-    headers: { ...headers, ...response.headers }
+    // Object.assign, not a spread: a spread adding names costs several µs per response on V8
+    headers: Object.assign({}, headers, response.headers)
   })
 
 const serverError = Http.errorResponse(Http.serverError)

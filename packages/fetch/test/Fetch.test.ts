@@ -249,3 +249,25 @@ describe("Fetch.handler on Web Request/Response", () => {
     assert.deepStrictEqual(errors, [])
   })
 })
+
+describe("Fetch.toResponse", () => {
+  it("sends the headers under the core's, the core's replacing one of the same name, and no body on HEAD", async () => {
+    const response: Http.HttpResponse = {
+      status: 200,
+      headers: { "content-type": "text/plain", "x-frame-options": "SAMEORIGIN" },
+      body: "hi"
+    }
+    const res = Fetch.toResponse(response, { "x-frame-options": "DENY", "x-a": "1" })
+    const sent: Array<[string, string]> = []
+    res.headers.forEach((value, name) => {
+      sent.push([name, value])
+    })
+    assert.deepStrictEqual(sent, [
+      ["content-type", "text/plain"],
+      ["x-a", "1"],
+      ["x-frame-options", "SAMEORIGIN"]
+    ])
+    assert.strictEqual(await res.text(), "hi")
+    assert.isNull(Fetch.toResponse(response, {}, "HEAD").body)
+  })
+})

@@ -9,6 +9,7 @@ import { Http, type Interaction, type OAuthError, Paths } from "@latchkey/core"
 import { Effect, type ManagedRuntime, Option } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
 import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
+import * as HeaderList from "./internal/HeaderList.js"
 
 /** Options of `handler`. */
 export interface Options {
@@ -18,6 +19,11 @@ export interface Options {
   readonly remoteAddress?: (req: IncomingMessage) => string | undefined
   /** The id of a request (e.g. set by a logger), copied into the core's audit events. */
   readonly requestId?: (req: IncomingMessage) => string | undefined
+  /**
+   * The response header that carries `requestId`'s id (e.g. `x-request-id`), first of every
+   * response; default none. One set with `setHeader` before the handler answers costs more.
+   */
+  readonly requestIdHeader?: string
   /** Called with unexpected failures; never sent to the client. */
   readonly onError?: (error: unknown) => void
   /** Headers sent with every response under the core's own (default: `hardeningHeaders(false)`). */
@@ -48,7 +54,7 @@ export const helmetOptions = (https: boolean): HelmetOptions => ({
 
 /**
  * The headers helmet sets with `helmetOptions(https)`, computed once: they do not
- * depend on the request, so the hot path copies an object instead of running helmet.
+ * depend on the request, so no response runs helmet.
  */
 export const hardeningHeaders = (https: boolean): Readonly<Record<string, string>> => {
   const headers: Record<string, string> = {}
@@ -174,19 +180,40 @@ export const noteReason = (res: ServerResponse, reason: Interaction.Problem["rea
 export const reasonOf = (res: ServerResponse): Interaction.Problem["reason"] | undefined =>
   answeredReasons.get(res)
 
-/** Write a core response, with `headers` under the core's own; its `error` is kept for `errorOf`. */
+/** `response` written in one `writeHead` of the list of `base`, the core's headers, its length. */
+const writeOver = (
+  res: ServerResponse,
+  response: Http.HttpResponse,
+  base: HeaderList.Base,
+  id: string | undefined
+): void => {
+  noteError(res, response.error)
+  const length = Buffer.byteLength(response.body)
+  res.writeHead(response.status, HeaderList.list(base, response.headers, length, id))
+  res.end(response.body)
+}
+
+const noHeaders: Readonly<Record<string, string>> = {}
+
+// The laid-out list of each `headers` object `write` was given: callers pass the same one each time
+const bases = new WeakMap<Readonly<Record<string, string>>, HeaderList.Base>()
+
+/**
+ * Write a core response in one `writeHead`, with `headers` under the core's own (a core header
+ * replaces one of the same name); its `error` is kept for `errorOf`. `headers` is laid out once
+ * per object and kept: pass the same unchanging object each time.
+ */
 export const write = (
   res: ServerResponse,
   response: Http.HttpResponse,
-  headers: Readonly<Record<string, string>> = {}
+  headers: Readonly<Record<string, string>> = noHeaders
 ): void => {
-  noteError(res, response.error)
-  res.writeHead(response.status, {
-    ...headers,
-    ...response.headers,
-    "content-length": Buffer.byteLength(response.body)
-  })
-  res.end(response.body)
+  let base = bases.get(headers)
+  if (base === undefined) {
+    base = HeaderList.base(headers)
+    bases.set(headers, base)
+  }
+  writeOver(res, response, base, undefined)
 }
 
 /**
@@ -199,7 +226,8 @@ export const handler = (
   options: Options = {}
 ): ((req: IncomingMessage, res: ServerResponse) => boolean) => {
   const prefix = (options.prefix ?? "").replace(/\/+$/, "")
-  const headers = options.headers ?? hardeningHeaders(false)
+  const base = HeaderList.base(options.headers ?? hardeningHeaders(false), options.requestIdHeader)
+  const requestId = base.id ? options.requestId : undefined
   const onError = options.onError ?? (() => {})
   const onResponse = options.onResponse
   const answer = (req: IncomingMessage, res: ServerResponse, response: Http.HttpResponse) => {
@@ -210,7 +238,7 @@ export const handler = (
         onError(e)
       }
     }
-    write(res, response, headers)
+    writeOver(res, response, base, requestId?.(req))
   }
   const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 

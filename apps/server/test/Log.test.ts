@@ -1,0 +1,44 @@
+import { pino } from "pino"
+import { afterEach, assert, describe, it, vi } from "vitest"
+import * as Log from "../src/Log.js"
+
+describe("Log.isoTime", () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it("is pino's isoTime at each millisecond, the lines of one millisecond sharing one text", () => {
+    vi.useFakeTimers()
+    const times: Array<string> = []
+    for (const at of [
+      Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+      Date.UTC(2026, 0, 2, 3, 4, 5, 7),
+      Date.UTC(2030, 11, 31)
+    ]) {
+      vi.setSystemTime(at)
+      const first = Log.isoTime()
+      assert.strictEqual(first, pino.stdTimeFunctions.isoTime())
+      assert.strictEqual(Log.isoTime(), first)
+      times.push(first)
+    }
+    assert.deepStrictEqual(times, [
+      ',"time":"2026-01-02T03:04:05.006Z"',
+      ',"time":"2026-01-02T03:04:05.007Z"',
+      ',"time":"2030-12-31T00:00:00.000Z"'
+    ])
+  })
+
+  it("gives every line of a logger made with loggerOptions the time it was written at", () => {
+    vi.useFakeTimers()
+    const lines: Array<{ time: string }> = []
+    const log = pino(Log.loggerOptions("info"), { write: (s: string) => lines.push(JSON.parse(s)) })
+    vi.setSystemTime(Date.UTC(2026, 5, 1, 12, 0, 0, 1))
+    log.info("a")
+    vi.setSystemTime(Date.UTC(2026, 5, 1, 12, 0, 0, 2))
+    log.info("b")
+    assert.deepStrictEqual(
+      lines.map((l) => l.time),
+      ["2026-06-01T12:00:00.001Z", "2026-06-01T12:00:00.002Z"]
+    )
+  })
+})
