@@ -89,7 +89,7 @@ export const errorResponse = (
       ? { "www-authenticate": 'Basic realm="latchkey"' }
       : e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable"
         ? retryAfter(e.retryAfter)
-        : {}
+        : undefined
   return { ...json(e.status, { error: e.error, error_description: e.description }, extra), error: e.error }
 }
 

@@ -24,10 +24,17 @@ const jsonHeaders = {
   pragma: "no-cache"
 } as const
 
-/** A JSON response with the no-store headers of RFC 6749 §5.1. */
-export const json = (status: number, value: unknown, extra: Record<string, string> = {}): HttpResponse => ({
+/**
+ * A JSON response with the no-store headers of RFC 6749 §5.1: the one shared headers object when
+ * there is nothing to add (a response's headers are never changed in place), else a copy with `extra`.
+ */
+export const json = (
+  status: number,
+  value: unknown,
+  extra?: Readonly<Record<string, string>>
+): HttpResponse => ({
   status,
-  headers: { ...jsonHeaders, ...extra },
+  headers: extra === undefined ? jsonHeaders : { ...jsonHeaders, ...extra },
   body: JSON.stringify(value)
 })
 

@@ -83,15 +83,21 @@ const lookup = (
 const answer = (found: Option.Option<Token>, app: Application, now: number): IntrospectionResponse => {
   if (Option.isNone(found) || !isActive(found.value, now)) return { active: false }
   const t = found.value
-  return {
-    active: true,
-    scope: Scope.format(t.scope, scopeDelimiter(app)),
-    client_id: t.appKey,
-    token_type: t.kind === "access" ? "Bearer" : "refresh_token",
-    exp: t.expiresAt,
-    iat: t.issuedAt,
-    ...(t.openId !== null ? { sub: t.openId, subject_type: subjectType(t) } : {})
-  }
+  const scope = Scope.format(t.scope, scopeDelimiter(app))
+  const tokenType = t.kind === "access" ? "Bearer" : "refresh_token"
+  // Each shape built whole (no spread per answer)
+  return t.openId === null
+    ? { active: true, scope, client_id: t.appKey, token_type: tokenType, exp: t.expiresAt, iat: t.issuedAt }
+    : {
+        active: true,
+        scope,
+        client_id: t.appKey,
+        token_type: tokenType,
+        exp: t.expiresAt,
+        iat: t.issuedAt,
+        sub: t.openId,
+        subject_type: subjectType(t)
+      }
 }
 
 /** Introspect a token of the authenticated application of the request `call`. */

@@ -158,6 +158,29 @@ export const mint = (call: Call.Call<MintRequirements>, grant: Grant) => {
   )
 }
 
+/** The record of a minted token (objects of one shape, built whole: no spread per token). */
+const record = (
+  grant: Grant,
+  time: IssueTime,
+  kind: Token["kind"],
+  tokenHash: string,
+  scope: Scope.ScopeSet,
+  expiresAt: number
+): Token => ({
+  tokenHash,
+  kind,
+  appKey: grant.app.appKey,
+  userId: grant.userId,
+  openId: grant.openId,
+  scope,
+  familyId: grant.familyId,
+  parentHash: grant.parentHash,
+  issuedAt: time.issuedAt,
+  expiresAt,
+  revokedAt: null,
+  rotatedAt: null
+})
+
 /** The records and response of a minted token set. */
 const minted = (
   grant: Grant,
@@ -167,43 +190,21 @@ const minted = (
   refresh: Digested | null,
   idToken: Option.Option<string>
 ): Minted => {
-  const base = {
-    appKey: grant.app.appKey,
-    userId: grant.userId,
-    openId: grant.openId,
-    familyId: grant.familyId,
-    parentHash: grant.parentHash,
-    issuedAt: time.issuedAt,
-    revokedAt: null,
-    rotatedAt: null
-  }
   const records: Array<Token> = [
-    {
-      ...base,
-      tokenHash: access.hash,
-      kind: "access",
-      scope: grant.scope,
-      expiresAt: expiry(time, ttl.access)
-    }
+    record(grant, time, "access", access.hash, grant.scope, expiry(time, ttl.access))
   ]
-  if (refresh !== null) {
-    records.push({
-      ...base,
-      tokenHash: refresh.hash,
-      kind: "refresh",
-      scope: grant.grantScope,
-      expiresAt: expiry(time, ttl.refresh)
-    })
-  }
-  const response: TokenResponse = {
+  const response: { -readonly [K in keyof TokenResponse]: TokenResponse[K] } = {
     access_token: access.value,
     token_type: "Bearer",
     expires_in: ttl.access,
-    scope: Scope.format(grant.scope, scopeDelimiter(grant.app)),
-    ...(refresh !== null ? { refresh_token: refresh.value } : {}),
-    ...(grant.openId !== null ? { open_id: grant.openId } : {}),
-    ...(Option.isSome(idToken) ? { id_token: idToken.value } : {})
+    scope: Scope.format(grant.scope, scopeDelimiter(grant.app))
   }
+  if (refresh !== null) {
+    records.push(record(grant, time, "refresh", refresh.hash, grant.grantScope, expiry(time, ttl.refresh)))
+    response.refresh_token = refresh.value
+  }
+  if (grant.openId !== null) response.open_id = grant.openId
+  if (Option.isSome(idToken)) response.id_token = idToken.value
   return { records, response }
 }
 
