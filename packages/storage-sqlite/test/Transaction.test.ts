@@ -1,32 +1,13 @@
 /**
  * The SQLite `Transaction`: a unit runs synchronously inside one job of the group commit, so a
  * unit that would wait (for a timer, a promise) cannot run there; it fails and stores nothing.
- * The audit log line of an event recorded in a unit is written once the unit committed. Events
- * attached to a whole unit are stored once, with its job; inside a unit, events attached to a write
- * that failed before writing are not stored by the unit's next write.
+ * The audit log line of an event recorded in a unit is written once the unit committed.
  */
 import { assert, it } from "@effect/vitest"
 import { Audit, AuditStore, SessionStore, StorageError, Transaction } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import { Data, Effect, Either, HashMap, Layer, Logger, Option } from "effect"
-
-const auditEvent = (appKey: string, detail: string): Audit.AuditEvent => ({
-  at: Fixtures.baseTime,
-  type: "signin_succeeded",
-  appKey,
-  userId: null,
-  openId: null,
-  address: null,
-  requestId: null,
-  detail,
-  actor: null
-})
-
-const detailsOf = (appKey: string) =>
-  Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 10, appKey })).pipe(
-    Effect.map((events) => events.map((e) => e.detail))
-  )
 
 class Abandoned extends Data.TaggedError("Abandoned")<object> {}
 
@@ -79,37 +60,4 @@ it.effect(
         ["committed"]
       )
     }).pipe(Effect.provide(Layer.provideMerge(Audit.layer, SqliteStorage.layer({ filename: ":memory:" }))))
-)
-
-it.effect("events attached to a whole unit are stored once, however many writes the unit makes", () =>
-  Effect.gen(function* () {
-    const audit = yield* AuditStore.AuditStore
-    const sessions = yield* SessionStore.SessionStore
-    const appKey = Fixtures.id("app")
-    const [a, b] = [Fixtures.session(), Fixtures.session()]
-    yield* audit.appendWith(
-      [auditEvent(appKey, "unit")],
-      Transaction.atomically(Effect.zipRight(sessions.save(a), sessions.save(b)))
-    )
-    assert.deepStrictEqual(yield* detailsOf(appKey), ["unit"])
-  }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
-)
-
-it.effect(
-  "in a unit, events attached to a write that failed before writing are not stored by its next write",
-  () =>
-    Effect.gen(function* () {
-      const audit = yield* AuditStore.AuditStore
-      const sessions = yield* SessionStore.SessionStore
-      const appKey = Fixtures.id("app")
-      const session = Fixtures.session()
-      yield* Transaction.atomically(
-        Effect.zipRight(
-          Effect.flip(audit.appendWith([auditEvent(appKey, "not written")], Effect.fail(new Abandoned()))),
-          sessions.save(session)
-        )
-      )
-      assert.isTrue(Option.isSome(yield* sessions.find(session.idHash, Fixtures.baseTime)))
-      assert.deepStrictEqual(yield* detailsOf(appKey), [])
-    }).pipe(Effect.provide(SqliteStorage.layer({ filename: ":memory:" })))
 )
