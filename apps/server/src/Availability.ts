@@ -7,7 +7,8 @@
  */
 import { StorageError, StorageHealth } from "@latchkey/core"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option, type Scope } from "effect"
-import { aroundStores } from "./Observed.js"
+import type { Metrics } from "./Metrics.js"
+import { aroundStores, observedCall } from "./Observed.js"
 
 /** What the store's health ping ended with: nothing for an interruption (no answer either way). */
 const outcome = (exit: Exit.Exit<unknown, unknown>): "answered" | StorageError.StorageError | undefined => {
@@ -49,11 +50,13 @@ const settle = (w: Watch, store: string, exit: Exit.Exit<unknown, unknown>) =>
 /**
  * `storage` with its availability watched: every store call and every health ping observed, the
  * changes logged as `db` (the store's description, without credentials). The pings it runs itself
- * are in the layer's scope: they end with it, and log nothing once it is closing.
+ * are in the layer's scope: they end with it, and log nothing once it is closing. With `metrics`,
+ * every store call is also timed into them (`Observed.timedStorage`'s timing), in the same match.
  */
 export const watched = <ROut, E, RIn>(
   storage: Layer.Layer<ROut, E, RIn>,
-  store: string
+  store: string,
+  metrics?: Metrics
 ): Layer.Layer<ROut, E, RIn> =>
   Layer.provide(
     Layer.scopedContext(
@@ -91,8 +94,9 @@ export const watched = <ROut, E, RIn>(
           failed === w.available && !w.checking && !closed
             ? Effect.asVoid(Effect.forkIn(check, scope))
             : Effect.void
-        const watchedContext = aroundStores(context, (call) =>
-          Effect.matchCauseEffect(call, {
+        const watchedContext = aroundStores(
+          context,
+          observedCall(metrics, {
             onFailure: (cause) => {
               const failure = Cause.failureOption(cause)
               const storageFailure =
@@ -100,7 +104,7 @@ export const watched = <ROut, E, RIn>(
               return Effect.zipRight(storageFailure ? observe(true) : Effect.void, Effect.failCause(cause))
             },
             // The common case, a store answering while it is known available, adds no step
-            onSuccess: (value) => (w.available ? Effect.succeed(value) : Effect.as(observe(false), value))
+            onSuccess: (value) => (w.available ? Exit.succeed(value) : Effect.as(observe(false), value))
           })
         )
         return Context.add(watchedContext, StorageHealth.StorageHealth, {

@@ -1,11 +1,13 @@
 /**
  * The store services and the audit log, observed from the outside for the metrics (`Metrics`),
  * so neither the core nor the storage adapters know about metrics: every store call timed, every
- * audit event kept counted, the sessions gauge read from the session store.
+ * audit event kept counted, the sessions gauge read from the session store. This runs on every
+ * store call and every audit event: a call's timing and what else observes its result share one
+ * match around it, and an event is counted where its log line is written.
  */
 import {
   ApplicationStore,
-  Audit,
+  type Audit,
   AuditStore,
   CodeStore,
   ConsentStore,
@@ -15,30 +17,42 @@ import {
   type StorageError,
   ThrottleStore,
   TokenStore,
-  Transaction,
   UserStore
 } from "@latchkey/core"
-import { Context, Effect, Layer } from "effect"
+import { type Cause, Context, Effect, Exit, Layer } from "effect"
 import type { Metrics, SessionStats } from "./Metrics.js"
 
-/** `effect` with its duration, from its start to its end, failed or not, handed to `done`. */
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (seconds: number) => void) =>
-  Effect.suspend(() => {
-    const start = performance.now()
-    const stop = () => done((performance.now() - start) / 1000)
-    // One match around the call (not onExit's uninterruptible region), the time taken in its
-    // continuations themselves: this runs on every store call
-    return Effect.matchCauseEffect(effect, {
-      onFailure: (cause) => {
-        stop()
-        return Effect.failCause(cause)
-      },
-      onSuccess: (value) => {
-        stop()
-        return Effect.succeed(value)
-      }
-    })
-  })
+/** What follows a store call, given its result: the answer it passes on (its own, by default). */
+interface Continuation {
+  readonly onFailure: (cause: Cause.Cause<unknown>) => Effect.Effect<unknown, unknown>
+  readonly onSuccess: (value: unknown) => Effect.Effect<unknown, unknown>
+}
+
+const passOn: Continuation = { onFailure: Exit.failCause, onSuccess: Exit.succeed }
+
+/**
+ * Each store call followed by `next` and, with `metrics`, timed into them as `name`, from its start
+ * to its end, failed or not: one step that starts the clock and one match around the call (not
+ * onExit's uninterruptible region), the time taken in the match's continuations themselves.
+ */
+export const observedCall =
+  (metrics: Metrics | undefined, next: Continuation = passOn) =>
+  (call: Effect.Effect<unknown, unknown>, name: string): Effect.Effect<unknown, unknown> =>
+    metrics === undefined
+      ? Effect.matchCauseEffect(call, next)
+      : Effect.suspend(() => {
+          const start = performance.now()
+          return Effect.matchCauseEffect(call, {
+            onFailure: (cause) => {
+              metrics.storage(name, (performance.now() - start) / 1000)
+              return next.onFailure(cause)
+            },
+            onSuccess: (value) => {
+              metrics.storage(name, (performance.now() - start) / 1000)
+              return next.onSuccess(value)
+            }
+          })
+        })
 
 // A store service: by the core's declarations of them, a record of functions returning Effects,
 // and values that are not calls (ThrottleStore's `counters`), passed through
@@ -84,6 +98,7 @@ export const aroundStores = <R>(
  * The stores of a storage layer with every call timed into `latchkey_storage_operation_duration_seconds`
  * as `<Store>.<method>` (the store's name is its tag's: `@latchkey/core/TokenStore`); the rest of its
  * output passes through. The timing wraps the call's effect, so a store that runs it in a transaction still can.
+ * (`Availability.watched` times the calls it watches itself, in the same match.)
  */
 export const timedStorage = <ROut, E, RIn>(
   storage: Layer.Layer<ROut, E, RIn>,
@@ -91,46 +106,23 @@ export const timedStorage = <ROut, E, RIn>(
 ): Layer.Layer<ROut, E, RIn> =>
   Layer.provide(
     Layer.effectContext(
-      Effect.map(Effect.context<ROut>(), (context) =>
-        aroundStores(context, (call, name) => timed(call, (s) => metrics.storage(name, s)))
-      )
+      Effect.map(Effect.context<ROut>(), (context) => aroundStores(context, observedCall(metrics)))
     ),
     storage
   )
 
 /**
- * The AuditLog `log`, counting each event it keeps: `record` always, `recordWith` once its write
- * committed, each once the unit it is part of (`Transaction.whenCommitted`) committed.
+ * `line` (what writes an audit event's log line, as `Audit.layerWriting` takes it) that also counts
+ * the event into `metrics`: the audit layer calls it for each event it keeps, once the write or the
+ * unit the event is part of committed, so counting adds no step of its own.
  */
-const countingAuditLog = (
-  log: Context.Tag.Service<Audit.AuditLog>,
-  metrics: Metrics
-): Context.Tag.Service<Audit.AuditLog> => {
-  const count = (events: ReadonlyArray<Audit.AuditEvent>): void => {
-    for (const event of events) {
-      metrics.auditEvent(event.type)
-      if (event.type === "token_issued") metrics.tokenIssued(event.detail ?? "other", event.appKey ?? "")
-    }
+export const countingLines =
+  (line: (event: Audit.AuditEvent) => void, metrics: Metrics) =>
+  (event: Audit.AuditEvent): void => {
+    line(event)
+    metrics.auditEvent(event.type)
+    if (event.type === "token_issued") metrics.tokenIssued(event.detail ?? "other", event.appKey ?? "")
   }
-  return {
-    record: (event) =>
-      Effect.zipRight(log.record(event), Transaction.whenCommitted(Effect.sync(() => count([event])))),
-    recordWith: <A, E, R>(events: ReadonlyArray<Audit.AuditEvent>, write: Effect.Effect<A, E, R>) =>
-      Effect.tap(log.recordWith(events, write), () =>
-        Transaction.whenCommitted(Effect.sync(() => count(events)))
-      )
-  }
-}
-
-/** The audit layer with `countingAuditLog` over it. */
-export const countingAudit = <E, R>(
-  audit: Layer.Layer<Audit.AuditLog, E, R>,
-  metrics: Metrics
-): Layer.Layer<Audit.AuditLog, E, R> =>
-  Layer.effect(
-    Audit.AuditLog,
-    Effect.map(Audit.AuditLog, (log) => countingAuditLog(log, metrics))
-  ).pipe(Layer.provide(audit))
 
 /** Read the sessions gauge through `run` (a runtime of the store). */
 export const sessionStats =

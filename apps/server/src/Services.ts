@@ -28,7 +28,7 @@ import * as Availability from "./Availability.js"
 import { describeStore, type ServerEnv } from "./Env.js"
 import * as Log from "./Log.js"
 import * as Metrics from "./Metrics.js"
-import { countingAudit, sessionStats, timedStorage } from "./Observed.js"
+import { countingLines, sessionStats, timedStorage } from "./Observed.js"
 import * as Tracing from "./Tracing.js"
 
 /** Every service of the server. */
@@ -80,8 +80,13 @@ export const layer = (
 ): Layer.Layer<Services, StorageError.StorageError | Config.InvalidConfig> => {
   const metrics = overrides.metrics
   const given = overrides.storage ?? storageLayer(env)
-  const chosen = overrides.watch === true ? Availability.watched(given, describeStore(env)) : given
-  const storage = metrics === undefined ? chosen : timedStorage(chosen, metrics)
+  // Watched and timed in one match around each store call
+  const storage =
+    overrides.watch === true
+      ? Availability.watched(given, describeStore(env), metrics)
+      : metrics === undefined
+        ? given
+        : timedStorage(given, metrics)
   const config = Layer.effect(
     Config.Config,
     Effect.gen(function* () {
@@ -105,11 +110,12 @@ export const layer = (
       })
     })
   ).pipe(Layer.provide(Layer.merge(storage, NodeCrypto.layer)))
-  // Audit events go to the append-only table and, as "audit" log lines, straight to pino
-  const audited = Audit.layerWriting((event) => log.info({ audit: event }, "audit")).pipe(
+  // Audit events go to the append-only table and, as "audit" log lines, straight to pino; each
+  // kept event is counted where its line is written
+  const line = (event: Audit.AuditEvent) => log.info({ audit: event }, "audit")
+  const audit = Audit.layerWriting(metrics === undefined ? line : countingLines(line, metrics)).pipe(
     Layer.provide(storage)
   )
-  const audit = metrics === undefined ? audited : countingAudit(audited, metrics)
   return Layer.mergeAll(
     storage,
     config,

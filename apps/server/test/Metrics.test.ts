@@ -67,7 +67,9 @@ describe("Metrics over the services", () => {
 
   it("counts audit events kept: record at once, recordWith only once its write succeeded", async () => {
     const m = Metrics.make({ defaults: false })
-    const audit = Observed.countingAudit(Audit.layer.pipe(Layer.provide(Memory.auditLayer)), m)
+    const audit = Audit.layerWriting(Observed.countingLines(() => {}, m)).pipe(
+      Layer.provide(Memory.auditLayer)
+    )
     const event = (type: Audit.EventType, detail: string | null): Audit.AuditEvent => ({
       at: 1,
       type,

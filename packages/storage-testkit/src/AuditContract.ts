@@ -1,12 +1,13 @@
 /**
  * The audit part of the storage contract: append-only events, events stored in the
- * transaction of the change they record (`appendWith`), the bounded purge of events
- * older than a cutoff (`purgeBefore`), and the filtered query (`query`) with the actor
- * of each event.
+ * transaction of the change they record (`appendWith`) and never with a later one, the
+ * bounded purge of events older than a cutoff (`purgeBefore`), and the filtered query
+ * (`query`) with the actor of each event.
  */
 import { layer as sharedLayer } from "@effect/vitest"
 import type { AuditStore, Stores } from "@latchkey/core"
 import type { Layer } from "effect"
+import { auditAttachedCases } from "./internal/auditAttachedCases.js"
 import { auditCases } from "./internal/auditCases.js"
 import { auditQueryCases } from "./internal/auditQueryCases.js"
 
@@ -20,5 +21,6 @@ export const auditContract = (
 ): void =>
   sharedLayer(layer, { timeout: "60 seconds" })(`audit contract: ${name}`, (it) => {
     auditCases(it)
+    auditAttachedCases(it)
     auditQueryCases(it)
   })

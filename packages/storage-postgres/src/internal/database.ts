@@ -4,8 +4,9 @@
  * the core's StorageError by errors.ts).
  */
 import { type Audit, StorageError } from "@latchkey/core"
-import { Cause, Clock, Duration, Effect, Exit, FiberRef, Option, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
 import { attempt, isConflict, isUnstorableValue, lostConnection } from "./errors.js"
+import * as FiberSlot from "./fiberSlot.js"
 import { send } from "./prepared.js"
 import { joinedWrite, lockKey, savepoint } from "./units.js"
 import { withEventsText, writeAndEvents } from "./withEvents.js"
@@ -122,8 +123,10 @@ export interface Tx {
   ) => Effect.Effect<void, StorageError.StorageError>
 }
 
+const none: ReadonlyArray<Audit.AuditEvent> = []
+
 /** Audit events to store in the transaction of the next write of this fiber (see `withEvents`). */
-const attached = FiberRef.unsafeMake<ReadonlyArray<Audit.AuditEvent>>([])
+const attached = FiberSlot.make(none)
 
 /**
  * The live clock: the delays between reruns of a conflicting transaction are real time (the
@@ -191,7 +194,11 @@ export interface Database {
   ) => Effect.Effect<void, StorageError.StorageError>
   /** Whether audit events are attached to this fiber's next write. */
   readonly eventsAttached: Effect.Effect<boolean>
-  /** Run `effect`, one write, with `events` stored in its transaction. */
+  /**
+   * Run `effect`, one write, with `events` stored in its transaction (its first write takes them).
+   * Events that no write of `effect` took (it failed, or was interrupted, before writing) are
+   * dropped when it ends.
+   */
   readonly withEvents: <A, E, R>(
     events: ReadonlyArray<Audit.AuditEvent>,
     effect: Effect.Effect<A, E, R>
@@ -348,7 +355,7 @@ export const make = (
     retryConflicts(effect, retryPolicy, liveClock)
 
   // The transaction of the unit this fiber runs, if any: every statement goes to it
-  const joined = FiberRef.unsafeMake<Tx | null>(null)
+  const joined = FiberSlot.make<Tx | null>(null)
   const inUnit = (
     tx: Tx,
     text: string,
@@ -356,10 +363,12 @@ export const make = (
     events: ReadonlyArray<Audit.AuditEvent>
   ) => joinedWrite(tx, text, values, events, eventWrites.insert)
 
+  // Each store call reads the fiber's unit and takes its attached events in its one first step
   return {
     lookup: (text, values) =>
-      Effect.flatMap(FiberRef.get(joined), (tx) =>
-        tx !== null
+      Effect.withFiberRuntime((fiber) => {
+        const tx = joined.get(fiber)
+        return tx !== null
           ? tx.query(text, values)
           : retrying(statement(text, values)).pipe(
               Effect.catchIf(
@@ -367,49 +376,48 @@ export const make = (
                 () => Effect.succeed(noRows)
               )
             )
-      ),
+      }),
     query: (text, values) =>
-      Effect.flatMap(FiberRef.get(joined), (tx) =>
-        tx !== null ? tx.query(text, values) : retrying(statement(text, values))
-      ),
+      Effect.withFiberRuntime((fiber) => {
+        const tx = joined.get(fiber)
+        return tx !== null ? tx.query(text, values) : retrying(statement(text, values))
+      }),
     transaction: (body, options = {}) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        Effect.flatMap(FiberRef.get(joined), (tx) =>
-          tx !== null
-            ? savepoint(tx, body, events, options.locks ?? [], eventWrites.insert)
-            : retrying(once(pool, writes, body, events, options.locks ?? []))
-        )
-      ),
+      Effect.withFiberRuntime((fiber) => {
+        const events = attached.take(fiber)
+        const tx = joined.get(fiber)
+        return tx !== null
+          ? savepoint(tx, body, events, options.locks ?? [], eventWrites.insert)
+          : retrying(once(pool, writes, body, events, options.locks ?? []))
+      }),
     write: (text, values = []) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        Effect.flatMap(FiberRef.get(joined), (tx) => {
-          if (tx !== null) return inUnit(tx, text, values, events)
-          if (events.length === 0) return retrying(statement(text, values))
-          const audit = eventWrites.statement(events, values.length)
-          const both = writeAndEvents(text, audit.text)
-          return Effect.map(retrying(statement(both.text, [...values, ...audit.values])), both.answer)
-        })
-      ),
+      Effect.withFiberRuntime((fiber) => {
+        const events = attached.take(fiber)
+        const tx = joined.get(fiber)
+        if (tx !== null) return inUnit(tx, text, values, events)
+        if (events.length === 0) return retrying(statement(text, values))
+        const audit = eventWrites.statement(events, values.length)
+        const both = writeAndEvents(text, audit.text)
+        return Effect.map(retrying(statement(both.text, [...values, ...audit.values])), both.answer)
+      }),
     writeWithEvents: (text, values) =>
-      Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-        Effect.flatMap(FiberRef.get(joined), (tx) => {
-          if (tx !== null) return Effect.asVoid(inUnit(tx, text, values, events))
-          if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
-          const audit = eventWrites.statement(events, values.length)
-          return Effect.asVoid(
-            retrying(statement(withEventsText(text, audit.text), [...values, ...audit.values]))
-          )
-        })
-      ),
-    eventsAttached: Effect.map(FiberRef.get(attached), (events) => events.length > 0),
-    withEvents: (events, effect) => Effect.locally(effect, attached, events),
+      Effect.withFiberRuntime((fiber) => {
+        const events = attached.take(fiber)
+        const tx = joined.get(fiber)
+        if (tx !== null) return Effect.asVoid(inUnit(tx, text, values, events))
+        if (events.length === 0) return Effect.asVoid(retrying(statement(text, values)))
+        const audit = eventWrites.statement(events, values.length)
+        return Effect.asVoid(
+          retrying(statement(withEventsText(text, audit.text), [...values, ...audit.values]))
+        )
+      }),
+    eventsAttached: Effect.withFiberRuntime((fiber) => Exit.succeed(attached.get(fiber).length > 0)),
+    withEvents: attached.around,
     unit: (effect) =>
-      Effect.flatMap(FiberRef.get(joined), (current) =>
-        current !== null
+      Effect.withFiberRuntime((fiber) =>
+        joined.get(fiber) !== null
           ? effect
-          : Effect.flatMap(FiberRef.getAndSet(attached, []), (events) =>
-              retrying(once(pool, writes, (tx) => Effect.locally(effect, joined, tx), events, []))
-            )
+          : retrying(once(pool, writes, (tx) => joined.around(tx, effect), attached.take(fiber), []))
       )
   }
 }

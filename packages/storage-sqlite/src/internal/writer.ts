@@ -12,8 +12,9 @@
  */
 import type { Audit, StorageError as StorageErrors } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
-import { Cause, Effect, Exit, FiberRef, Option } from "effect"
+import { Cause, Effect, Exit, type Fiber, FiberRef, type FiberStatus, Option, Runtime } from "effect"
 import { toStorageError } from "./database.js"
+import * as FiberSlot from "./fiberSlot.js"
 
 /** Thrown inside a job to refuse the write with a domain outcome: its savepoint is rolled back. */
 class Refusal<E> {
@@ -32,8 +33,10 @@ interface Job {
   readonly done: (result: Result) => void
 }
 
+const none: ReadonlyArray<Audit.AuditEvent> = []
+
 /** Audit events to store in the transaction of the next write of this fiber (see `withEvents`). */
-const attached = FiberRef.unsafeMake<ReadonlyArray<Audit.AuditEvent>>([])
+const attached = FiberSlot.make(none)
 
 /** The group-commit queue of one connection. */
 export interface Writer {
@@ -41,7 +44,8 @@ export interface Writer {
    * Run `work` in the next group transaction and succeed with its result once that
    * transaction has committed. A thrown `refuse(e)` fails with `e`; anything else
    * thrown, or a failed commit, fails with StorageError. Audit events attached with
-   * `withEvents` are inserted in the same savepoint, after `work` succeeded.
+   * `withEvents` are inserted in the same savepoint, after `work` succeeded (the first write of
+   * the attached effect takes them).
    */
   readonly write: <A, E = never>(work: () => A) => Effect.Effect<A, E | StorageErrors.StorageError>
   /**
@@ -50,7 +54,10 @@ export interface Writer {
    * A failure of `unit` rolls back all it wrote; a `unit` that suspends fails with StorageError.
    */
   readonly unit: <A, E>(unit: Effect.Effect<A, E>) => Effect.Effect<A, E | StorageErrors.StorageError>
-  /** Run `effect`, one write, with `events` stored in its transaction. */
+  /**
+   * Run `effect`, one write, with `events` stored in its transaction. Events that no write of
+   * `effect` took (it failed, or was interrupted, before writing) are dropped when it ends.
+   */
   readonly withEvents: <A, E, R>(
     events: ReadonlyArray<Audit.AuditEvent>,
     effect: Effect.Effect<A, E, R>
@@ -161,14 +168,13 @@ const withAttached = <A>(
 const nested = <A, E>(
   db: BetterSqlite3.Database,
   work: () => A
-): Effect.Effect<A, E | StorageErrors.StorageError> =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(db.transaction(work)())
-    } catch (e) {
-      return Effect.fail(e instanceof Refusal ? (e.error as E) : toStorageError(e))
-    }
-  })
+): Exit.Exit<A, E | StorageErrors.StorageError> => {
+  try {
+    return Exit.succeed(db.transaction(work)())
+  } catch (e) {
+    return Exit.fail(e instanceof Refusal ? (e.error as E) : toStorageError(e))
+  }
+}
 
 /** The outcome of a write from its job's result: its value, its refusal's error, or a StorageError. */
 const outcome = <A, E>(result: Result): Effect.Effect<A, E | StorageErrors.StorageError> =>
@@ -218,6 +224,28 @@ const runDeferred = (
   })
 }
 
+/** What a unit's job answers for the unit's exit: its value, a refusal with its failure, or a throw. */
+const unitResult = <A, E>(exit: Exit.Exit<A, E>): A => {
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) return refuse(failure.value)
+  throw Cause.squash(exit.cause)
+}
+
+/**
+ * A runtime with the services, FiberRefs and runtime flags of `fiber`: a unit runs on a fiber of
+ * its own (synchronously, inside its job) as if it ran on the caller's.
+ */
+const callerRuntime = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  status: FiberStatus.Running
+): Runtime.Runtime<never> =>
+  Runtime.make({
+    context: fiber.getFiberRef(FiberRef.currentContext),
+    runtimeFlags: status.runtimeFlags,
+    fiberRefs: fiber.getFiberRefs()
+  })
+
 /**
  * A writer over `db`; `insertEvent` stores one audit event (inside the running transaction). With
  * `wal`, each group transaction's flush to disk happens off the event loop (see the module).
@@ -231,8 +259,9 @@ export const make = (
   let queue: Array<Job> = []
   let scheduled = false
   let closed = false
-  // Set while a unit runs inside a job: its writes run at once, in the job's transaction
-  const inUnit = FiberRef.unsafeMake(false)
+  // Set while a unit runs inside a job (synchronously): its writes run at once, in the job's
+  // transaction. Nothing else runs meanwhile, so whatever writes then is part of that unit.
+  let inUnit = false
 
   const flush = (): void => {
     scheduled = false
@@ -252,39 +281,46 @@ export const make = (
     }
   }
 
+  /** `run` as a job of the next group transaction, or at once inside the running unit's. */
+  const submit = <A, E>(run: () => A): Effect.Effect<A, E | StorageErrors.StorageError> =>
+    inUnit
+      ? nested<A, E>(db, run)
+      : Effect.async<A, E | StorageErrors.StorageError>((resume) => {
+          if (closed) {
+            resume(Effect.fail(toStorageError(new Error("the database is closed"))))
+            return
+          }
+          enqueue({ run, done: (result) => resume(outcome<A, E>(result)) })
+        })
+
   const write = <A, E = never>(work: () => A): Effect.Effect<A, E | StorageErrors.StorageError> =>
-    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) => {
-      const run = withAttached(work, fiber.getFiberRef(attached), insertEvent)
-      if (fiber.getFiberRef(inUnit)) return nested<A, E>(db, run)
-      return Effect.async<A, E | StorageErrors.StorageError>((resume) => {
-        if (closed) {
-          resume(Effect.fail(toStorageError(new Error("the database is closed"))))
-          return
-        }
-        enqueue({ run, done: (result) => resume(outcome<A, E>(result)) })
-      })
-    })
+    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) =>
+      submit<A, E>(withAttached(work, attached.take(fiber), insertEvent))
+    )
+
+  /** Run `effect` synchronously, as the running unit (see `unitResult`). */
+  const runUnit = <A, E>(runtime: Runtime.Runtime<never>, effect: Effect.Effect<A, E>): A => {
+    inUnit = true
+    try {
+      return unitResult(Runtime.runSyncExit(runtime, effect))
+    } finally {
+      inUnit = false
+    }
+  }
 
   const unit = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StorageErrors.StorageError> =>
-    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) => {
-      if (fiber.getFiberRef(inUnit)) return effect
-      const refs = fiber.getFiberRefs()
-      return write<A, E>(() => {
-        // The caller's services and fiber refs, with this job's transaction
-        const exit = Effect.runSyncExit(
-          Effect.zipRight(Effect.setFiberRefs(refs), Effect.locally(effect, inUnit, true))
-        )
-        if (Exit.isSuccess(exit)) return exit.value
-        const failure = Cause.failureOption(exit.cause)
-        if (Option.isSome(failure)) return refuse(failure.value)
-        throw Cause.squash(exit.cause)
-      })
+    Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber, status) => {
+      if (inUnit) return effect
+      // Taken before the unit's fiber copies this one's FiberRefs: stored once, by the job
+      const events = attached.take(fiber)
+      const runtime = callerRuntime(fiber, status)
+      return submit<A, E>(withAttached(() => runUnit(runtime, effect), events, insertEvent))
     })
 
   return {
     write,
     unit,
-    withEvents: (events, effect) => Effect.locally(effect, attached, events),
+    withEvents: attached.around,
     close: () => {
       // The last group commits with synchronous=FULL, on the spot
       closed = true
