@@ -3,10 +3,9 @@
  * transactions retried on serialization failures and deadlocks (the driver's errors mapped to
  * the core's StorageError by errors.ts).
  */
-import { type Audit, StorageError } from "@latchkey/core"
+import { type Audit, FiberSlot, StorageError } from "@latchkey/core"
 import { Cause, Clock, Duration, Effect, Exit, Option, Schedule } from "effect"
 import { attempt, isConflict, isUnstorableValue, lostConnection } from "./errors.js"
-import * as FiberSlot from "./fiberSlot.js"
 import { send } from "./prepared.js"
 import { joinedWrite, lockKey, savepoint } from "./units.js"
 import { withEventsText, writeAndEvents } from "./withEvents.js"

@@ -10,11 +10,10 @@
  * flush is done, exactly when FULL's own flush at commit would have let them, while the event
  * loop goes on parsing and answering other requests instead of waiting for the disk.
  */
-import type { Audit, StorageError as StorageErrors } from "@latchkey/core"
+import { type Audit, FiberSlot, type StorageError as StorageErrors } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Cause, Effect, Exit, type Fiber, FiberRef, type FiberStatus, Option, Runtime } from "effect"
 import { toStorageError } from "./database.js"
-import * as FiberSlot from "./fiberSlot.js"
 
 /** Thrown inside a job to refuse the write with a domain outcome: its savepoint is rolled back. */
 class Refusal<E> {

@@ -1,9 +1,10 @@
 /**
  * A value per fiber, set for the time an effect runs (`Effect.locally`'s meaning) and taken by
- * plain calls: the audit events attached to a fiber's next write. It is a box in a FiberRef that
- * its fiber changes in place, so neither setting nor taking it copies the fiber's FiberRefs (each
- * `FiberRef.set` does, and `Effect.locally` does it twice around an acquireUseRelease: several
- * microseconds on every audited write).
+ * plain calls, for storage adapters: the audit events attached to a fiber's next write, the
+ * transaction of the unit a fiber runs. It is a box in a FiberRef that its fiber changes in place,
+ * so neither setting nor taking it copies the fiber's FiberRefs (each `FiberRef.set` does, and
+ * `Effect.locally` does it twice around an acquireUseRelease: several microseconds on every
+ * audited write and every unit).
  */
 import { Effect, Exit, type Fiber, FiberRef, RuntimeFlags } from "effect"
 
