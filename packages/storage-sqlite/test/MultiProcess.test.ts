@@ -147,10 +147,9 @@ const readLines = (child: ChildProcess, enough: number): Promise<ReadonlyArray<s
         child.kill("SIGKILL")
       }
     })
-    // Whatever arrives, the burst is cut short after 10 s.
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+    // No clock cuts the burst short (a loaded machine may start the worker slowly): the worker writes
+    // far more than `enough`, and a hung one is ended by the test's timeout and its finalizer.
     child.once("exit", () => {
-      clearTimeout(timer)
       // Only complete lines were reported; a cut-off last line is dropped.
       resolve(buffer.split("\n").slice(0, -1))
     })
