@@ -10,6 +10,7 @@ import * as Http from "../src/http/Http.js"
 import * as Audit from "../src/security/Audit.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, form, issueCode, newApp, newUser, SyncDigest, TestLayer } from "./fixtures.js"
+import { openIdCode } from "./openid/helpers.js"
 import { countOps } from "./ops.js"
 
 const Served = () =>
@@ -98,5 +99,65 @@ describe("operation budgets of the protocol endpoints", () => {
 
   it.effect("revocation of a refresh token: at most 30 operations", () =>
     Effect.map(userFlow, ({ revoked }) => within(revoked, 200, 30)).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("userinfo with an opaque openid access token: at most 20 operations", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp({ scope: "openid,profile" })
+      const { user } = yield* newUser()
+      const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid,profile" })
+      const redeemed = yield* posted(
+        "/oauth2/oauth2/token",
+        { grant_type: "authorization_code", code, redirect_uri: cb },
+        basic
+      )
+      const access = JSON.parse(redeemed.value.body).access_token as string
+      const run = within(
+        yield* served({
+          method: "GET",
+          path: "/oauth2/oauth2/userinfo",
+          headers: { authorization: `Bearer ${access}` }
+        }),
+        200,
+        20
+      )
+      assert.include(run.value.body, `"preferred_username":"${user.username}"`)
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("the JWK Set: at most 999 operations", () =>
+    Effect.gen(function* () {
+      yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" })
+      const run = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 999)
+      assert.include(run.value.body, '"kty"')
+      console.log("jwks", run.ops)
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("the metadata: at most 999 operations", () =>
+    Effect.gen(function* () {
+      const run = within(
+        yield* served({ method: "GET", path: "/.well-known/oauth-authorization-server" }),
+        200,
+        999
+      )
+      assert.include(run.value.body, '"issuer"')
+      console.log("metadata", run.ops)
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("a password grant refused by the throttle: at most 999 operations", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const { user } = yield* newUser()
+      const attempt = (password: string) =>
+        posted("/oauth2/oauth2/token", { grant_type: "password", username: user.username, password }, basic)
+      for (let i = 0; i < 6; i++) yield* attempt("wrong password")
+      const run = within(yield* attempt("wrong password"), 429, 999)
+      assert.include(run.value.body, '"too many failed attempts; try again later"')
+      console.log("throttled", run.ops)
+      const bad = yield* attempt("wrong password 2")
+      console.log("bad first", bad.ops)
+    }).pipe(Effect.provide(Served()))
   )
 })

@@ -21,11 +21,12 @@ import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
 import { utf8 } from "../services/internal/base64url.js"
-import { span } from "../services/internal/span.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
 import * as Keys from "../signing/Keys.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
+import { OpenIdStore } from "../storage/OpenIdStore.js"
 import type { Stores } from "../storage/Stores.js"
+import { UserStore } from "../storage/UserStore.js"
 import * as Cors from "./Cors.js"
 import * as Paths from "./Paths.js"
 import {
@@ -35,7 +36,6 @@ import {
   retryAfter,
   type StorageFailure,
   serverError,
-  settle,
   unavailable
 } from "./Response.js"
 
@@ -398,28 +398,58 @@ const userinfoCredentials = (req: HttpRequest): Either.Either<ReadonlyArray<stri
  * The userinfo answer for a request with `Origin`, readable by the page when the application the
  * access token was issued to registered that origin: the one more read is made only then.
  */
-const userinfoFor = <R>(
+const userinfoFor = (
+  call: Call.Call<Requirements>,
   req: HttpRequest,
   principal: Bearer.Principal,
-  answer: Effect.Effect<HttpResponse, never, R>
-): Effect.Effect<HttpResponse, never, R | ApplicationStore> =>
+  answer: Effect.Effect<HttpResponse>
+): Effect.Effect<HttpResponse> =>
   typeof header(req, "origin") !== "string"
     ? answer
-    : Effect.flatMap(ApplicationStore, (apps) =>
-        Effect.matchEffect(apps.find(principal.clientId), {
-          onFailure: () => answer,
-          onSuccess: Option.match({
-            onNone: () => answer,
-            onSome: (app) => forApplication(req, app, Cors.userinfo, answer)
-          })
+    : Effect.matchEffect(Call.use(call, ApplicationStore).find(principal.clientId), {
+        onFailure: () => answer,
+        onSuccess: Option.match({
+          onNone: () => answer,
+          onSome: (app) => forApplication(req, app, Cors.userinfo, answer)
         })
-      )
+      })
+
+/**
+ * The claims of an admitted token's user (`Userinfo.claimsWith`) answered in one step: 200, or
+ * `invalid_token` when no enabled user granted it, 503 when a store cannot answer, 500 on a defect.
+ */
+const userinfoAnswer = (call: Call.Call<Requirements>, principal: Bearer.Principal) =>
+  Effect.matchCauseEffect(
+    Userinfo.claimsWith(
+      { openIds: Call.use(call, OpenIdStore), users: Call.use(call, UserStore) },
+      principal
+    ),
+    {
+      onSuccess: (claims) =>
+        Effect.succeed(
+          Option.isNone(claims)
+            ? bearerRefusal(401, "invalid_token", "the access token was not granted by a user")
+            : json(200, claims.value)
+        ),
+      onFailure: (cause) => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isNone(failure))
+          return Effect.as(
+            logDefect(cause),
+            bearerRefusal(serverError.status, serverError.error, serverError.description)
+          )
+        const e = unavailable
+        return Effect.succeed(bearerRefusal(e.status, e.error, e.description, retryAfter(e.retryAfter)))
+      }
+    }
+  )
 
 /**
  * `GET` and `POST /oauth2/oauth2/userinfo` (OpenID Connect Core §5.3): `sub` and the claims of the
  * access token's scope, for a token carrying `openid` (RFC 6750 answers as `Bearer.admit` gives
  * them): any access token this server issued whose record is active, whatever its audience. A token
- * no enabled user granted (an application's own) is `invalid_token`.
+ * no enabled user granted (an application's own) is `invalid_token`. The request's services are
+ * read once (`Call.run`).
  */
 export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> => {
   if (req.method !== "GET" && req.method !== "POST")
@@ -429,35 +459,22 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
     const r = credentials.left
     return Effect.succeed(bearerRefusal(r.status, "invalid_request", r.description, r.headers))
   }
-  // OpenID Connect Core §5.3: the server's own endpoint takes any access token it issued
-  const admission = Bearer.admit(credentials.right, Claims.openidScopeSet, "latchkey", Bearer.issuedHere)
-  return Effect.flatMap(admission, (admitted) =>
-    Either.isLeft(admitted)
-      ? Effect.succeed(admitted.left)
-      : userinfoFor(
-          req,
-          admitted.right,
-          settle(Userinfo.claims(admitted.right)).pipe(
-            Effect.map(
-              Option.match({
-                onNone: () =>
-                  bearerRefusal(401, "invalid_token", "the access token was not granted by a user"),
-                onSome: (claims) => json(200, claims)
-              })
-            ),
-            Effect.catchAll((e) =>
-              Effect.succeed(
-                bearerRefusal(
-                  e.status,
-                  e.error,
-                  e.description,
-                  e._tag === "TemporarilyUnavailable" ? retryAfter(e.retryAfter) : {}
-                )
-              )
-            )
-          )
-        )
-  ).pipe(span("Http.userinfo"))
+  return Call.run(req, (call: Call.Call<Requirements>) => {
+    // OpenID Connect Core §5.3: the server's own endpoint takes any access token it issued
+    const admission = Bearer.admitIn(
+      call,
+      credentials.right,
+      Claims.openidScopeSet,
+      "latchkey",
+      Bearer.issuedHere
+    )
+    const answer = Effect.flatMap(admission, (admitted) =>
+      Either.isLeft(admitted)
+        ? Effect.succeed(admitted.left)
+        : userinfoFor(call, req, admitted.right, userinfoAnswer(call, admitted.right))
+    )
+    return call.tracing ? Effect.withSpan(answer, "Http.userinfo", { captureStackTrace: false }) : answer
+  })
 }
 
 /** Paths of the JSON endpoints `route` serves: `Paths.json`. */
