@@ -125,24 +125,24 @@ describe("operation budgets of the protocol endpoints", () => {
     }).pipe(Effect.provide(Served()))
   )
 
-  it.effect("the JWK Set: at most 999 operations", () =>
+  it.effect("the JWK Set, from the key set held: at most 5 operations", () =>
     Effect.gen(function* () {
-      yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" })
-      const run = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 999)
+      // The first request stores the signing key and loads the set; the next one answers from it
+      const first = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 999)
+      const run = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 5)
+      assert.strictEqual(run.value.body, first.value.body)
       assert.include(run.value.body, '"kty"')
-      console.log("jwks", run.ops)
     }).pipe(Effect.provide(Served()))
   )
 
-  it.effect("the metadata: at most 999 operations", () =>
+  it.effect("the metadata: at most 5 operations", () =>
     Effect.gen(function* () {
       const run = within(
         yield* served({ method: "GET", path: "/.well-known/oauth-authorization-server" }),
         200,
-        999
+        5
       )
-      assert.include(run.value.body, '"issuer"')
-      console.log("metadata", run.ops)
+      assert.include(run.value.body, '"issuer":"https://auth.example"')
     }).pipe(Effect.provide(Served()))
   )
 

@@ -6,14 +6,13 @@
  */
 import { Cause, Effect, Either, Option } from "effect"
 import { type Application, allowsWebOrigin } from "../model/Application.js"
-import { Config } from "../model/Config.js"
+import type { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
 import * as Call from "../oauth/Call.js"
 import { authenticateCall, authenticateConfidential } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
-import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Claims from "../openid/Claims.js"
 import * as Userinfo from "../openid/Userinfo.js"
@@ -22,26 +21,36 @@ import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
 import { utf8 } from "../services/internal/base64url.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
-import * as Keys from "../signing/Keys.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
 import type { Stores } from "../storage/Stores.js"
 import { UserStore } from "../storage/UserStore.js"
 import * as Cors from "./Cors.js"
+import { jwks, metadata } from "./Documents.js"
 import * as Paths from "./Paths.js"
 import {
   type HttpResponse,
   json,
   logDefect,
+  methodNotAllowed,
+  type Refusal,
+  refusalResponse,
+  respond,
   retryAfter,
   type StorageFailure,
   serverError,
   unavailable
 } from "./Response.js"
 
+export { jwks, jwksMaxAge, metadata } from "./Documents.js"
 export {
+  errorResponse,
   type HttpResponse,
   json,
+  methodNotAllowed,
+  type Refusal,
+  refusalResponse,
+  refusalStatuses,
   type Settled,
   serverError,
   settle,
@@ -80,19 +89,6 @@ export type Requirements =
 /** Largest accepted body, 16 KiB: larger is 413. */
 export const maxBodyBytes = 16 * 1024
 
-/** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
-export const errorResponse = (
-  e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
-): HttpResponse => {
-  const extra =
-    e._tag === "InvalidClient"
-      ? { "www-authenticate": 'Basic realm="latchkey"' }
-      : e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable"
-        ? retryAfter(e.retryAfter)
-        : {}
-  return { ...json(e.status, { error: e.error, error_description: e.description }, extra), error: e.error }
-}
-
 /** Header value by lower-case name; a repeated header counts as absent-and-malformed (`null`). */
 export const header = (req: HttpRequest, name: string): string | undefined | null => {
   const v = req.headers[name]
@@ -101,23 +97,6 @@ export const header = (req: HttpRequest, name: string): string | undefined | nul
 }
 
 const byteLength = (s: string): number => utf8(s).length
-
-/** Every status a request is refused with before any OAuth rule runs. */
-export const refusalStatuses = [400, 405, 413, 415] as const
-
-/** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
-export interface Refusal {
-  readonly status: (typeof refusalStatuses)[number]
-  readonly description: string
-  readonly headers: Readonly<Record<string, string>>
-}
-
-/** The refusal of a method a path does not serve (`allow` lists the ones it does). */
-export const methodNotAllowed = (allow: string): Refusal => ({
-  status: 405,
-  description: `method not allowed; use ${allow.split(", ").join(" or ")}`,
-  headers: { allow }
-})
 
 /**
  * What every request body is refused for before its content type is read: a compressed body
@@ -201,26 +180,6 @@ export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> 
     headers: {}
   }))
 }
-
-/** The JSON answer to a refusal. */
-export const refusalResponse = (r: Refusal): HttpResponse => ({
-  ...json(r.status, { error: "invalid_request", error_description: r.description }, r.headers),
-  error: "invalid_request"
-})
-
-/**
- * Map every failure of an endpoint to a response, in one step: OAuth errors as they are, storage to
- * 503, defects to 500 (as `settle` does).
- */
-const respond = <R>(
-  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
-): Effect.Effect<HttpResponse, never, R> =>
-  Effect.catchAllCause(program, (cause) => {
-    const failure = Cause.failureOption(cause)
-    if (Option.isNone(failure)) return Effect.as(logDefect(cause), errorResponse(serverError))
-    const e = failure.value
-    return Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : e))
-  })
 
 /**
  * A form POST answered by `f` in the request's `Call` (its services read once), in a span when the
@@ -322,44 +281,6 @@ export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never,
       )
     )
   )
-
-/**
- * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
- * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document.
- */
-export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
-  req.method === "GET" || req.method === "HEAD"
-    ? Effect.map(Config, (c) => ({
-        status: 200,
-        headers: {
-          "content-type": "application/json; charset=utf-8",
-          "cache-control": "public, max-age=3600"
-        },
-        body: JSON.stringify(Metadata.document(c))
-      }))
-    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
-
-/**
- * How long a client may keep the JWK Set, in seconds: a rotation signs with the new key at once,
- * so a client holding the set longer fails to find its `kid` for at most this long (and should
- * fetch the set again when a token names a `kid` it lacks, OpenID Connect Core §10.1.1).
- */
-export const jwksMaxAge = 60
-
-/** `GET /oauth2/oauth2/jwks` (`Paths.oauth.jwks`): the published signing keys (RFC 7517 JWK Set). */
-export const jwks = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  req.method === "GET" || req.method === "HEAD"
-    ? respond(
-        Effect.map(Keys.jwks, (set) => ({
-          status: 200,
-          headers: {
-            "content-type": "application/json; charset=utf-8",
-            "cache-control": `public, max-age=${jwksMaxAge}`
-          },
-          body: JSON.stringify(set)
-        }))
-      )
-    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
 
 // A Bearer refusal of the userinfo endpoint that `Bearer.admit` does not make itself
 const bearerRefusal = (status: number, error: OAuthError.Code, description: string, extra = {}) => ({
