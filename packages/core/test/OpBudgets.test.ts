@@ -8,14 +8,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as Http from "../src/http/Http.js"
 import * as Audit from "../src/security/Audit.js"
+import * as PasswordChecks from "../src/security/PasswordChecks.js"
+import * as Throttle from "../src/security/Throttle.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, form, issueCode, newApp, newUser, SyncDigest, TestLayer } from "./fixtures.js"
 import { openIdCode } from "./openid/helpers.js"
 import { countOps } from "./ops.js"
 
-const Served = () =>
+const Served = (checks?: PasswordChecks.Limits) =>
   Layer.mergeAll(
-    TestLayer(),
+    TestLayer({}, Throttle.defaultPolicy, checks),
     SyncDigest,
     Layer.provideMerge(
       Audit.layerWriting(() => {}),
@@ -128,7 +130,8 @@ describe("operation budgets of the protocol endpoints", () => {
   it.effect("the JWK Set, from the key set held: at most 5 operations", () =>
     Effect.gen(function* () {
       // The first request stores the signing key and loads the set; the next one answers from it
-      const first = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 999)
+      const first = yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" })
+      assert.strictEqual(first.value.status, 200)
       const run = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 5)
       assert.strictEqual(run.value.body, first.value.body)
       assert.include(run.value.body, '"kty"')
@@ -146,18 +149,37 @@ describe("operation budgets of the protocol endpoints", () => {
     }).pipe(Effect.provide(Served()))
   )
 
-  it.effect("a password grant refused by the throttle: at most 999 operations", () =>
+  /** A user's password grants from an application, until the throttle locks the username. */
+  const lockedOut = Effect.gen(function* () {
+    const { basic } = yield* newApp()
+    const { user, password } = yield* newUser()
+    const attempt = (given: string) =>
+      posted(
+        "/oauth2/oauth2/token",
+        { grant_type: "password", username: user.username, password: given },
+        basic
+      )
+    // The policy's free failures, then one that locks the key
+    for (let i = 0; i <= Throttle.defaultPolicy.freeFailures; i++)
+      assert.strictEqual((yield* attempt("wrong password")).value.status, 400)
+    return attempt(password)
+  })
+
+  it.effect("a password grant refused by the throttle, the right password too: at most 35 operations", () =>
+    Effect.gen(function* () {
+      const run = within(yield* yield* lockedOut, 429, 35)
+      assert.include(run.value.body, "too many failed attempts; try again later")
+      assert.strictEqual(run.value.headers["retry-after"], "30")
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("a password grant refused by admission (503): at most 25 operations", () =>
     Effect.gen(function* () {
       const { basic } = yield* newApp()
-      const { user } = yield* newUser()
-      const attempt = (password: string) =>
-        posted("/oauth2/oauth2/token", { grant_type: "password", username: user.username, password }, basic)
-      for (let i = 0; i < 6; i++) yield* attempt("wrong password")
-      const run = within(yield* attempt("wrong password"), 429, 999)
-      assert.include(run.value.body, '"too many failed attempts; try again later"')
-      console.log("throttled", run.ops)
-      const bad = yield* attempt("wrong password 2")
-      console.log("bad first", bad.ops)
-    }).pipe(Effect.provide(Served()))
+      const { user, password } = yield* newUser()
+      const params = { grant_type: "password", username: user.username, password }
+      const run = within(yield* posted("/oauth2/oauth2/token", params, basic), 503, 25)
+      assert.include(run.value.body, "too many sign-in attempts are waiting")
+    }).pipe(Effect.provide(Served({ ...PasswordChecks.defaultLimits, maxPending: 0 })))
   )
 })

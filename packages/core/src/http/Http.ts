@@ -42,6 +42,11 @@ import {
   unavailable
 } from "./Response.js"
 
+/**
+ * The metadata and JWK Set endpoints (`route` serves them).
+ *
+ * @public
+ */
 export { jwks, jwksMaxAge, metadata } from "./Documents.js"
 export {
   errorResponse,

@@ -51,6 +51,8 @@ export const claimsWith = (
  * The userinfo answer for a token's holder: `sub` and the claims of its scope, or none when no
  * enabled platform user stands behind the token (an application's own token, whose open_id it
  * asserted or has none, or a user since deleted or disabled).
+ *
+ * @public
  */
 export const claims = (
   holder: Holder
