@@ -112,7 +112,11 @@ const verifyIn = (
   authorization: string | undefined,
   required: Scope.ScopeSet,
   audience?: Audience
-) => {
+): Effect.Effect<
+  Principal,
+  InvalidRequest | InvalidToken | InsufficientScope | StorageError,
+  KeyStore | Config
+> => {
   if (authorization === undefined) return Effect.fail(bearerRequired())
   const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
   if (m === null || (m[1] as string).length > caps.token) return Effect.fail(malformed())

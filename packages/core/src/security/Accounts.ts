@@ -147,7 +147,7 @@ const attempt = <E, R>(
   malformed: boolean,
   pass: PasswordChecks.Pass,
   before: Effect.Effect<void, E, R> | undefined
-) => {
+): Effect.Effect<Verified, SignInRefused | RateLimited | StorageError | E, R> => {
   const { hasher, record } = services
   const refuse = (userId: string | null, detail: string | null = null) =>
     Effect.fail(new SignInRefused({ record: record("signin_failed", { userId, detail }) }))
@@ -266,7 +266,11 @@ export const authenticateIn = (
   username: string,
   password: string,
   source: Extract<SignInSource, { readonly _tag: "Grant" }>
-): Effect.Effect<User, InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError> => {
+): Effect.Effect<
+  User,
+  InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError,
+  Throttle.ThrottleStore | Throttle.ThrottlePolicy
+> => {
   const malformed = isMalformed(username, password)
   const name = malformed ? "(malformed)" : username
   const services: Attempting = {
@@ -284,10 +288,10 @@ export const authenticateIn = (
   return Effect.flatMap(found, (user) =>
     Effect.matchEffect(
       Call.use(call, PasswordChecks.PasswordChecks).admit(ticket, (pass) =>
-        attempt(services, password, user, keys, malformed, pass, undefined)
+        attempt<never, never>(services, password, user, keys, malformed, pass, undefined)
       ),
       {
-        onFailure: (e) =>
+        onFailure: (e): Effect.Effect<never, InvalidGrant | StorageError | PasswordChecks.Refusal> =>
           e._tag === "SignInRefused"
             ? Effect.zipRight(e.record, Effect.fail(invalidCredentials))
             : Effect.fail(e),

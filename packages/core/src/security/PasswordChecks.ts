@@ -126,8 +126,8 @@ export const make = (limits: Limits = defaultLimits): Effect.Effect<PasswordChec
     return {
       // The place is taken and given back as plain code around `use`, uninterruptibly (as
       // acquireUseRelease would, in a few steps instead of a dozen): given back however `use` ends
-      admit: (ticket, use) =>
-        Effect.uninterruptibleMask((restore) => {
+      admit: <A, E, R>(ticket: Ticket, use: (pass: Pass) => Effect.Effect<A, E, R>) =>
+        Effect.uninterruptibleMask((restore): Effect.Effect<A, E | Refusal, R> => {
           const refused = enter(ticket)
           if (refused !== null) return Effect.fail(refused)
           return Effect.matchCauseEffect(restore(use(passes[ticket.lane])), {
