@@ -8,13 +8,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as Http from "../src/http/Http.js"
 import * as Audit from "../src/security/Audit.js"
+import * as PasswordChecks from "../src/security/PasswordChecks.js"
+import * as Throttle from "../src/security/Throttle.js"
 import * as Memory from "../src/storage/Memory.js"
 import { cb, form, issueCode, newApp, newUser, SyncDigest, TestLayer } from "./fixtures.js"
+import { openIdCode } from "./openid/helpers.js"
 import { countOps } from "./ops.js"
 
-const Served = () =>
+const Served = (checks?: PasswordChecks.Limits) =>
   Layer.mergeAll(
-    TestLayer(),
+    TestLayer({}, Throttle.defaultPolicy, checks),
     SyncDigest,
     Layer.provideMerge(
       Audit.layerWriting(() => {}),
@@ -98,5 +101,85 @@ describe("operation budgets of the protocol endpoints", () => {
 
   it.effect("revocation of a refresh token: at most 30 operations", () =>
     Effect.map(userFlow, ({ revoked }) => within(revoked, 200, 30)).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("userinfo with an opaque openid access token: at most 20 operations", () =>
+    Effect.gen(function* () {
+      const { app, basic } = yield* newApp({ scope: "openid,profile" })
+      const { user } = yield* newUser()
+      const code = yield* openIdCode(app.appKey, user.userId, { scope: "openid,profile" })
+      const redeemed = yield* posted(
+        "/oauth2/oauth2/token",
+        { grant_type: "authorization_code", code, redirect_uri: cb },
+        basic
+      )
+      const access = JSON.parse(redeemed.value.body).access_token as string
+      const run = within(
+        yield* served({
+          method: "GET",
+          path: "/oauth2/oauth2/userinfo",
+          headers: { authorization: `Bearer ${access}` }
+        }),
+        200,
+        20
+      )
+      assert.include(run.value.body, `"preferred_username":"${user.username}"`)
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("the JWK Set, from the key set held: at most 5 operations", () =>
+    Effect.gen(function* () {
+      // The first request stores the signing key and loads the set; the next one answers from it
+      const first = yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" })
+      assert.strictEqual(first.value.status, 200)
+      const run = within(yield* served({ method: "GET", path: "/oauth2/oauth2/jwks" }), 200, 5)
+      assert.strictEqual(run.value.body, first.value.body)
+      assert.include(run.value.body, '"kty"')
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("the metadata: at most 5 operations", () =>
+    Effect.gen(function* () {
+      const run = within(
+        yield* served({ method: "GET", path: "/.well-known/oauth-authorization-server" }),
+        200,
+        5
+      )
+      assert.include(run.value.body, '"issuer":"https://auth.example"')
+    }).pipe(Effect.provide(Served()))
+  )
+
+  /** A user's password grants from an application, until the throttle locks the username. */
+  const lockedOut = Effect.gen(function* () {
+    const { basic } = yield* newApp()
+    const { user, password } = yield* newUser()
+    const attempt = (given: string) =>
+      posted(
+        "/oauth2/oauth2/token",
+        { grant_type: "password", username: user.username, password: given },
+        basic
+      )
+    // The policy's free failures, then one that locks the key
+    for (let i = 0; i <= Throttle.defaultPolicy.freeFailures; i++)
+      assert.strictEqual((yield* attempt("wrong password")).value.status, 400)
+    return attempt(password)
+  })
+
+  it.effect("a password grant refused by the throttle, the right password too: at most 35 operations", () =>
+    Effect.gen(function* () {
+      const run = within(yield* yield* lockedOut, 429, 35)
+      assert.include(run.value.body, "too many failed attempts; try again later")
+      assert.strictEqual(run.value.headers["retry-after"], "30")
+    }).pipe(Effect.provide(Served()))
+  )
+
+  it.effect("a password grant refused by admission (503): at most 25 operations", () =>
+    Effect.gen(function* () {
+      const { basic } = yield* newApp()
+      const { user, password } = yield* newUser()
+      const params = { grant_type: "password", username: user.username, password }
+      const run = within(yield* posted("/oauth2/oauth2/token", params, basic), 503, 25)
+      assert.include(run.value.body, "too many sign-in attempts are waiting")
+    }).pipe(Effect.provide(Served({ ...PasswordChecks.defaultLimits, maxPending: 0 })))
   )
 })

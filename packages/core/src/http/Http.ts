@@ -6,14 +6,13 @@
  */
 import { Cause, Effect, Either, Option } from "effect"
 import { type Application, allowsWebOrigin } from "../model/Application.js"
-import { Config } from "../model/Config.js"
+import type { Config } from "../model/Config.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Bearer from "../oauth/Bearer.js"
 import * as Call from "../oauth/Call.js"
 import { authenticateCall, authenticateConfidential } from "../oauth/ClientAuth.js"
 import * as Grants from "../oauth/grants/index.js"
 import { introspect, revoke } from "../oauth/Introspection.js"
-import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Claims from "../openid/Claims.js"
 import * as Userinfo from "../openid/Userinfo.js"
@@ -21,27 +20,42 @@ import type { PasswordChecks } from "../security/PasswordChecks.js"
 import type { ThrottlePolicy, ThrottleStore } from "../security/Throttle.js"
 import type { Entropy } from "../services/Entropy.js"
 import { utf8 } from "../services/internal/base64url.js"
-import { span } from "../services/internal/span.js"
 import type { PasswordHasher } from "../services/PasswordHasher.js"
-import * as Keys from "../signing/Keys.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
+import { OpenIdStore } from "../storage/OpenIdStore.js"
 import type { Stores } from "../storage/Stores.js"
+import { UserStore } from "../storage/UserStore.js"
 import * as Cors from "./Cors.js"
+import { jwks, metadata } from "./Documents.js"
 import * as Paths from "./Paths.js"
 import {
   type HttpResponse,
   json,
   logDefect,
+  methodNotAllowed,
+  type Refusal,
+  refusalResponse,
+  respond,
   retryAfter,
   type StorageFailure,
   serverError,
-  settle,
   unavailable
 } from "./Response.js"
 
+/**
+ * The metadata and JWK Set endpoints (`route` serves them).
+ *
+ * @public
+ */
+export { jwks, jwksMaxAge, metadata } from "./Documents.js"
 export {
+  errorResponse,
   type HttpResponse,
   json,
+  methodNotAllowed,
+  type Refusal,
+  refusalResponse,
+  refusalStatuses,
   type Settled,
   serverError,
   settle,
@@ -80,19 +94,6 @@ export type Requirements =
 /** Largest accepted body, 16 KiB: larger is 413. */
 export const maxBodyBytes = 16 * 1024
 
-/** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
-export const errorResponse = (
-  e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
-): HttpResponse => {
-  const extra =
-    e._tag === "InvalidClient"
-      ? { "www-authenticate": 'Basic realm="latchkey"' }
-      : e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable"
-        ? retryAfter(e.retryAfter)
-        : undefined
-  return { ...json(e.status, { error: e.error, error_description: e.description }, extra), error: e.error }
-}
-
 /** Header value by lower-case name; a repeated header counts as absent-and-malformed (`null`). */
 export const header = (req: HttpRequest, name: string): string | undefined | null => {
   const v = req.headers[name]
@@ -101,23 +102,6 @@ export const header = (req: HttpRequest, name: string): string | undefined | nul
 }
 
 const byteLength = (s: string): number => utf8(s).length
-
-/** Every status a request is refused with before any OAuth rule runs. */
-export const refusalStatuses = [400, 405, 413, 415] as const
-
-/** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
-export interface Refusal {
-  readonly status: (typeof refusalStatuses)[number]
-  readonly description: string
-  readonly headers: Readonly<Record<string, string>>
-}
-
-/** The refusal of a method a path does not serve (`allow` lists the ones it does). */
-export const methodNotAllowed = (allow: string): Refusal => ({
-  status: 405,
-  description: `method not allowed; use ${allow.split(", ").join(" or ")}`,
-  headers: { allow }
-})
 
 /**
  * What every request body is refused for before its content type is read: a compressed body
@@ -201,26 +185,6 @@ export const readForm = (req: HttpRequest): Either.Either<Form.Params, Refusal> 
     headers: {}
   }))
 }
-
-/** The JSON answer to a refusal. */
-export const refusalResponse = (r: Refusal): HttpResponse => ({
-  ...json(r.status, { error: "invalid_request", error_description: r.description }, r.headers),
-  error: "invalid_request"
-})
-
-/**
- * Map every failure of an endpoint to a response, in one step: OAuth errors as they are, storage to
- * 503, defects to 500 (as `settle` does).
- */
-const respond = <R>(
-  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
-): Effect.Effect<HttpResponse, never, R> =>
-  Effect.catchAllCause(program, (cause) => {
-    const failure = Cause.failureOption(cause)
-    if (Option.isNone(failure)) return Effect.as(logDefect(cause), errorResponse(serverError))
-    const e = failure.value
-    return Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : e))
-  })
 
 /**
  * A form POST answered by `f` in the request's `Call` (its services read once), in a span when the
@@ -323,44 +287,6 @@ export const revocation = (req: HttpRequest): Effect.Effect<HttpResponse, never,
     )
   )
 
-/**
- * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
- * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document.
- */
-export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
-  req.method === "GET" || req.method === "HEAD"
-    ? Effect.map(Config, (c) => ({
-        status: 200,
-        headers: {
-          "content-type": "application/json; charset=utf-8",
-          "cache-control": "public, max-age=3600"
-        },
-        body: JSON.stringify(Metadata.document(c))
-      }))
-    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
-
-/**
- * How long a client may keep the JWK Set, in seconds: a rotation signs with the new key at once,
- * so a client holding the set longer fails to find its `kid` for at most this long (and should
- * fetch the set again when a token names a `kid` it lacks, OpenID Connect Core §10.1.1).
- */
-export const jwksMaxAge = 60
-
-/** `GET /oauth2/oauth2/jwks` (`Paths.oauth.jwks`): the published signing keys (RFC 7517 JWK Set). */
-export const jwks = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
-  req.method === "GET" || req.method === "HEAD"
-    ? respond(
-        Effect.map(Keys.jwks, (set) => ({
-          status: 200,
-          headers: {
-            "content-type": "application/json; charset=utf-8",
-            "cache-control": `public, max-age=${jwksMaxAge}`
-          },
-          body: JSON.stringify(set)
-        }))
-      )
-    : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
-
 // A Bearer refusal of the userinfo endpoint that `Bearer.admit` does not make itself
 const bearerRefusal = (status: number, error: OAuthError.Code, description: string, extra = {}) => ({
   ...json(
@@ -398,28 +324,58 @@ const userinfoCredentials = (req: HttpRequest): Either.Either<ReadonlyArray<stri
  * The userinfo answer for a request with `Origin`, readable by the page when the application the
  * access token was issued to registered that origin: the one more read is made only then.
  */
-const userinfoFor = <R>(
+const userinfoFor = (
+  call: Call.Call<Requirements>,
   req: HttpRequest,
   principal: Bearer.Principal,
-  answer: Effect.Effect<HttpResponse, never, R>
-): Effect.Effect<HttpResponse, never, R | ApplicationStore> =>
+  answer: Effect.Effect<HttpResponse>
+): Effect.Effect<HttpResponse> =>
   typeof header(req, "origin") !== "string"
     ? answer
-    : Effect.flatMap(ApplicationStore, (apps) =>
-        Effect.matchEffect(apps.find(principal.clientId), {
-          onFailure: () => answer,
-          onSuccess: Option.match({
-            onNone: () => answer,
-            onSome: (app) => forApplication(req, app, Cors.userinfo, answer)
-          })
+    : Effect.matchEffect(Call.use(call, ApplicationStore).find(principal.clientId), {
+        onFailure: () => answer,
+        onSuccess: Option.match({
+          onNone: () => answer,
+          onSome: (app) => forApplication(req, app, Cors.userinfo, answer)
         })
-      )
+      })
+
+/**
+ * The claims of an admitted token's user (`Userinfo.claimsWith`) answered in one step: 200, or
+ * `invalid_token` when no enabled user granted it, 503 when a store cannot answer, 500 on a defect.
+ */
+const userinfoAnswer = (call: Call.Call<Requirements>, principal: Bearer.Principal) =>
+  Effect.matchCauseEffect(
+    Userinfo.claimsWith(
+      { openIds: Call.use(call, OpenIdStore), users: Call.use(call, UserStore) },
+      principal
+    ),
+    {
+      onSuccess: (claims) =>
+        Effect.succeed(
+          Option.isNone(claims)
+            ? bearerRefusal(401, "invalid_token", "the access token was not granted by a user")
+            : json(200, claims.value)
+        ),
+      onFailure: (cause) => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isNone(failure))
+          return Effect.as(
+            logDefect(cause),
+            bearerRefusal(serverError.status, serverError.error, serverError.description)
+          )
+        const e = unavailable
+        return Effect.succeed(bearerRefusal(e.status, e.error, e.description, retryAfter(e.retryAfter)))
+      }
+    }
+  )
 
 /**
  * `GET` and `POST /oauth2/oauth2/userinfo` (OpenID Connect Core §5.3): `sub` and the claims of the
  * access token's scope, for a token carrying `openid` (RFC 6750 answers as `Bearer.admit` gives
  * them): any access token this server issued whose record is active, whatever its audience. A token
- * no enabled user granted (an application's own) is `invalid_token`.
+ * no enabled user granted (an application's own) is `invalid_token`. The request's services are
+ * read once (`Call.run`).
  */
 export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> => {
   if (req.method !== "GET" && req.method !== "POST")
@@ -429,35 +385,22 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
     const r = credentials.left
     return Effect.succeed(bearerRefusal(r.status, "invalid_request", r.description, r.headers))
   }
-  // OpenID Connect Core §5.3: the server's own endpoint takes any access token it issued
-  const admission = Bearer.admit(credentials.right, Claims.openidScopeSet, "latchkey", Bearer.issuedHere)
-  return Effect.flatMap(admission, (admitted) =>
-    Either.isLeft(admitted)
-      ? Effect.succeed(admitted.left)
-      : userinfoFor(
-          req,
-          admitted.right,
-          settle(Userinfo.claims(admitted.right)).pipe(
-            Effect.map(
-              Option.match({
-                onNone: () =>
-                  bearerRefusal(401, "invalid_token", "the access token was not granted by a user"),
-                onSome: (claims) => json(200, claims)
-              })
-            ),
-            Effect.catchAll((e) =>
-              Effect.succeed(
-                bearerRefusal(
-                  e.status,
-                  e.error,
-                  e.description,
-                  e._tag === "TemporarilyUnavailable" ? retryAfter(e.retryAfter) : {}
-                )
-              )
-            )
-          )
-        )
-  ).pipe(span("Http.userinfo"))
+  return Call.run(req, (call: Call.Call<Requirements>) => {
+    // OpenID Connect Core §5.3: the server's own endpoint takes any access token it issued
+    const admission = Bearer.admitIn(
+      call,
+      credentials.right,
+      Claims.openidScopeSet,
+      "latchkey",
+      Bearer.issuedHere
+    )
+    const answer = Effect.flatMap(admission, (admitted) =>
+      Either.isLeft(admitted)
+        ? Effect.succeed(admitted.left)
+        : userinfoFor(call, req, admitted.right, userinfoAnswer(call, admitted.right))
+    )
+    return call.tracing ? Effect.withSpan(answer, "Http.userinfo", { captureStackTrace: false }) : answer
+  })
 }
 
 /** Paths of the JSON endpoints `route` serves: `Paths.json`. */

@@ -88,3 +88,53 @@ export const settle = <A, E, R>(
         : Effect.zipRight(logDefect(cause, message), Effect.fail(serverError))
     }
   )
+
+/** The response for an OAuth error (RFC 6749 §5.2, RFC 6750 §3). */
+export const errorResponse = (
+  e: OAuthError.OAuthError | OAuthError.InvalidToken | OAuthError.InsufficientScope
+): HttpResponse => {
+  const extra =
+    e._tag === "InvalidClient"
+      ? { "www-authenticate": 'Basic realm="latchkey"' }
+      : e._tag === "RateLimited" || e._tag === "TemporarilyUnavailable"
+        ? retryAfter(e.retryAfter)
+        : undefined
+  return { ...json(e.status, { error: e.error, error_description: e.description }, extra), error: e.error }
+}
+
+/** Every status a request is refused with before any OAuth rule runs. */
+export const refusalStatuses = [400, 405, 413, 415] as const
+
+/** Why a request is refused before any OAuth rule runs: always `invalid_request`. */
+export interface Refusal {
+  readonly status: (typeof refusalStatuses)[number]
+  readonly description: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The refusal of a method a path does not serve (`allow` lists the ones it does). */
+export const methodNotAllowed = (allow: string): Refusal => ({
+  status: 405,
+  description: `method not allowed; use ${allow.split(", ").join(" or ")}`,
+  headers: { allow }
+})
+
+/** The JSON answer to a refusal. */
+export const refusalResponse = (r: Refusal): HttpResponse => ({
+  ...json(r.status, { error: "invalid_request", error_description: r.description }, r.headers),
+  error: "invalid_request"
+})
+
+/**
+ * Map every failure of an endpoint to a response, in one step: OAuth errors as they are, storage to
+ * 503, defects to 500 (as `settle` does).
+ */
+export const respond = <R>(
+  program: Effect.Effect<HttpResponse, OAuthError.OAuthError | StorageFailure, R>
+): Effect.Effect<HttpResponse, never, R> =>
+  Effect.catchAllCause(program, (cause) => {
+    const failure = Cause.failureOption(cause)
+    if (Option.isNone(failure)) return Effect.as(logDefect(cause), errorResponse(serverError))
+    const e = failure.value
+    return Effect.succeed(errorResponse(e._tag === "StorageError" ? unavailable : e))
+  })

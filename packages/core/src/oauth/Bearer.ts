@@ -3,19 +3,26 @@
  * TokenStore, a JWT access token (RFC 9068) locally against the published signing keys; at this
  * server's own endpoints (`issuedHere`), any access token it issued, against its record.
  */
-import { Effect, Either, Option } from "effect"
-import { type HttpResponse, json, retryAfter, settle } from "../http/Response.js"
+import { Cause, Effect, Either, Option } from "effect"
+import { type HttpResponse, json, logDefect, retryAfter, serverError, unavailable } from "../http/Response.js"
 import { Config } from "../model/Config.js"
-import { type Code, InsufficientScope, InvalidRequest, InvalidToken } from "../model/OAuthError.js"
+import {
+  type Code,
+  InsufficientScope,
+  InvalidRequest,
+  InvalidToken,
+  type ServerError,
+  type TemporarilyUnavailable
+} from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
 import { isActive, type SubjectType, subjectType } from "../model/Token.js"
-import { sha256 } from "../services/Digest.js"
-import { nowSeconds } from "../services/internal/time.js"
 import * as Jwt from "../signing/Jwt.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import type { KeyStore } from "../storage/KeyStore.js"
+import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import * as AccessToken from "./AccessToken.js"
+import * as Call from "./Call.js"
 import { caps } from "./requests/Params.js"
 
 /** Who an accepted access token speaks for. */
@@ -30,24 +37,32 @@ export interface Principal {
 
 const invalid = () => new InvalidToken({ description: "the access token is invalid, expired or revoked" })
 
-/** An access token's principal, from its record in the TokenStore: active, and of an application that still exists. */
-const stored = Effect.fnUntraced(function* (token: string) {
-  const tokens = yield* TokenStore
-  const found = yield* tokens.find("access", yield* sha256(token))
-  const now = yield* nowSeconds
-  // RFC 6750 §3.1: unknown, revoked (by whatever ended it) or expired is invalid_token
-  if (Option.isNone(found) || !isActive(found.value, now)) return yield* Effect.fail(invalid())
-  const t = found.value
-  if (Option.isNone(yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(t.appKey))))
-    return yield* Effect.fail(invalid())
-  return {
-    clientId: t.appKey,
-    openId: t.openId,
-    subjectType: t.openId === null ? null : subjectType(t),
-    scope: t.scope,
-    expiresAt: t.expiresAt
-  } satisfies Principal
-})
+/**
+ * An access token's principal, from its record in the TokenStore (read in the request `call`):
+ * active, and of an application that still exists.
+ */
+const storedIn = (
+  call: Call.Call<TokenStore | ApplicationStore>,
+  token: string
+): Effect.Effect<Principal, InvalidToken | StorageError> =>
+  Effect.flatMap(call.digest.sha256(token), (hash) =>
+    Effect.flatMap(Call.use(call, TokenStore).find("access", hash), (found) => {
+      // RFC 6750 §3.1: unknown, revoked (by whatever ended it) or expired is invalid_token
+      if (Option.isNone(found) || !isActive(found.value, Call.seconds(call))) return Effect.fail(invalid())
+      const t = found.value
+      return Effect.flatMap(Call.use(call, ApplicationStore).find(t.appKey), (app) =>
+        Option.isNone(app)
+          ? Effect.fail(invalid())
+          : Effect.succeed({
+              clientId: t.appKey,
+              openId: t.openId,
+              subjectType: t.openId === null ? null : subjectType(t),
+              scope: t.scope,
+              expiresAt: t.expiresAt
+            })
+      )
+    })
+  )
 
 /**
  * A JWT access token's principal, from its signature and claims alone (`AccessToken.verify`):
@@ -72,17 +87,50 @@ export type Audience = string | typeof issuedHere | undefined
  * published key, of this issuer and `typ` at+jwt, unexpired, and in every case its record, read
  * once, active (so a token ended by any revocation is refused at once).
  */
-const issued = (token: string) =>
+const issued = (call: Call.Call<Requirements>, token: string) =>
   Jwt.looksLikeJwt(token)
     ? Jwt.verify(token, { typ: Jwt.accessTokenType }).pipe(
         Effect.catchTag("InvalidJwt", () => Effect.fail(invalid())),
-        Effect.zipRight(stored(token))
+        Effect.zipRight(storedIn(call, token))
       )
-    : stored(token)
+    : storedIn(call, token)
 
 // The principal a token speaks for, at a resource server (for an audience) or at this server's own endpoint
-const principalOf = (token: string, audience: Audience) =>
-  audience === issuedHere ? issued(token) : Jwt.looksLikeJwt(token) ? signed(token, audience) : stored(token)
+const principalOf = (call: Call.Call<Requirements>, token: string, audience: Audience) =>
+  audience === issuedHere
+    ? issued(call, token)
+    : Jwt.looksLikeJwt(token)
+      ? signed(token, audience)
+      : storedIn(call, token)
+
+const bearerRequired = () => new InvalidRequest({ description: "a Bearer token is required" })
+const malformed = () => new InvalidRequest({ description: "malformed Authorization header" })
+
+/** `verify` in the request `call`: the checks as plain code, the store reads and digest as its steps. */
+const verifyIn = (
+  call: Call.Call<Requirements>,
+  authorization: string | undefined,
+  required: Scope.ScopeSet,
+  audience?: Audience
+): Effect.Effect<
+  Principal,
+  InvalidRequest | InvalidToken | InsufficientScope | StorageError,
+  KeyStore | Config
+> => {
+  if (authorization === undefined) return Effect.fail(bearerRequired())
+  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
+  if (m === null || (m[1] as string).length > caps.token) return Effect.fail(malformed())
+  return Effect.flatMap(principalOf(call, m[1] as string, audience), (principal) =>
+    Scope.isSubset(required, principal.scope)
+      ? Effect.succeed(principal)
+      : Effect.fail(
+          new InsufficientScope({
+            description: "the access token lacks a required scope",
+            scope: Scope.format(required)
+          })
+        )
+  )
+}
 
 /**
  * Verify `Authorization: Bearer <token>` and that the token carries every scope in `required`.
@@ -90,28 +138,12 @@ const principalOf = (token: string, audience: Audience) =>
  * reading the TokenStore; an opaque one is looked up in the TokenStore; with `issuedHere`, any
  * access token this server issued is checked against its record, whatever its `aud`.
  */
-export const verify = Effect.fnUntraced(function* (
+export const verify = (
   authorization: string | undefined,
   required: Scope.ScopeSet,
   audience?: Audience
-) {
-  if (authorization === undefined)
-    return yield* Effect.fail(new InvalidRequest({ description: "a Bearer token is required" }))
-  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)
-  if (m === null || (m[1] as string).length > caps.token) {
-    return yield* Effect.fail(new InvalidRequest({ description: "malformed Authorization header" }))
-  }
-  const principal: Principal = yield* principalOf(m[1] as string, audience)
-  if (!Scope.isSubset(required, principal.scope)) {
-    return yield* Effect.fail(
-      new InsufficientScope({
-        description: "the access token lacks a required scope",
-        scope: Scope.format(required)
-      })
-    )
-  }
-  return principal
-})
+): Effect.Effect<Principal, InvalidRequest | InvalidToken | InsufficientScope | StorageError, Requirements> =>
+  Call.run({}, (call: Call.Call<Requirements>) => verifyIn(call, authorization, required, audience))
 
 // RFC 6750 §3: auth-param values are quoted strings; keep them to safe characters
 const quoted = (s: string) => `"${s.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, "")}"`
@@ -140,17 +172,37 @@ const refusal = (
 /** What checking a Bearer token needs: the TokenStore and ApplicationStore (opaque tokens), the KeyStore and Config (JWTs). */
 export type Requirements = TokenStore | ApplicationStore | KeyStore | Config
 
+// The answer to a failed verification, as RFC 6750 §3.1 names it
+const refusalOf = (
+  realm: string,
+  e: InvalidRequest | InvalidToken | InsufficientScope | TemporarilyUnavailable | ServerError
+): HttpResponse => {
+  switch (e._tag) {
+    case "InvalidRequest":
+    case "InvalidToken":
+      return refusal(realm, e.status, e.error, e.description, {
+        error: e.error,
+        error_description: e.description
+      })
+    case "InsufficientScope":
+      return refusal(realm, e.status, e.error, e.description, {
+        error: e.error,
+        error_description: e.description,
+        scope: e.scope
+      })
+    case "TemporarilyUnavailable":
+      return refusal(realm, e.status, e.error, e.description, {}, retryAfter(e.retryAfter))
+    case "ServerError":
+      return refusal(realm, e.status, e.error, e.description, {})
+  }
+}
+
 /**
- * Admit a request to a protected resource: its principal, or the response to send
- * instead (RFC 6750 §3.1): 401 with a bare challenge when it has no Bearer
- * credentials, 400 `invalid_request` for a malformed or repeated header, 401
- * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
- * Retry-After when the store cannot answer. `authorization` is every value of
- * the header the request carried; a JWT access token must name `audience`
- * (default: the issuer) as its `aud`, or with `issuedHere` be any access token
- * this server issued whose record is active.
+ * `admit` in the request `call`: the header checks as plain code, then the verification and its
+ * answer in one step (a store that cannot answer is 503, a defect is logged and 500, as `settle`).
  */
-export const admit = (
+export const admitIn = (
+  call: Call.Call<Requirements>,
   authorization: ReadonlyArray<string>,
   required: Scope.ScopeSet,
   realm = "latchkey",
@@ -168,37 +220,32 @@ export const admit = (
       Either.left(refusal(realm, 401, "invalid_request", "a Bearer access token is required", {}))
     )
   }
-  return settle(verify(header, required, audience)).pipe(
-    Effect.map(Either.right),
-    Effect.catchAll((e) => {
-      switch (e._tag) {
-        case "InvalidRequest":
-        case "InvalidToken":
-          return Effect.succeed(
-            Either.left(
-              refusal(realm, e.status, e.error, e.description, {
-                error: e.error,
-                error_description: e.description
-              })
-            )
-          )
-        case "InsufficientScope":
-          return Effect.succeed(
-            Either.left(
-              refusal(realm, e.status, e.error, e.description, {
-                error: e.error,
-                error_description: e.description,
-                scope: e.scope
-              })
-            )
-          )
-        case "TemporarilyUnavailable":
-          return Effect.succeed(
-            Either.left(refusal(realm, e.status, e.error, e.description, {}, retryAfter(e.retryAfter)))
-          )
-        case "ServerError":
-          return Effect.succeed(Either.left(refusal(realm, e.status, e.error, e.description, {})))
-      }
-    })
-  )
+  return Effect.matchCauseEffect(verifyIn(call, header, required, audience), {
+    onSuccess: (principal) => Effect.succeed(Either.right(principal)),
+    onFailure: (cause) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure))
+        return Effect.as(logDefect(cause), Either.left(refusalOf(realm, serverError)))
+      const e = failure.value
+      return Effect.succeed(Either.left(refusalOf(realm, e._tag === "StorageError" ? unavailable : e)))
+    }
+  })
 }
+
+/**
+ * Admit a request to a protected resource: its principal, or the response to send
+ * instead (RFC 6750 §3.1): 401 with a bare challenge when it has no Bearer
+ * credentials, 400 `invalid_request` for a malformed or repeated header, 401
+ * `invalid_token`, 403 `insufficient_scope` naming the scope, 503 with
+ * Retry-After when the store cannot answer. `authorization` is every value of
+ * the header the request carried; a JWT access token must name `audience`
+ * (default: the issuer) as its `aud`, or with `issuedHere` be any access token
+ * this server issued whose record is active.
+ */
+export const admit = (
+  authorization: ReadonlyArray<string>,
+  required: Scope.ScopeSet,
+  realm = "latchkey",
+  audience?: Audience
+): Effect.Effect<Either.Either<Principal, HttpResponse>, never, Requirements> =>
+  Call.run({}, (call: Call.Call<Requirements>) => admitIn(call, authorization, required, realm, audience))

@@ -107,8 +107,11 @@ const bodyCredentials = (params: Params): Either.Either<BasicAuth.Credentials, I
     : Either.left(failed)
 }
 
+// The wait is a whole number of seconds the code computed: the error's fields need no validation
 const limited = (wait: number): Effect.Effect<never, RateLimited> =>
-  Effect.fail(new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait }))
+  Effect.fail(
+    new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait }, true)
+  )
 
 /**
  * The application `appKey` names, once the throttle check of `keys` passed (`RateLimited` while

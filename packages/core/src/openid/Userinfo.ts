@@ -3,7 +3,7 @@
  * token was granted by, as the application knows them (its open_id as `sub`), chosen by the
  * token's scope through the same table as the ID token's (`Claims.forScope`).
  */
-import { Effect, Option } from "effect"
+import { type Context, Effect, Option } from "effect"
 import type * as Scope from "../model/Scope.js"
 import { isDisabled } from "../model/User.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
@@ -20,20 +20,43 @@ export interface Holder {
   readonly scope: Scope.ScopeSet
 }
 
+/** The services `claims` reads. */
+export interface Readers {
+  readonly openIds: Context.Tag.Service<OpenIdStore>
+  readonly users: Context.Tag.Service<UserStore>
+}
+
+/**
+ * `claims` with the stores given: the rules as plain code between the two reads, as an endpoint
+ * runs it in its request's services.
+ */
+export const claimsWith = (
+  readers: Readers,
+  holder: Holder
+): Effect.Effect<Option.Option<Readonly<Record<string, string>>>, StorageError> => {
+  if (holder.openId === null || holder.subjectType !== "user") return Effect.succeed(Option.none())
+  const sub = holder.openId
+  return Effect.flatMap(readers.openIds.findUser(holder.clientId, sub), (userId) =>
+    Option.isNone(userId)
+      ? Effect.succeed(Option.none())
+      : Effect.map(readers.users.findById(userId.value), (user) =>
+          Option.isNone(user) || isDisabled(user.value)
+            ? Option.none()
+            : Option.some({ sub, ...Claims.forScope(user.value, holder.scope) })
+        )
+  )
+}
+
 /**
  * The userinfo answer for a token's holder: `sub` and the claims of its scope, or none when no
  * enabled platform user stands behind the token (an application's own token, whose open_id it
  * asserted or has none, or a user since deleted or disabled).
+ *
+ * @public
  */
 export const claims = (
   holder: Holder
 ): Effect.Effect<Option.Option<Readonly<Record<string, string>>>, StorageError, OpenIdStore | UserStore> =>
-  Effect.gen(function* () {
-    if (holder.openId === null || holder.subjectType !== "user") return Option.none()
-    const sub = holder.openId
-    const userId = yield* Effect.flatMap(OpenIdStore, (store) => store.findUser(holder.clientId, sub))
-    if (Option.isNone(userId)) return Option.none()
-    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId.value))
-    if (Option.isNone(user) || isDisabled(user.value)) return Option.none()
-    return Option.some({ sub, ...Claims.forScope(user.value, holder.scope) })
-  })
+  Effect.flatMap(OpenIdStore, (openIds) =>
+    Effect.flatMap(UserStore, (users) => claimsWith({ openIds, users }, holder))
+  )

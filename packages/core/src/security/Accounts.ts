@@ -11,6 +11,7 @@ import {
   type TemporarilyUnavailable
 } from "../model/OAuthError.js"
 import { isDisabled, type User } from "../model/User.js"
+import * as Call from "../oauth/Call.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Entropy from "../services/Entropy.js"
 import { nowSeconds } from "../services/internal/time.js"
@@ -125,44 +126,65 @@ export interface Verified {
   readonly settle: Effect.Effect<void, StorageError, Throttle.ThrottleStore | Throttle.ThrottlePolicy>
 }
 
-/** One admitted sign-in attempt: counted (after `before`, in its transaction), waited until its slot, then checked on its turn. */
+/** Records an audit event of the attempt's request. */
+type Recorder = (type: Audit.EventType, fields?: Audit.Fields) => Effect.Effect<void>
+
+/** The services an attempt uses, read once by its caller. */
+interface Attempting extends Throttle.Counting {
+  readonly hasher: Context.Tag.Service<PasswordHasher>
+  readonly record: Recorder
+}
+
+/**
+ * One admitted sign-in attempt: counted (after `before`, in its transaction), waited until its
+ * slot, then checked on its turn; the rules as plain code between those steps.
+ */
 const attempt = <E, R>(
+  services: Attempting,
   password: string,
   found: Option.Option<User>,
   keys: ReadonlyArray<Throttle.Key>,
   malformed: boolean,
   pass: PasswordChecks.Pass,
   before: Effect.Effect<void, E, R> | undefined
-) =>
-  Effect.gen(function* () {
-    // Counted before the password is checked: parallel guesses are all counted
-    const { started } = yield* Throttle.reserve(keys, before)
-    // One audit event per lockout, not one per refused attempt
-    if (started) yield* Audit.record("signin_throttled")
-    const hasher = yield* PasswordHasher
-    const refuse = (userId: string | null, detail: string | null = null) =>
-      Effect.fail(new SignInRefused({ record: Audit.record("signin_failed", { userId, detail }) }))
-    if (malformed) return yield* refuse(null)
-    if (Option.isNone(found)) {
+): Effect.Effect<Verified, SignInRefused | RateLimited | StorageError | E, R> => {
+  const { hasher, record } = services
+  const refuse = (userId: string | null, detail: string | null = null) =>
+    Effect.fail(new SignInRefused({ record: record("signin_failed", { userId, detail }) }))
+  const check = (): Effect.Effect<Verified, SignInRefused> => {
+    if (malformed) return refuse(null)
+    if (Option.isNone(found))
       // the same work as for a known user, so timing tells nothing (docs/security.md P-1)
-      const dummy = yield* dummyHash(hasher)
-      yield* pass.check(hasher.verify(password, dummy))
-      return yield* refuse(null)
-    }
-    if (!(yield* pass.check(hasher.verify(password, found.value.passwordHash))))
-      return yield* refuse(found.value.userId)
-    // A disabled account is refused after the same work and with the same answer as a wrong password
-    if (isDisabled(found.value)) return yield* refuse(found.value.userId, "account disabled")
-    const user = found.value
-    const verified: Verified = {
-      user,
-      settle: Effect.zipRight(
-        Throttle.succeeded(keys),
-        Audit.record("signin_succeeded", { userId: user.userId })
+      return Effect.flatMap(dummyHash(hasher), (dummy) =>
+        Effect.zipRight(pass.check(hasher.verify(password, dummy)), refuse(null))
       )
-    }
-    return verified
-  })
+    const user = found.value
+    return Effect.flatMap(pass.check(hasher.verify(password, user.passwordHash)), (ok) => {
+      if (!ok) return refuse(user.userId)
+      // A disabled account is refused after the same work and with the same answer as a wrong password
+      if (isDisabled(user)) return refuse(user.userId, "account disabled")
+      return Effect.succeed({
+        user,
+        settle: Effect.zipRight(
+          services.store.settle(keys, services.policy),
+          record("signin_succeeded", { userId: user.userId })
+        )
+      })
+    })
+  }
+  // Counted before the password is checked: parallel guesses are all counted
+  return Effect.flatMap(Throttle.reserveWith(services, keys, before), ({ started }) =>
+    // One audit event per lockout, not one per refused attempt
+    started ? Effect.zipRight(record("signin_throttled"), check()) : check()
+  )
+}
+
+// docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
+const isMalformed = (username: string, password: string): boolean =>
+  username.length > maxUsernameLength ||
+  password.length > maxPasswordLength ||
+  !isPlainText(username) ||
+  !isPlainText(password)
 
 /**
  * Check a username and password, throttled per username and source address
@@ -180,12 +202,7 @@ export const verify = <E = never, R = never>(
   before?: Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
-    // docs/security.md P-5, P-6, T13: length caps and plain text before hashing, a counter or a lookup
-    const malformed =
-      username.length > maxUsernameLength ||
-      password.length > maxPasswordLength ||
-      !isPlainText(username) ||
-      !isPlainText(password)
+    const malformed = isMalformed(username, password)
     const name = malformed ? "(malformed)" : username
     // Read before the throttle: a device cookie counts only for the account's current password
     const found = malformed
@@ -194,8 +211,15 @@ export const verify = <E = never, R = never>(
     const channel = yield* channelOf(source, Option.getOrNull(found))
     const keys = Throttle.signInKeys(name, address, channel)
     const checks = yield* PasswordChecks.PasswordChecks
+    const services: Attempting = {
+      store: yield* Throttle.ThrottleStore,
+      policy: yield* Throttle.ThrottlePolicy,
+      clock: yield* Effect.clock,
+      hasher: yield* PasswordHasher,
+      record: Audit.record
+    }
     return yield* checks.admit(Throttle.signInTicket(name, address, channel), (pass) =>
-      attempt(password, found, keys, malformed, pass, before)
+      attempt(services, password, found, keys, malformed, pass, before)
     )
   })
 
@@ -219,3 +243,60 @@ export const authenticate = Effect.fn("Accounts.authenticate")(function* (
 }) satisfies (
   ...args: never
 ) => Effect.Effect<User, InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError, unknown>
+
+// The one answer to every refused password grant (a constant: its field is known good)
+const invalidCredentials = new InvalidGrant({ description: badCredentials })
+
+/** What `authenticateIn` reads from its request's services. */
+export type CallRequirements =
+  | UserStore
+  | Throttle.ThrottleStore
+  | Throttle.ThrottlePolicy
+  | PasswordChecks.PasswordChecks
+  | PasswordHasher
+
+/**
+ * `authenticate` of the password grant in the request `call`: its services read once, its audit
+ * events of the request's address and id, the rules as plain code between the user's read, the
+ * admission, the count and the password check: refused by admission or by the throttle, it has run
+ * a few steps and written nothing.
+ */
+export const authenticateIn = (
+  call: Call.Call<CallRequirements>,
+  username: string,
+  password: string,
+  source: Extract<SignInSource, { readonly _tag: "Grant" }>
+): Effect.Effect<
+  User,
+  InvalidGrant | RateLimited | TemporarilyUnavailable | StorageError,
+  Throttle.ThrottleStore | Throttle.ThrottlePolicy
+> => {
+  const malformed = isMalformed(username, password)
+  const name = malformed ? "(malformed)" : username
+  const services: Attempting = {
+    store: Call.use(call, Throttle.ThrottleStore),
+    policy: Call.use(call, Throttle.ThrottlePolicy),
+    clock: call.clock,
+    hasher: Call.use(call, PasswordHasher),
+    record: (type, fields) => Call.record(call, type, fields)
+  }
+  const keys = Throttle.signInKeys(name, call.address, source)
+  const ticket = Throttle.signInTicket(name, call.address, source)
+  const found = malformed
+    ? Effect.succeed(Option.none<User>())
+    : Call.use(call, UserStore).findByUsername(username)
+  return Effect.flatMap(found, (user) =>
+    Effect.matchEffect(
+      Call.use(call, PasswordChecks.PasswordChecks).admit(ticket, (pass) =>
+        attempt<never, never>(services, password, user, keys, malformed, pass, undefined)
+      ),
+      {
+        onFailure: (e): Effect.Effect<never, InvalidGrant | StorageError | PasswordChecks.Refusal> =>
+          e._tag === "SignInRefused"
+            ? Effect.zipRight(e.record, Effect.fail(invalidCredentials))
+            : Effect.fail(e),
+        onSuccess: (verified) => Effect.as(verified.settle, verified.user)
+      }
+    )
+  )
+}

@@ -4,9 +4,8 @@
  * period, capped. Success clears the key. The counter store is a service so
  * several instances can share one; the default keeps counters in memory.
  */
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { type Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimited } from "../model/OAuthError.js"
-import { nowSeconds } from "../services/internal/time.js"
 import type { StorageError } from "../storage/StorageError.js"
 import {
   type Entry,
@@ -201,35 +200,9 @@ export const memoryStore = (maxKeys = 100_000): ThrottleStore["Type"] => {
 /** The throttle policy in force. */
 export class ThrottlePolicy extends Context.Tag("@latchkey/core/ThrottlePolicy")<ThrottlePolicy, Policy>() {}
 
+// The wait is a whole number of seconds the code computed: the error's fields need no validation
 const limited = (wait: number) =>
-  new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait })
-
-/** Fail with `RateLimited` when any key is locked out now. */
-export const check = (
-  keys: ReadonlyArray<Key>
-): Effect.Effect<void, RateLimited | StorageError, ThrottleStore> =>
-  Effect.gen(function* () {
-    const wait = yield* (yield* ThrottleStore).lockedFor(keys, yield* nowSeconds)
-    if (wait > 0) return yield* Effect.fail(limited(wait))
-  })
-
-/** Fail with `RateLimited` when any of `keys`, whose entries are `entries` (in order), is locked out now. */
-export const checkEntries = (
-  keys: ReadonlyArray<Key>,
-  entries: ReadonlyArray<Entry | undefined>
-): Effect.Effect<void, RateLimited> =>
-  Effect.flatMap(nowSeconds, (now) => {
-    const wait = lockWait(keys, entries, now)
-    return wait > 0 ? Effect.fail(limited(wait)) : Effect.void
-  })
-
-/** Record a failure for every key; true when it started a lockout (recorded once, not per refusal). */
-export const failure = (
-  keys: ReadonlyArray<Key>
-): Effect.Effect<boolean, StorageError, ThrottleStore | ThrottlePolicy> =>
-  Effect.gen(function* () {
-    return yield* (yield* ThrottleStore).fail(keys, yield* nowSeconds, yield* ThrottlePolicy)
-  })
+  new RateLimited({ description: "too many failed attempts; try again later", retryAfter: wait }, true)
 
 /**
  * Count an attempt before it is checked: fail with `RateLimited` when a key is locked or
@@ -239,6 +212,8 @@ export const failure = (
  * until its slot (on the Clock, so tests control it) before it returns. `before` (store calls,
  * e.g. taking the form the attempt came with) commits in the same transaction, first: when it
  * fails nothing is counted.
+ *
+ * @public
  */
 export const reserve = <E = never, R = never>(
   keys: ReadonlyArray<Key>,
@@ -248,24 +223,47 @@ export const reserve = <E = never, R = never>(
   RateLimited | StorageError | E,
   ThrottleStore | ThrottlePolicy | R
 > =>
-  Effect.gen(function* () {
-    const now = yield* nowSeconds
-    const store = yield* ThrottleStore
-    const policy = yield* ThrottlePolicy
+  Effect.flatMap(ThrottleStore, (store) =>
+    Effect.flatMap(ThrottlePolicy, (policy) =>
+      Effect.flatMap(Effect.clock, (clock) => reserveWith({ store, policy, clock }, keys, before))
+    )
+  )
+
+/** The services `reserveWith` uses, given by the caller (a request's, read once). */
+export interface Counting {
+  readonly store: ThrottleStore["Type"]
+  readonly policy: Policy
+  readonly clock: Clock.Clock
+}
+
+/** `reserve` with its services given: the time read as a plain call when it runs, the store's reservation its one step. */
+export const reserveWith = <E = never, R = never>(
+  counting: Counting,
+  keys: ReadonlyArray<Key>,
+  before?: Effect.Effect<void, E, R>
+): Effect.Effect<{ readonly started: boolean }, RateLimited | StorageError | E, R> =>
+  Effect.suspend(() => {
+    const { store, policy, clock } = counting
+    const now = Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
     // Alone, the store's own transaction (its locks taken before it begins) is the one
-    const r = yield* before === undefined
-      ? store.reserve(keys, now, policy)
-      : atomically(Effect.zipRight(before, store.reserve(keys, now, policy)))
-    if (r.wait > 0) return yield* Effect.fail(limited(r.wait))
-    if (r.delay > 0) {
+    const reserved =
+      before === undefined
+        ? store.reserve(keys, now, policy)
+        : atomically(Effect.zipRight(before, store.reserve(keys, now, policy)))
+    return Effect.flatMap(reserved, (r): Effect.Effect<{ readonly started: boolean }, RateLimited> => {
+      if (r.wait > 0) return Effect.fail(limited(r.wait))
       // until the slot itself, however long the store took to answer
-      const wait = (now + r.delay) * 1000 - (yield* Clock.currentTimeMillis)
-      if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
-    }
-    return { started: r.started }
+      const wait = r.delay > 0 ? (now + r.delay) * 1000 - clock.unsafeCurrentTimeMillis() : 0
+      const answer = { started: r.started }
+      return wait > 0 ? Effect.as(Effect.sleep(Duration.millis(wait)), answer) : Effect.succeed(answer)
+    })
   })
 
-/** A reserved attempt succeeded. */
+/**
+ * A reserved attempt succeeded.
+ *
+ * @public
+ */
 export const succeeded = (
   keys: ReadonlyArray<Key>
 ): Effect.Effect<void, StorageError, ThrottleStore | ThrottlePolicy> =>

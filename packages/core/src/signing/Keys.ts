@@ -243,11 +243,37 @@ export const signingKey: Effect.Effect<
  * the signing key (made first if the store has none), so a relying party that fetches it before
  * any token was signed already has the key the first token names.
  */
-export const jwks: Effect.Effect<
-  { readonly keys: ReadonlyArray<jose.JWK> },
-  StorageError,
-  KeyStore | Config
-> = Effect.map(ensured, (set) => ({ keys: set.keys.map((k) => JSON.parse(k.record.publicJwk) as jose.JWK) }))
+export const jwks: Effect.Effect<JwkSet, StorageError, KeyStore | Config> = Effect.map(ensured, (set) =>
+  documentOf(set)
+)
+
+/** The JWK Set document (RFC 7517 §5): the public parts of the published keys. */
+export interface JwkSet {
+  readonly keys: ReadonlyArray<jose.JWK>
+}
+
+// The document of a key set, made once per set loaded (a set is replaced, never changed)
+const documents = new WeakMap<KeySet, JwkSet>()
+const documentOf = (set: KeySet): JwkSet => {
+  let document = documents.get(set)
+  if (document === undefined) {
+    document = { keys: set.keys.map((k) => JSON.parse(k.record.publicJwk) as jose.JWK) }
+    documents.set(set, document)
+  }
+  return document
+}
+
+/**
+ * The JWK Set (`jwks`) of the key set this process holds for `store`, as plain code: when that copy
+ * is younger than `refreshSeconds` at `now` (epoch seconds) and has a signing key; null when `jwks`
+ * must read the store.
+ */
+export const heldJwks = (store: KeyStore["Type"], now: number): JwkSet | null => {
+  const set = cacheOf(store).set
+  return set !== null && now - set.loadedAt < refreshSeconds && set.keys[0]?.record.retiredAt === null
+    ? documentOf(set)
+    : null
+}
 
 /**
  * The longest any token signed so far can still live, in seconds: the ID token lifetime, the

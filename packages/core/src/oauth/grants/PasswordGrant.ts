@@ -6,8 +6,8 @@ import { Effect } from "effect"
 import type { Application } from "../../model/Application.js"
 import { InvalidGrant } from "../../model/OAuthError.js"
 import { forUser } from "../../model/OpenId.js"
-import { authenticate, badCredentials } from "../../security/Accounts.js"
-import * as Audit from "../../security/Audit.js"
+import type { User } from "../../model/User.js"
+import { authenticateIn, badCredentials, type CallRequirements } from "../../security/Accounts.js"
 import * as Entropy from "../../services/Entropy.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import * as Call from "../Call.js"
@@ -21,22 +21,11 @@ export const grantType = "password"
 export type Requirements =
   | MintRequirements
   | TokenStore
-  | Effect.Effect.Context<ReturnType<typeof authenticate>>
+  | CallRequirements
   | Effect.Effect.Context<ReturnType<typeof forUser>>
 
-/** Exchange a user's credentials for a token set carrying the application's default scopes. */
-export const handle = Effect.fnUntraced(function* (
-  call: Call.Call<Requirements>,
-  req: TokenRequest.Password,
-  app: Application
-) {
-  // The sign-in check is the page's too: its audit events read who is asking from RequestInfo
-  const user = yield* authenticate(req.username, req.password, call.address, {
-    _tag: "Grant",
-    appKey: app.appKey
-  }).pipe(
-    Effect.provideService(Audit.RequestInfo, { requestId: call.requestId, address: call.address ?? null })
-  )
+/** The token set of a user whose password was right. */
+const issue = Effect.fnUntraced(function* (call: Call.Call<Requirements>, app: Application, user: User) {
   const openId = yield* forUser(app.appKey, user.userId)
   const grant: Grant = {
     app,
@@ -57,3 +46,13 @@ export const handle = Effect.fnUntraced(function* (
   )
   return minted.response
 })
+
+/**
+ * Exchange a user's credentials for a token set carrying the application's default scopes: the
+ * sign-in check (the page's too) in the request's services, its audit events of the request.
+ */
+export const handle = (call: Call.Call<Requirements>, req: TokenRequest.Password, app: Application) =>
+  Effect.flatMap(
+    authenticateIn(call, req.username, req.password, { _tag: "Grant", appKey: app.appKey }),
+    (user) => issue(call, app, user)
+  )
