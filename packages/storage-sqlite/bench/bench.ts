@@ -48,9 +48,7 @@ const openRaw = (synchronous: "FULL" | "NORMAL") =>
     db.pragma(`synchronous = ${synchronous}`)
     db.pragma("foreign_keys = ON")
     const insertToken = db.prepare(Tables.insertSql(Tables.tokens, () => "?"))
-    const insertCode = db.prepare(`INSERT INTO authorization_codes (code_hash, app_key, redirect_uri, user_id,
-      open_id, scope, code_challenge, code_challenge_method, family_id, issued_at, expires_at, used_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const insertCode = db.prepare(Tables.insertSql(Tables.codes, () => "?"))
     const consume = db.prepare(`UPDATE authorization_codes SET used_at = ?
       WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING family_id`)
     const select = db.prepare("SELECT * FROM tokens WHERE kind = ? AND token_hash = ?")
