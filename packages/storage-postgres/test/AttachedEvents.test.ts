@@ -4,27 +4,13 @@
  * a unit (on PGlite).
  */
 import { assert, layer } from "@effect/vitest"
-import { type Audit, AuditStore, SessionStore, Transaction } from "@latchkey/core"
+import { AuditStore, SessionStore, Transaction } from "@latchkey/core"
 import { Fixtures } from "@latchkey/storage-testkit"
 import { Effect } from "effect"
 import { pgliteLayer } from "./support/pglite.js"
 
-const auditEvent = (appKey: string, detail: string): Audit.AuditEvent => ({
-  at: Fixtures.baseTime,
-  type: "signin_succeeded",
-  appKey,
-  userId: null,
-  openId: null,
-  address: null,
-  requestId: null,
-  detail,
-  actor: null
-})
-
-const detailsOf = (appKey: string) =>
-  Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 10, appKey })).pipe(
-    Effect.map((events) => events.map((e) => e.detail))
-  )
+const auditEvent = (appKey: string, detail: string) => Fixtures.auditEvent(appKey, detail)
+const detailsOf = Fixtures.auditDetails
 
 layer(pgliteLayer(), { timeout: "60 seconds" })("attached audit events on PGlite", (it) => {
   it.effect(

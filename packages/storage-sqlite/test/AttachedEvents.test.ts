@@ -4,29 +4,15 @@
  * that failed before writing inside a unit, are dropped, not stored by the fiber's next write.
  */
 import { assert, it } from "@effect/vitest"
-import { type Audit, AuditStore, SessionStore, Transaction } from "@latchkey/core"
+import { AuditStore, SessionStore, Transaction } from "@latchkey/core"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Fixtures } from "@latchkey/storage-testkit"
 import { Data, Effect, Option } from "effect"
 
 class Abandoned extends Data.TaggedError("Abandoned")<object> {}
 
-const auditEvent = (appKey: string, detail: string): Audit.AuditEvent => ({
-  at: Fixtures.baseTime,
-  type: "signin_succeeded",
-  appKey,
-  userId: null,
-  openId: null,
-  address: null,
-  requestId: null,
-  detail,
-  actor: null
-})
-
-const detailsOf = (appKey: string) =>
-  Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 10, appKey })).pipe(
-    Effect.map((events) => events.map((e) => e.detail))
-  )
+const auditEvent = (appKey: string, detail: string) => Fixtures.auditEvent(appKey, detail)
+const detailsOf = Fixtures.auditDetails
 
 const storage = SqliteStorage.layer({ filename: ":memory:" })
 

@@ -1,8 +1,16 @@
 /**
  * Record builders with fresh random identifiers, so tests sharing one store stay apart.
  */
-import type { Application, AuthorizationCode, SessionStore, SigningKey, Token, User } from "@latchkey/core"
-import { CodeStore, ConsentStore, Scope } from "@latchkey/core"
+import type {
+  Application,
+  Audit,
+  AuthorizationCode,
+  SessionStore,
+  SigningKey,
+  Token,
+  User
+} from "@latchkey/core"
+import { AuditStore, CodeStore, ConsentStore, Scope } from "@latchkey/core"
 import { Effect, Schema } from "effect"
 
 /** A base time (epoch seconds) the contract's records are issued around. */
@@ -165,3 +173,30 @@ export const pending = (overrides: Partial<SessionStore.PendingRecord> = {}): Se
   expiresAt: baseTime + 3600,
   ...overrides
 })
+
+/** An audit event of the application (or of none), at `at` (`baseTime` unless given). */
+export const auditEvent = (
+  appKey: string | null,
+  detail: string,
+  at: number = baseTime,
+  type: Audit.EventType = "token_issued"
+): Audit.AuditEvent => ({
+  at,
+  type,
+  appKey,
+  userId: null,
+  openId: null,
+  address: "127.0.0.1",
+  requestId: id("req"),
+  detail,
+  actor: null
+})
+
+/** The details of the application's stored audit events, oldest first. */
+export const auditDetails = (
+  appKey: string
+): Effect.Effect<ReadonlyArray<string | null>, unknown, AuditStore.AuditStore> =>
+  Effect.map(
+    Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 1000, appKey })),
+    (events) => events.map((e) => e.detail)
+  )

@@ -9,12 +9,7 @@ import { Deferred, Effect, Fiber } from "effect"
 import * as F from "../Fixtures.js"
 import { event, isStored } from "./support.js"
 
-/** The details of the application's events, oldest first. */
-const detailsOf = (appKey: string) =>
-  Effect.map(
-    Effect.flatMap(AuditStore.AuditStore, (a) => a.tail({ limit: 1000, appKey })),
-    (events) => events.map((e) => e.detail)
-  )
+const detailsOf = F.auditDetails
 
 /** A write of the application with no events of its own: one access token. */
 const plainWrite = (appKey: string) =>

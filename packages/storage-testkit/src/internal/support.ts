@@ -4,7 +4,7 @@
  * and the era the purge cases record in.
  */
 import { assert } from "@effect/vitest"
-import { type Audit, type Token, TokenStore } from "@latchkey/core"
+import { type Token, TokenStore } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
 
@@ -44,23 +44,8 @@ export const revokedAt = (ts: ReadonlyArray<Token.Token>) =>
  */
 export const purgeEra = 1_000_000_000
 
-/** An audit event of the application (or of none), at `at` (`baseTime` unless given). */
-export const event = (
-  appKey: string | null,
-  detail: string,
-  at: number = F.baseTime,
-  type: Audit.EventType = "token_issued"
-): Audit.AuditEvent => ({
-  at,
-  type,
-  appKey,
-  userId: null,
-  openId: null,
-  address: "127.0.0.1",
-  requestId: F.id("req"),
-  detail,
-  actor: null
-})
+/** An audit event of the application (or of none): `Fixtures.auditEvent`. */
+export const event = F.auditEvent
 
 /**
  * Event details and their offsets in seconds, in the order the audit cases append them: out of
