@@ -202,8 +202,7 @@ const withForm = <R>(
   if (Either.isLeft(form)) return Effect.succeed(refusalResponse(form.left))
   return Call.run(req, (call: Call.Call<Requirements>) => {
     const answer = respond(f(call, form.right))
-    // One span per request, without a stack capture, only when the runtime traces
-    return call.tracing ? Effect.withSpan(answer, name, { captureStackTrace: false }) : answer
+    return Call.traced(call, name, answer)
   })
 }
 
@@ -399,7 +398,7 @@ export const userinfo = (req: HttpRequest): Effect.Effect<HttpResponse, never, R
         ? Effect.succeed(admitted.left)
         : userinfoFor(call, req, admitted.right, userinfoAnswer(call, admitted.right))
     )
-    return call.tracing ? Effect.withSpan(answer, "Http.userinfo", { captureStackTrace: false }) : answer
+    return Call.traced(call, "Http.userinfo", answer)
   })
 }
 

@@ -70,17 +70,12 @@ export const event = (
   type: Audit.EventType,
   fields: Audit.Fields,
   at: number
-): Audit.AuditEvent => ({
-  at,
-  type,
-  appKey: fields.appKey ?? null,
-  userId: fields.userId ?? null,
-  openId: fields.openId ?? null,
-  address: call.address ?? null,
-  requestId: call.requestId,
-  detail: fields.detail ?? null,
-  actor: null
-})
+): Audit.AuditEvent =>
+  Audit.eventAt(type, fields, { address: call.address ?? null, requestId: call.requestId, actor: null }, at)
+
+/** `effect` in a span named `name` (no stack capture) when the runtime traces, else as it is. */
+export const traced = <A, E, R>(call: Call<never>, name: string, effect: Effect.Effect<A, E, R>) =>
+  call.tracing ? Effect.withSpan(effect, name, { captureStackTrace: false }) : effect
 
 /** Record an event of this request now, if the program has an AuditLog. Never fails. */
 export const record = (

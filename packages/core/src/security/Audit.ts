@@ -51,20 +51,36 @@ export interface Fields {
   readonly detail?: string | null
 }
 
+/** Who an event is about, besides its fields: the request's address and id, and the actor. */
+export interface Source {
+  readonly address: string | null
+  readonly requestId: string | null
+  readonly actor: string | null
+}
+
+/** The event of `type` with `fields`, from `source`, at `at` (epoch seconds). */
+export const eventAt = (type: EventType, fields: Fields, source: Source, at: number): AuditEvent => ({
+  at,
+  type,
+  appKey: fields.appKey ?? null,
+  userId: fields.userId ?? null,
+  openId: fields.openId ?? null,
+  address: source.address,
+  requestId: source.requestId,
+  detail: fields.detail ?? null,
+  actor: source.actor
+})
+
+const anonymous: Source = { address: null, requestId: null, actor: null }
+
 const event = (type: EventType, fields: Fields): Effect.Effect<AuditEvent> =>
   Effect.gen(function* () {
     const info = yield* Effect.serviceOption(RequestInfo)
-    return {
-      at: yield* nowSeconds,
-      type,
-      appKey: fields.appKey ?? null,
-      userId: fields.userId ?? null,
-      openId: fields.openId ?? null,
-      address: info._tag === "Some" ? info.value.address : null,
-      requestId: info._tag === "Some" ? info.value.requestId : null,
-      detail: fields.detail ?? null,
-      actor: info._tag === "Some" ? (info.value.actor ?? null) : null
-    }
+    const source =
+      info._tag === "Some"
+        ? { address: info.value.address, requestId: info.value.requestId, actor: info.value.actor ?? null }
+        : anonymous
+    return eventAt(type, fields, source, yield* nowSeconds)
   })
 
 /** Record an event if the program has an AuditLog. Never fails. */
