@@ -1,5 +1,6 @@
 /** The SQLite store of registered applications. */
 import { type Application, ApplicationStore, Tables, type Throttle } from "@latchkey/core"
+import type BetterSqlite3 from "better-sqlite3"
 import { Option } from "effect"
 import { attempt } from "../database.js"
 import { insertSql, selectFrom } from "../rows.js"
@@ -8,8 +9,26 @@ import { insertNew, type Over } from "./shared.js"
 
 type Row = Readonly<Record<string, unknown>>
 
-const sameRow = (a: Row, b: Row): boolean => {
-  for (const k in a) if (a[k] !== b[k]) return false
+// A row of the application's columns read raw, in the order of `Tables.applications`' columns;
+// the throttle entries of `findForClient` follow them
+type Raw = ReadonlyArray<unknown>
+
+const columns = Tables.applications.columns
+const width = columns.length
+const appKeyAt = columns.findIndex((c) => c.field === "appKey")
+
+/** The application's columns of `row` as the record `Tables.fromRow` decodes (named by field). */
+const recordOf = (row: Raw): Row => {
+  const record: Record<string, unknown> = {}
+  columns.forEach((c, i) => {
+    record[c.field] = row[i]
+  })
+  return record
+}
+
+/** Whether the application's columns of two raw rows hold the same values. */
+const sameColumns = (a: Raw, b: Raw): boolean => {
+  for (let i = 0; i < width; i++) if (a[i] !== b[i]) return false
   return true
 }
 
@@ -19,24 +38,48 @@ const sameRow = (a: Row, b: Row): boolean => {
  * only a changed row is decoded again. Bounded; the oldest entry goes first.
  */
 const applicationCache = (limit = 1000) => {
-  const decoded = new Map<unknown, { readonly row: Row; readonly app: Application.Application }>()
-  return (row: Row): Application.Application => {
-    const hit = decoded.get(row.appKey)
-    if (hit !== undefined && sameRow(hit.row, row)) return hit.app
-    const app = Tables.fromRow(Tables.applications, row)
-    decoded.delete(row.appKey)
+  const decoded = new Map<unknown, { readonly row: Raw; readonly app: Application.Application }>()
+  return (row: Raw): Application.Application => {
+    const appKey = row[appKeyAt]
+    const hit = decoded.get(appKey)
+    if (hit !== undefined && sameColumns(hit.row, row)) return hit.app
+    const app = Tables.fromRow(Tables.applications, recordOf(row))
+    decoded.delete(appKey)
     if (decoded.size >= limit) decoded.delete(decoded.keys().next().value)
-    decoded.set(row.appKey, { row, app })
+    decoded.set(appKey, { row: row.slice(0, width), app })
     return app
   }
 }
 
+/**
+ * `findForClient`'s one statement for `n` keys: one row, the application's columns (null when
+ * there is none) and then each key's failures, last failure and lock (null when it has no entry).
+ */
+const clientReadSql = (n: number): string => {
+  const keys = Array.from({ length: n }, (_, i) => i)
+  return `SELECT ${columns.map((c) => `a.${c.name}`).join(", ")}${keys
+    .map((i) => `, t${i}.failures, t${i}.last_failure, t${i}.locked_until`)
+    .join("")} FROM (SELECT 1) LEFT JOIN applications AS a ON a.app_key = ?${keys
+    .map((i) => ` LEFT JOIN throttle AS t${i} ON t${i}.key = ?`)
+    .join("")}`
+}
+
+/** The throttle entries of `n` keys in a row of `clientReadSql(n)`. */
+const entriesOf = (row: Raw, n: number): Array<Throttle.Entry | undefined> =>
+  Array.from({ length: n }, (_, i) => {
+    const at = width + 3 * i
+    return row[at] === null
+      ? undefined
+      : {
+          failures: row[at] as number,
+          lastFailure: row[at + 1] as number,
+          lockedUntil: row[at + 2] as number
+        }
+  })
+
 const prepare = ({ db }: Over) => ({
   insert: db.prepare(`${insertSql(Tables.applications)} ON CONFLICT (app_key) DO NOTHING`),
-  find: db.prepare(selectFrom(Tables.applications, "WHERE app_key = ?")),
-  throttleEntry: db.prepare(
-    "SELECT failures, last_failure AS lastFailure, locked_until AS lockedUntil FROM throttle WHERE key = ?"
-  ),
+  find: db.prepare(selectFrom(Tables.applications, "WHERE app_key = ?")).raw(),
   webOriginRegistered: db.prepare(
     "SELECT EXISTS (SELECT 1 FROM applications, json_each(applications.web_origins) AS o WHERE o.value = ?) AS registered"
   ),
@@ -50,7 +93,8 @@ const prepare = ({ db }: Over) => ({
     WHERE app_key = ? AND previous_secret_digest = ? AND previous_secret_used_at IS NULL`),
   // A change left out (NULL) keeps the column; one that may be set to NULL (a TTL, the audience)
   // has its own flag. A new secret digest drops the previous secret in the same statement.
-  update: db.prepare(`UPDATE applications SET name = coalesce(@name, name),
+  update: db
+    .prepare(`UPDATE applications SET name = coalesce(@name, name),
     redirect_uris = coalesce(@redirectUris, redirect_uris), scopes = coalesce(@scopes, scopes),
     grant_types = coalesce(@grantTypes, grant_types), require_pkce = coalesce(@requirePkce, require_pkce),
     access_token_ttl = CASE WHEN @setAccessTokenTtl THEN @accessTokenTtl ELSE access_token_ttl END,
@@ -66,7 +110,8 @@ const prepare = ({ db }: Over) => ({
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
     previous_secret_used_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_used_at END
-    WHERE app_key = @appKey RETURNING ${Tables.selectList(Tables.applications)}`),
+    WHERE app_key = @appKey RETURNING ${Tables.selectList(Tables.applications)}`)
+    .raw(),
   // ApplicationStore.endsRefreshFamilies: read before the update, the row as it was
   endFamilies: db.prepare(`UPDATE tokens SET revoked_at = @now
     WHERE app_key = @appKey AND revoked_at IS NULL
@@ -110,7 +155,21 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
   const { db, write } = over
   const q = prepare(over)
   const cached = applicationCache()
-  const found = (row: unknown) => (row === undefined ? Option.none() : Option.some(cached(row as Row)))
+  const found = (row: unknown) => {
+    const raw = row as Raw | undefined
+    return raw === undefined || raw[appKeyAt] === null ? Option.none() : Option.some(cached(raw))
+  }
+  // One statement per number of keys, prepared at its first use
+  const clientReads = new Map<number, BetterSqlite3.Statement>()
+  const clientRead = (appKey: string, keys: ReadonlyArray<Throttle.Key>) => {
+    let statement = clientReads.get(keys.length)
+    if (statement === undefined) {
+      statement = db.prepare(clientReadSql(keys.length)).raw()
+      clientReads.set(keys.length, statement)
+    }
+    const row = statement.get(appKey, ...keys.map((k) => k.key)) as Raw
+    return { app: found(row), entries: entriesOf(row, keys.length) }
+  }
   const update = (appKey: string, changes: ApplicationStore.ApplicationChanges, now: number) => {
     if (ApplicationStore.endsRefreshFamilies(false, changes)) q.endFamilies.run({ appKey, now })
     return found(q.update.get(updateParams(appKey, changes)))
@@ -129,13 +188,12 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
         () => new ApplicationStore.AppKeyTaken({ appKey: app.appKey })
       ),
     find: (appKey) => attempt(() => found(q.find.get(appKey))),
-    // The entries too when the throttle is this database's own (`throttleStore` names `db` its counters)
+    // The entries too, in the same statement, when the throttle is this database's own
+    // (`throttleStore` names `db` its counters)
     findForClient: (appKey, keys, counters) =>
-      attempt(() => ({
-        app: found(q.find.get(appKey)),
-        entries:
-          counters === db ? keys.map((k) => q.throttleEntry.get(k.key) as Throttle.Entry | undefined) : null
-      })),
+      attempt(() =>
+        counters === db ? clientRead(appKey, keys) : { app: found(q.find.get(appKey)), entries: null }
+      ),
     webOriginRegistered: (origin) =>
       attempt(() => (q.webOriginRegistered.get(origin) as { readonly registered: number }).registered === 1),
     list: () => attempt(() => q.list.all().map((row) => Tables.fromRow(Tables.applications, row as Row))),
