@@ -56,8 +56,11 @@ export interface Metrics {
   readonly auditEvent: (type: Audit.EventType) => void
   /** One request of the public listener, `seconds` from its first byte to the end of its response; unusual methods are "other". */
   readonly request: (endpoint: Endpoint, method: string | undefined, status: number, seconds: number) => void
-  /** One call of a store method (`TokenStore.insert`), failed or not. */
-  readonly storage: (operation: string, seconds: number) => void
+  /**
+   * The observer of the calls of one store method (`TokenStore.insert`), failed or not: got once
+   * per method, called with each call's seconds.
+   */
+  readonly storage: (operation: string) => (seconds: number) => void
   /** Read the sessions gauge from `stats` at each scrape (errors leave the last value). */
   readonly bindSessions: (stats: SessionStats) => void
 }
@@ -71,9 +74,15 @@ export interface MakeOptions {
 /** The registries a metric is registered in: the process's one. */
 type Registers = Array<Registry>
 
+/** A histogram: `observe` one value under its labels, or `of` labels the observer of their series. */
+interface Observer<L extends string> {
+  readonly observe: (labels: Record<L, string>, seconds: number) => void
+  readonly of: (labels: Record<L, string>) => (seconds: number) => void
+}
+
 /**
- * A histogram registered in `registers`, as a function observing one value under its labels. The
- * labelled series of each histogram are looked up once: every label is from a fixed set.
+ * A histogram registered in `registers`. The labelled series of each histogram are looked up
+ * once: every label is from a fixed set.
  */
 const histogram = <L extends string>(
   registers: Registers,
@@ -81,17 +90,24 @@ const histogram = <L extends string>(
   help: string,
   labelNames: ReadonlyArray<L>,
   buckets: Array<number>
-): ((labels: Record<L, string>, seconds: number) => void) => {
+): Observer<L> => {
   const h = new Histogram({ name, help, labelNames, buckets, registers })
   const children = new Map<string, Histogram.Internal<L>>()
-  return (labels, seconds) => {
+  const child = (labels: Record<L, string>): Histogram.Internal<L> => {
     const key = Object.values(labels).join(" ")
-    let child = children.get(key)
-    if (child === undefined) {
-      child = h.labels(labels as Partial<Record<L, string>>)
-      children.set(key, child)
+    let found = children.get(key)
+    if (found === undefined) {
+      found = h.labels(labels as Partial<Record<L, string>>)
+      children.set(key, found)
     }
-    child.observe(seconds)
+    return found
+  }
+  return {
+    observe: (labels, seconds) => child(labels).observe(seconds),
+    of: (labels) => {
+      const series = child(labels)
+      return (seconds) => series.observe(seconds)
+    }
   }
 }
 
@@ -198,7 +214,7 @@ export const make = (options: MakeOptions = {}): Metrics => {
       if (type === "signin_throttled") throttle.inc({ kind: "signin" })
     },
     request: (endpoint, method, status, seconds) =>
-      requests(
+      requests.observe(
         {
           endpoint,
           method: method !== undefined && methods.has(method) ? method : "other",
@@ -206,7 +222,7 @@ export const make = (options: MakeOptions = {}): Metrics => {
         },
         seconds
       ),
-    storage: (operation, seconds) => storage({ operation }, seconds),
+    storage: (operation) => storage.of({ operation }),
     bindSessions
   }
 }

@@ -31,28 +31,31 @@ interface Continuation {
 const passOn: Continuation = { onFailure: Exit.failCause, onSuccess: Exit.succeed }
 
 /**
- * Each store call followed by `next` and, with `metrics`, timed into them as `name`, from its start
- * to its end, failed or not: one step that starts the clock and one match around the call (not
- * onExit's uninterruptible region), the time taken in the match's continuations themselves.
+ * Each call of the store method `name` followed by `next` and, with `metrics`, timed into them as
+ * `name`, from its start to its end, failed or not: one step that starts the clock and one match
+ * around the call (not onExit's uninterruptible region), the time taken in the match's
+ * continuations themselves. The method's series is looked up once, not per call.
  */
 export const observedCall =
   (metrics: Metrics | undefined, next: Continuation = passOn) =>
-  (call: Effect.Effect<unknown, unknown>, name: string): Effect.Effect<unknown, unknown> =>
-    metrics === undefined
-      ? Effect.matchCauseEffect(call, next)
-      : Effect.suspend(() => {
-          const start = performance.now()
-          return Effect.matchCauseEffect(call, {
-            onFailure: (cause) => {
-              metrics.storage(name, (performance.now() - start) / 1000)
-              return next.onFailure(cause)
-            },
-            onSuccess: (value) => {
-              metrics.storage(name, (performance.now() - start) / 1000)
-              return next.onSuccess(value)
-            }
-          })
+  (name: string): ((call: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>) => {
+    if (metrics === undefined) return (call) => Effect.matchCauseEffect(call, next)
+    const observe = metrics.storage(name)
+    return (call) =>
+      Effect.suspend(() => {
+        const start = performance.now()
+        return Effect.matchCauseEffect(call, {
+          onFailure: (cause) => {
+            observe((performance.now() - start) / 1000)
+            return next.onFailure(cause)
+          },
+          onSuccess: (value) => {
+            observe((performance.now() - start) / 1000)
+            return next.onSuccess(value)
+          }
         })
+      })
+  }
 
 // A store service: by the core's declarations of them, a record of functions returning Effects,
 // and values that are not calls (ThrottleStore's `counters`), passed through
@@ -73,24 +76,23 @@ const stores = [
 ] as ReadonlyArray<Context.Tag<unknown, object>> as ReadonlyArray<Context.Tag<unknown, Store>>
 
 /**
- * `context` with every call of every store the core declares passed through `around` (given the
- * call's effect and its name, `<Store>.<method>`, the store's name being its tag's); the rest of
- * the context is unchanged.
+ * `context` with every call of every store the core declares passed through what `around` gave
+ * for its method's name (`<Store>.<method>`, the store's name being its tag's), once per method;
+ * the rest of the context is unchanged.
  */
 export const aroundStores = <R>(
   context: Context.Context<R>,
-  around: (call: Effect.Effect<unknown, unknown>, name: string) => Effect.Effect<unknown, unknown>
+  around: (name: string) => (call: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
 ): Context.Context<R> =>
   stores.reduce((out, tag) => {
     const service = Context.getOption(out, tag)
     if (service._tag === "None") return out
     const name = tag.key.slice(tag.key.lastIndexOf("/") + 1)
-    const methods = Object.entries(service.value).map(([method, call]) => [
-      method,
-      typeof call === "function"
-        ? (...args: Array<never>) => around(call(...args), `${name}.${method}`)
-        : call
-    ])
+    const methods = Object.entries(service.value).map(([method, call]) => {
+      if (typeof call !== "function") return [method, call]
+      const observed = around(`${name}.${method}`)
+      return [method, (...args: Array<never>) => observed(call(...args))]
+    })
     return Context.add(out, tag, Object.fromEntries(methods))
   }, context)
 

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Http, type Interaction, type OAuthError, Paths } from "@latchkey/core"
-import { Effect, type ManagedRuntime, Option } from "effect"
+import { Effect, Exit, type ManagedRuntime, Option, Runtime } from "effect"
 import helmet, { type HelmetOptions } from "helmet"
 import { BodyConsumed, ClientClosed, readBody } from "./Body.js"
 import * as HeaderList from "./internal/HeaderList.js"
@@ -242,6 +242,32 @@ export const handler = (
   }
   const endpoints = new Set(Paths.json.map((p) => `${prefix}${p}`))
 
+  // What a request that could not be answered ends with: for a client gone, nothing
+  const failed = (req: IncomingMessage, res: ServerResponse, e: unknown) => {
+    // The client went away: nobody to answer, nothing to report (the response closes unfinished)
+    if (e instanceof ClientClosed) return
+    onError(e instanceof BodyConsumed ? e.message : e)
+    if (res.headersSent) res.destroy()
+    else answer(req, res, serverError)
+  }
+
+  // The core's answer written once its fiber ends: observed on the fiber, no promise per request
+  const run = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    effect: Effect.Effect<Http.HttpResponse, never, Http.Requirements>
+  ) =>
+    runtime.runCallback(effect, {
+      onExit: (exit) => {
+        try {
+          if (Exit.isSuccess(exit)) answer(req, res, exit.value)
+          else failed(req, res, Runtime.makeFiberFailure(exit.cause))
+        } catch (e) {
+          failed(req, res, e)
+        }
+      }
+    })
+
   const serve = async (req: IncomingMessage, res: ServerResponse, path: string, query: string) => {
     const request = requestOf(req, {
       path,
@@ -251,20 +277,17 @@ export const handler = (
     })
     const route = Http.route(req.method === "POST" ? await withBody(req, res, request) : request)
     // The path was checked above, so the core has a route for it.
-    const effect = Option.getOrElse(route, () => Effect.succeed(serverError))
-    answer(req, res, await runtime.runPromise(effect))
+    run(
+      req,
+      res,
+      Option.getOrElse(route, () => Effect.succeed(serverError))
+    )
   }
 
   return (req, res) => {
     const { path, query } = target(req.url)
     if (!endpoints.has(path)) return false
-    serve(req, res, path.slice(prefix.length), query).catch((e: unknown) => {
-      // The client went away: nobody to answer, nothing to report (the response closes unfinished)
-      if (e instanceof ClientClosed) return
-      onError(e instanceof BodyConsumed ? e.message : e)
-      if (res.headersSent) res.destroy()
-      else answer(req, res, serverError)
-    })
+    serve(req, res, path.slice(prefix.length), query).catch((e: unknown) => failed(req, res, e))
     return true
   }
 }

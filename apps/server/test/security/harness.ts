@@ -119,7 +119,7 @@ const counting = <R>(context: Context.Context<R>, calls: Map<string, number>): C
       Effect.sync(() => calls.set(name, (calls.get(name) ?? 0) + 1)),
       call
     )
-  const stores = aroundStores(context, (call, name) => count(name, call))
+  const stores = aroundStores(context, (name) => (call) => count(name, call))
   const hasher = Context.get(
     stores as Context.Context<PasswordHasher.PasswordHasher>,
     PasswordHasher.PasswordHasher
