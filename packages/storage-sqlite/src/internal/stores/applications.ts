@@ -65,17 +65,21 @@ const clientReadSql = (n: number): string => {
 }
 
 /** The throttle entries of `n` keys in a row of `clientReadSql(n)`. */
-const entriesOf = (row: Raw, n: number): Array<Throttle.Entry | undefined> =>
-  Array.from({ length: n }, (_, i) => {
-    const at = width + 3 * i
-    return row[at] === null
-      ? undefined
-      : {
-          failures: row[at] as number,
-          lastFailure: row[at + 1] as number,
-          lockedUntil: row[at + 2] as number
-        }
-  })
+const entriesOf = (row: Raw, n: number): Array<Throttle.Entry | undefined> => {
+  const entries: Array<Throttle.Entry | undefined> = []
+  for (let at = width; at < width + 3 * n; at += 3) {
+    entries.push(
+      row[at] === null
+        ? undefined
+        : {
+            failures: row[at] as number,
+            lastFailure: row[at + 1] as number,
+            lockedUntil: row[at + 2] as number
+          }
+    )
+  }
+  return entries
+}
 
 const prepare = ({ db }: Over) => ({
   insert: db.prepare(`${insertSql(Tables.applications)} ON CONFLICT (app_key) DO NOTHING`),
