@@ -11,11 +11,11 @@ import {
   Counter,
   collectDefaultMetrics,
   Gauge,
+  Histogram,
   type MetricObjectWithValues,
   type MetricValue,
   Registry
 } from "prom-client"
-import * as Histogram from "./Histogram.js"
 import { version } from "./Version.js"
 
 // The endpoint label of each path under the issuer's: the core's names of the OAuth endpoints, and the rest
@@ -74,10 +74,15 @@ export interface MakeOptions {
 /** The registries a metric is registered in: the process's one. */
 type Registers = Array<Registry>
 
+/** A histogram: `observe` one value under its labels, or `of` labels the observer of their series. */
+interface Observer<L extends string> {
+  readonly observe: (labels: Record<L, string>, seconds: number) => void
+  readonly of: (labels: Record<L, string>) => (seconds: number) => void
+}
+
 /**
- * A histogram registered in `registers` (`Histogram`), as a function observing one value under
- * its labels: the series of each label set is looked up once (every label is from a fixed set),
- * then observed with a few additions.
+ * A histogram registered in `registers`. The labelled series of each histogram are looked up
+ * once: every label is from a fixed set.
  */
 const histogram = <L extends string>(
   registers: Registers,
@@ -85,19 +90,23 @@ const histogram = <L extends string>(
   help: string,
   labelNames: ReadonlyArray<L>,
   buckets: Array<number>
-): Histogram.Histogram<L> & { readonly observe: (labels: Record<L, string>, seconds: number) => void } => {
-  const h = Histogram.make(registers, name, help, labelNames, buckets)
-  const children = new Map<string, Histogram.Observe>()
+): Observer<L> => {
+  const h = new Histogram({ name, help, labelNames, buckets, registers })
+  const children = new Map<string, Histogram.Internal<L>>()
+  const child = (labels: Record<L, string>): Histogram.Internal<L> => {
+    const key = Object.values(labels).join(" ")
+    let found = children.get(key)
+    if (found === undefined) {
+      found = h.labels(labels as Partial<Record<L, string>>)
+      children.set(key, found)
+    }
+    return found
+  }
   return {
-    series: h.series,
-    observe: (labels, seconds) => {
-      const key = Object.values(labels).join(" ")
-      let child = children.get(key)
-      if (child === undefined) {
-        child = h.series(labels)
-        children.set(key, child)
-      }
-      child(seconds)
+    observe: (labels, seconds) => child(labels).observe(seconds),
+    of: (labels) => {
+      const series = child(labels)
+      return (seconds) => series.observe(seconds)
     }
   }
 }
@@ -213,7 +222,7 @@ export const make = (options: MakeOptions = {}): Metrics => {
         },
         seconds
       ),
-    storage: (operation) => storage.series({ operation }),
+    storage: (operation) => storage.of({ operation }),
     bindSessions
   }
 }
