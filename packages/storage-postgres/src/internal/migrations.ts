@@ -305,6 +305,29 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
       ALTER TABLE applications ADD COLUMN scope_delimiter text NOT NULL DEFAULT 'comma';
     `
+  },
+  // The adapters number their migrations apart (docs/decisions.md, "Second factor: migration numbers").
+  {
+    version: 6,
+    name: "second factor",
+    sql: `
+      -- A user's authenticator app (TOTP, FactorStore): the secret sealed under a key derived from
+      -- the server key, never in the clear; confirmed_at NULL while the enrolment is pending;
+      -- last_step the last time step a code was accepted at (each step is accepted once).
+      CREATE TABLE totp_factors (
+        user_id       text PRIMARY KEY,
+        sealed_secret text NOT NULL,
+        created_at    bigint NOT NULL,
+        confirmed_at  bigint,
+        last_step     bigint
+      );
+      -- The unused recovery codes of a confirmed authenticator app, as keyed digests; a used one is deleted.
+      CREATE TABLE recovery_codes (
+        user_id     text NOT NULL,
+        code_digest text NOT NULL,
+        PRIMARY KEY (user_id, code_digest)
+      );
+    `
   }
 ]
 
