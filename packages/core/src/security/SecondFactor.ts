@@ -12,7 +12,7 @@ import { hmac } from "../services/Digest.js"
 import { Entropy } from "../services/Entropy.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { seal, unseal } from "../signing/Keys.js"
-import { type FactorActive, FactorStore } from "../storage/FactorStore.js"
+import { FactorStore } from "../storage/FactorStore.js"
 import { StorageError } from "../storage/StorageError.js"
 import * as Audit from "./Audit.js"
 import * as Throttle from "./Throttle.js"
@@ -51,6 +51,13 @@ export interface Status {
   readonly state: "none" | "pending" | "confirmed"
   readonly recoveryCodesLeft: number
 }
+
+/** A checked code at sign-in: the accepted step, or how many recovery codes are left. */
+export type Checked = Effect.Effect<
+  number,
+  WrongCode | RateLimited | StorageError,
+  FactorStore | Config | Throttle.ThrottleStore | Throttle.ThrottlePolicy
+>
 
 /** Where a code comes from: a browser trusted for the user (its own budget) or not. */
 export interface Attempt {
@@ -178,15 +185,7 @@ export const confirm = Effect.fn("SecondFactor.confirm")(function* (userId: stri
  * before the last accepted, is wrong). Throttled per user (`Throttle.factorKeys`), a trusted
  * browser on a budget of its own. Answers the accepted step.
  */
-export const verify = (
-  userId: string,
-  code: string,
-  attempt: Attempt = {}
-): Effect.Effect<
-  number,
-  WrongCode | RateLimited | StorageError,
-  FactorStore | Config | Throttle.ThrottleStore | Throttle.ThrottlePolicy
-> =>
+export const verify = (userId: string, code: string, attempt: Attempt = {}): Checked =>
   throttled(
     userId,
     attempt,
@@ -204,15 +203,7 @@ export const verify = (
  * Use a recovery code instead of a code at sign-in (throttled like codes): accepted once,
  * recorded as `mfa_recovery_code_used` in the write that uses it up. Answers how many are left.
  */
-export const useRecoveryCode = (
-  userId: string,
-  code: string,
-  attempt: Attempt = {}
-): Effect.Effect<
-  number,
-  WrongCode | RateLimited | StorageError,
-  FactorStore | Config | Throttle.ThrottleStore | Throttle.ThrottlePolicy
-> =>
+export const useRecoveryCode = (userId: string, code: string, attempt: Attempt = {}): Checked =>
   throttled(
     userId,
     attempt,
@@ -259,5 +250,3 @@ export const reset = (userId: string): Effect.Effect<boolean, StorageError, Fact
       ])
     )
   )
-
-export type { FactorActive }

@@ -311,9 +311,8 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
     version: 6,
     name: "second factor",
     sql: `
-      -- A user's authenticator app (TOTP, FactorStore): the secret sealed under a key derived from
-      -- the server key, never in the clear; confirmed_at NULL while the enrolment is pending;
-      -- last_step the last time step a code was accepted at (each step is accepted once).
+      -- FactorStore's rows, as SQLite's migration 14 keeps them: the TOTP secret only sealed,
+      -- confirmed_at NULL while pending, last_step the last step accepted.
       CREATE TABLE totp_factors (
         user_id       text PRIMARY KEY,
         sealed_secret text NOT NULL,
@@ -321,7 +320,7 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
         confirmed_at  bigint,
         last_step     bigint
       );
-      -- The unused recovery codes of a confirmed authenticator app, as keyed digests; a used one is deleted.
+      -- Unused recovery codes, by keyed digest only; using one deletes it.
       CREATE TABLE recovery_codes (
         user_id     text NOT NULL,
         code_digest text NOT NULL,
