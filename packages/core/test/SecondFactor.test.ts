@@ -108,6 +108,9 @@ describe("the authenticator app (TOTP) second factor", () => {
         const over = yield* Effect.flip(SecondFactor.enrol(user.userId, user.username))
         assert.strictEqual(over._tag, "FactorActive", "a confirmed factor is reset by an operator first")
         assert.deepStrictEqual(yield* typesOf(user.userId), ["mfa_enrolled", "mfa_confirmed"])
+        const trail = JSON.stringify(yield* Effect.flatMap(AuditStore, (a) => a.query({ limit: 100 })))
+        for (const secretValue of [secret, ...codes])
+          assert.notInclude(trail, secretValue, "no secret, code or recovery code in the audit trail")
       }).pipe(Effect.provide(Audited()))
   )
 
