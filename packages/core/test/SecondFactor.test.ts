@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, TestClock } from "effect"
+import { Clock, Deferred, Effect, Layer, Option, Ref, TestClock } from "effect"
 import { Config } from "../src/model/Config.js"
 import * as Audit from "../src/security/Audit.js"
 import * as SecondFactor from "../src/security/SecondFactor.js"
@@ -136,6 +136,38 @@ describe("the authenticator app (TOTP) second factor", () => {
         }
         assert.strictEqual(yield* SecondFactor.verify(user.userId, yield* appCode(secret, -1)), s0 + 3)
         assert.strictEqual(yield* SecondFactor.verify(user.userId, yield* appCode(secret, 0)), s0 + 4)
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect(
+    "verify: two sign-ins with one code, both past the code check before either writes: exactly one is accepted",
+    () =>
+      Effect.gen(function* () {
+        const { user, secret } = yield* enrolled
+        const store = yield* FactorStore
+        const arrived = yield* Ref.make(0)
+        const both = yield* Deferred.make<void>()
+        // Pinned: each use of the step waits until both checks have reached it
+        const gated = FactorStore.of({
+          ...store,
+          useStep: (userId, step) =>
+            Ref.updateAndGet(arrived, (n) => n + 1).pipe(
+              Effect.tap((n) => (n === 2 ? Deferred.succeed(both, undefined) : Effect.void)),
+              Effect.zipRight(Deferred.await(both)),
+              Effect.zipRight(store.useStep(userId, step))
+            )
+        })
+        const code = yield* appCode(secret)
+        const results = yield* Effect.all(
+          [0, 1].map(() =>
+            Effect.either(SecondFactor.verify(user.userId, code)).pipe(
+              Effect.provideService(FactorStore, gated)
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(yield* Ref.get(arrived), 2, "both checks reached the write")
+        assert.deepStrictEqual(results.map((r) => r._tag).sort(), ["Left", "Right"])
       }).pipe(Effect.provide(TestLayer()))
   )
 
