@@ -55,6 +55,7 @@ Users
   user enable <username-or-user-id> [--json]
   user set-password <username-or-user-id> --password-stdin [--keep-sessions] [--json]
   user delete <username-or-user-id> [--json]
+  user mfa-reset <username-or-user-id> [--json]
 
 Tokens and consents
   token revoke --app <app-key> --open-id <open_id> [--json]

@@ -4,6 +4,8 @@ import * as AdminApi from "../src/admin/AdminApi.js"
 import * as Http from "../src/http/Http.js"
 import * as OpenApi from "../src/http/OpenApi.js"
 import * as Audit from "../src/security/Audit.js"
+import * as SecondFactor from "../src/security/SecondFactor.js"
+import * as Totp from "../src/security/Totp.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
@@ -1204,5 +1206,46 @@ describe("AdminApi: web origins, token endpoint auth method and scope delimiter"
       const madePublic = yield* api("PATCH", `/applications/${post.app_key}`, { public: true })
       assert.strictEqual(madePublic.json?.token_endpoint_auth_method, "none")
     }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: a user's second factor", () => {
+  it.effect(
+    "DELETE /users/{user}/mfa removes the authenticator app and recovery codes, audited as mfa_reset by admin-api; an unknown user is 404",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(1_800_000_000_000)
+        const { user } = yield* newUser("mfa-user")
+        const { secret } = yield* SecondFactor.enrol(user.userId, user.username)
+        const code = yield* Totp.codeAt(
+          Totp.fromBase32(secret) ?? new Uint8Array(),
+          Totp.stepAt(1_800_000_000)
+        )
+        yield* SecondFactor.confirm(user.userId, code)
+        assert.isTrue(yield* SecondFactor.required(user.userId))
+        const reset = yield* api("DELETE", "/users/mfa-user/mfa")
+        assert.deepStrictEqual(
+          [reset.status, reset.json],
+          [200, { user_id: user.userId, username: "mfa-user", removed: true }]
+        )
+        assert.deepStrictEqual(yield* SecondFactor.status(user.userId), {
+          state: "none",
+          recoveryCodesLeft: 0
+        })
+        const again = yield* api("DELETE", `/users/${user.userId}/mfa`)
+        assert.deepStrictEqual(again.json, { user_id: user.userId, username: "mfa-user", removed: false })
+        const events = yield* Effect.flatMap(AuditStore, (a) => a.query({ limit: 10, type: "mfa_reset" }))
+        assert.deepStrictEqual(
+          events.map((e) => [e.userId, e.actor, e.requestId, e.detail]),
+          [
+            [user.userId, "admin-api", "req-admin-1", "nothing to remove"],
+            [user.userId, "admin-api", "req-admin-1", "authenticator and recovery codes removed"]
+          ]
+        )
+        expectError(yield* api("DELETE", "/users/nobody/mfa"), 404, "not_found")
+        const wrongMethod = yield* api("GET", `/users/${user.userId}/mfa`)
+        assert.strictEqual(wrongMethod.status, 405)
+        assert.strictEqual(wrongMethod.headers.allow, "DELETE")
+      }).pipe(Effect.provide(Audited()))
   )
 })

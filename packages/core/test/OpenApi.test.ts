@@ -337,7 +337,7 @@ describe("OpenApi.adminDocument", () => {
       const declared = ((item.parameters ?? []) as unknown as Array<{ name: string }>).map((p) => p.name)
       assert.deepStrictEqual(declared, named, path)
     }
-    assert.strictEqual(ids.size, 18)
+    assert.strictEqual(ids.size, 19) // 18, and resetFactors (DELETE /users/{user}/mfa)
     assert.deepStrictEqual(
       (OpenApi.adminDocument({ server: "http://127.0.0.1:9090/" }) as { servers: unknown }).servers,
       [{ url: "http://127.0.0.1:9090" }]

@@ -5,7 +5,7 @@
  */
 import * as crypto from "node:crypto"
 import { createHash, createHmac, randomFillSync } from "node:crypto"
-import { Digest, Entropy } from "@latchkey/core"
+import { Digest, Entropy, HmacSha1 } from "@latchkey/core"
 import { Effect, Layer } from "effect"
 
 // One-shot hashing (`crypto.hash`, Node 20.12 and later) skips the Hash object.
@@ -23,6 +23,11 @@ export const digest: Digest.DigestService = {
     Effect.sync(() =>
       createHmac("sha256", Buffer.from(key, "utf8")).update(value, "utf8").digest("base64url")
     )
+}
+
+/** HMAC-SHA-1 with `node:crypto`, for authenticator-app codes (TOTP). */
+export const hmacSha1: HmacSha1.HmacSha1Service = {
+  sign: (key, message) => Effect.sync(() => new Uint8Array(createHmac("sha1", key).update(message).digest()))
 }
 
 // Bytes are drawn from a pool refilled in one call, each handed out once: one call into
@@ -48,8 +53,9 @@ export const entropy: Entropy.Entropy["Type"] = {
   bytes: (n) => Effect.sync(() => draw(n))
 }
 
-/** Digest and Entropy over `node:crypto`. */
-export const layer: Layer.Layer<Digest.Digest | Entropy.Entropy> = Layer.merge(
+/** Digest, HMAC-SHA-1 and Entropy over `node:crypto`. */
+export const layer: Layer.Layer<Digest.Digest | HmacSha1.HmacSha1 | Entropy.Entropy> = Layer.mergeAll(
   Digest.layer(digest),
+  HmacSha1.layer(hmacSha1),
   Layer.succeed(Entropy.Entropy, entropy)
 )

@@ -1,5 +1,5 @@
 import { assert, it } from "@effect/vitest"
-import { Digest, Entropy } from "@latchkey/core"
+import { Digest, Entropy, HmacSha1, Totp } from "@latchkey/core"
 import { Effect, FastCheck } from "effect"
 import { NodeCrypto } from "../src/index.js"
 
@@ -47,4 +47,22 @@ it.effect("digests run synchronously: no asynchronous boundary per request", () 
     Effect.runSync(Effect.map(NodeCrypto.digest.hmac("k", "v"), (d) => (result = d)))
     assert.isString(result)
   })
+)
+
+it.effect.prop(
+  "node:crypto HMAC-SHA-1 equals the core's Web Crypto one for any key and message, synchronously",
+  [FastCheck.uint8Array({ minLength: 1, maxLength: 100 }), FastCheck.uint8Array({ maxLength: 100 })],
+  ([key, message]) =>
+    Effect.gen(function* () {
+      const node = Effect.runSync(NodeCrypto.hmacSha1.sign(key, message))
+      assert.deepStrictEqual(node, yield* HmacSha1.webCrypto.sign(key, message))
+    })
+)
+
+it.effect("the layer provides node:crypto's HMAC-SHA-1 to the core's TOTP codes (RFC 6238 Appendix B)", () =>
+  Effect.gen(function* () {
+    assert.strictEqual(yield* HmacSha1.HmacSha1, NodeCrypto.hmacSha1)
+    const seed = new TextEncoder().encode("12345678901234567890")
+    assert.strictEqual(yield* Totp.codeAt(seed, Totp.stepAt(1111111109), 8), "07081804")
+  }).pipe(Effect.provide(NodeCrypto.layer))
 )

@@ -9,6 +9,7 @@ import type { AuditStore, Stores } from "@latchkey/core"
 import type { Layer } from "effect"
 import { auditAttachedCases } from "./internal/auditAttachedCases.js"
 import { auditCases } from "./internal/auditCases.js"
+import { auditFactorCases } from "./internal/auditFactorCases.js"
 import { auditQueryCases } from "./internal/auditQueryCases.js"
 
 /**
@@ -23,4 +24,5 @@ export const auditContract = (
     auditCases(it)
     auditAttachedCases(it)
     auditQueryCases(it)
+    auditFactorCases(it)
   })

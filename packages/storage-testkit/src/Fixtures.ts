@@ -8,6 +8,7 @@ import type {
   SessionStore,
   SigningKey,
   Token,
+  TotpFactor,
   User
 } from "@latchkey/core"
 import { AuditStore, CodeStore, ConsentStore, Scope } from "@latchkey/core"
@@ -145,6 +146,19 @@ export const signingKey = (overrides: Partial<SigningKey.SigningKey> = {}): Sign
     ...overrides
   }
 }
+
+/**
+ * A pending authenticator app of a fresh user, enrolled at `baseTime`. Its sealed secret is a
+ * stand-in: a store keeps it as text and never reads it.
+ */
+export const totpFactor = (overrides: Partial<TotpFactor.TotpFactor> = {}): TotpFactor.TotpFactor => ({
+  userId: id("user"),
+  sealedSecret: `sealed.${hash()}`,
+  createdAt: baseTime,
+  confirmedAt: null,
+  lastStep: null,
+  ...overrides
+})
 
 /** An anonymous sign-in session valid for an hour from `baseTime`. */
 export const session = (overrides: Partial<SessionStore.SessionRecord> = {}): SessionStore.SessionRecord => ({

@@ -10,6 +10,7 @@ import { applicationCases } from "./internal/applicationCases.js"
 import { clientFieldCases } from "./internal/clientFieldCases.js"
 import { codeCases } from "./internal/codeCases.js"
 import { consentCases, consentGrantCases } from "./internal/consentCases.js"
+import { factorCases } from "./internal/factorCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
@@ -55,5 +56,6 @@ export const storageContract = (
     webOriginCases(it)
     keyCases(it, makeLayer)
     userinfoCases(it)
+    factorCases(it)
   })
 }

@@ -1,4 +1,4 @@
-/** The commands on users: `user create`, `list`, `disable`, `enable`, `set-password`, `delete`. */
+/** The commands on users: `user create`, `list`, `disable`, `enable`, `set-password`, `delete`, `mfa-reset`. */
 import { Admin, AdminJson } from "@latchkey/core"
 import {
   type Command,
@@ -112,6 +112,20 @@ export const commands: Record<string, Command> = {
         values.json === true
           ? `${JSON.stringify({ user_id: user.userId, username: user.username, deleted: true })}\n`
           : `Deleted user ${JSON.stringify(user.username)}; their tokens and consents are gone.\n`
+      )
+    }
+  },
+  "user mfa-reset": {
+    run: async (args, runtime, io) => {
+      const { values, positionals } = parse(args, {})
+      const who = one(positionals, "username or user id")
+      const { user, removed } = await exec(runtime(), Admin.resetFactors(who))
+      io.stdout(
+        values.json === true
+          ? `${JSON.stringify({ user_id: user.userId, username: user.username, removed })}\n`
+          : removed
+            ? `Reset the second factor of user ${userLine(user)}: their authenticator app and recovery codes are gone.\n`
+            : `User ${userLine(user)} had no second factor to reset.\n`
       )
     }
   }

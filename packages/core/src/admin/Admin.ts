@@ -51,7 +51,8 @@ export {
 /** A value an administrator gave is not acceptable: `invalid_request` (400) naming the field. */
 export { InvalidField } from "./internal/fields.js"
 /**
- * The users (lookups, creation, passwords, disabling and deletion, each change audited), and
+ * The users (lookups, creation, passwords, disabling, deletion and the reset of their second
+ * factor, each change audited), and
  * `NotFound`: there is no such application, user or consent (404).
  */
 export {
@@ -63,6 +64,7 @@ export {
   findUserById,
   listUsers,
   NotFound,
+  resetFactors,
   setPassword,
   type UserRef
 } from "./internal/users.js"

@@ -219,6 +219,12 @@ const handlers: {
         deleted: true as const
       })
     ),
+  resetFactors: ({ params }) =>
+    Effect.map(Admin.resetFactors(params.user), ({ user, removed }) => ({
+      user_id: user.userId,
+      username: user.username,
+      removed
+    })),
   listConsents: ({ params }) =>
     Effect.flatMap(Admin.findUser(params.user), (user) =>
       Effect.flatMap(Admin.listConsents(user), ({ consents }) => Admin.consentsJson(consents))

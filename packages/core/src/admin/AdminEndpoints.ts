@@ -238,6 +238,15 @@ export const endpoints = {
     response: AdminJson.DeletedUser,
     description: "deleted"
   }),
+  resetFactors: endpoint({
+    method: "DELETE",
+    path: "/users/{user}/mfa",
+    summary:
+      "Reset a user's second factor: their authenticator app and every recovery code are removed, audited as mfa_reset (cli user mfa-reset)",
+    status: 200,
+    response: AdminJson.ResetFactors,
+    description: "reset"
+  }),
   listConsents: endpoint({
     method: "GET",
     path: "/users/{user}/consents",

@@ -260,6 +260,15 @@ export const DeletedUser = Schema.Struct({
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedUser" })
 
+/** A user's second factor, reset. */
+export const ResetFactors = Schema.Struct({
+  user_id: Schema.String,
+  username: Schema.String,
+  removed: Schema.Boolean.annotations({
+    description: "whether there was an authenticator app (pending or confirmed) or a recovery code to remove"
+  })
+}).annotations({ identifier: "ResetFactors" })
+
 const AppName = Schema.NullOr(Schema.String).annotations({
   description: "the name of the application with this App Key; null when there is none (deleted since)"
 })

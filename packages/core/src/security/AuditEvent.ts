@@ -28,7 +28,11 @@ export const EventType = Schema.Literal(
   "user_deleted",
   "subject_tokens_revoked",
   "consent_withdrawn",
-  "signing_key_rotated"
+  "signing_key_rotated",
+  "mfa_enrolled",
+  "mfa_confirmed",
+  "mfa_recovery_code_used",
+  "mfa_reset"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -312,6 +312,17 @@ export const signInKeys = (
 }
 
 /**
+ * The throttle keys of a second-factor code (or recovery code) of a user, in a key space of their
+ * own (`factor:`), apart from passwords': one budget per user, which locks, so codes cannot be
+ * guessed from many addresses; a browser trusted for the user has its own, so nobody else's
+ * wrong codes lock out the owner's trusted device (a passkey is never counted here).
+ */
+export const factorKeys = (userId: string, device: string | null = null): ReadonlyArray<Key> =>
+  device === null
+    ? [{ key: `factor:user:${userId}`, kind: "identifier" }]
+    : [{ key: `factor:user:${userId}:device:${device}`, kind: "identifier" }]
+
+/**
  * How a sign-in attempt waits for its password check (`PasswordChecks`): a browser with a
  * trusted-device cookie for the username in the first lane, at most a few at once per
  * username (only the user's own browsers hold such a cookie); the untrusted page at most a

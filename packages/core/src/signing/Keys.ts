@@ -46,9 +46,16 @@ const failure = (message: string) => (cause: unknown) =>
 
 // --- sealing ---
 
+/**
+ * What a sealed value is, bound into the key that seals it (HKDF's info): a value sealed for one
+ * purpose does not open as another's.
+ */
+export type SealPurpose = "signing key" | "totp secret"
+
 const sealKeys = new Map<string, Promise<CryptoKey>>()
-const sealKey = (serverKey: string): Promise<CryptoKey> => {
-  let k = sealKeys.get(serverKey)
+const sealKey = (serverKey: string, purpose: SealPurpose): Promise<CryptoKey> => {
+  const cached = `${purpose}\u0000${serverKey}`
+  let k = sealKeys.get(cached)
   if (k === undefined) {
     k = crypto.subtle.importKey("raw", utf8(serverKey), "HKDF", false, ["deriveKey"]).then((base) =>
       crypto.subtle.deriveKey(
@@ -56,7 +63,7 @@ const sealKey = (serverKey: string): Promise<CryptoKey> => {
           name: "HKDF",
           hash: "SHA-256",
           salt: new Uint8Array(0),
-          info: utf8("latchkey signing key seal v1")
+          info: utf8(`latchkey ${purpose} seal v1`)
         },
         base,
         { name: "AES-GCM", length: 256 },
@@ -64,14 +71,21 @@ const sealKey = (serverKey: string): Promise<CryptoKey> => {
         ["encrypt", "decrypt"]
       )
     )
-    sealKeys.set(serverKey, k)
+    sealKeys.set(cached, k)
   }
   return k
 }
 
-/** Seal `plain` under the server key: base64url of a 12-byte IV and the AES-GCM ciphertext. */
-export const seal = (serverKey: string, plain: string): Promise<string> =>
-  sealKey(serverKey).then(async (key) => {
+/**
+ * Seal `plain` under the server key for `purpose` (a signing key's unless given): base64url of a
+ * 12-byte IV and the AES-GCM ciphertext.
+ */
+export const seal = (
+  serverKey: string,
+  plain: string,
+  purpose: SealPurpose = "signing key"
+): Promise<string> =>
+  sealKey(serverKey, purpose).then(async (key) => {
     const iv = crypto.getRandomValues(new Uint8Array(12))
     const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, utf8(plain)))
     const out = new Uint8Array(iv.length + sealed.length)
@@ -80,9 +94,16 @@ export const seal = (serverKey: string, plain: string): Promise<string> =>
     return encode(out)
   })
 
-/** Open what `seal` sealed under the same server key; rejects for another key or altered bytes. */
-export const unseal = (serverKey: string, sealed: string): Promise<string> =>
-  sealKey(serverKey).then(async (key) => {
+/**
+ * Open what `seal` sealed under the same server key for the same purpose; rejects for another
+ * key, another purpose or altered bytes.
+ */
+export const unseal = (
+  serverKey: string,
+  sealed: string,
+  purpose: SealPurpose = "signing key"
+): Promise<string> =>
+  sealKey(serverKey, purpose).then(async (key) => {
     const bytes = jose.base64url.decode(sealed)
     const plain = await crypto.subtle.decrypt(
       { name: "AES-GCM", iv: bytes.slice(0, 12) },

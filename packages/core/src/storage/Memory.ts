@@ -10,6 +10,7 @@ import { applicationStore as applications } from "./memory/applications.js"
 import { makeAudit } from "./memory/audit.js"
 import { codeStore as codes } from "./memory/codes.js"
 import { consentStore as consents } from "./memory/consents.js"
+import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
 import { settingStore as settings } from "./memory/settings.js"
@@ -27,7 +28,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const sessions = (held: typeof state) => held.sessions.store
   const throttle = () => memoryThrottleStore()
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
     state
   )
 }

@@ -10,6 +10,7 @@ import { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { ScopeSet } from "../model/Scope.js"
 import { SigningKey } from "../model/SigningKey.js"
 import { Token } from "../model/Token.js"
+import { TotpFactor } from "../model/TotpFactor.js"
 import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
@@ -154,6 +155,24 @@ export const signingKeys: Table<SigningKey> = table("signing_keys", SigningKey, 
   ["created_at", "createdAt", "int"],
   ["retired_at", "retiredAt", "int"],
   ["publish_until", "publishUntil", "int"]
+])
+
+/** Authenticator apps (TOTP), by user id. */
+export const totpFactors: Table<TotpFactor> = table("totp_factors", TotpFactor, [
+  ["user_id", "userId", "text"],
+  ["sealed_secret", "sealedSecret", "text"],
+  ["created_at", "createdAt", "int"],
+  ["confirmed_at", "confirmedAt", "int"],
+  ["last_step", "lastStep", "int"]
+])
+
+/** A recovery code of a user's second factor, stored only as its keyed digest. */
+export const RecoveryCode = Schema.Struct({ userId: Schema.String, codeDigest: Schema.String })
+
+/** Recovery codes, by user id and digest; a used one is deleted. */
+export const recoveryCodes: Table<typeof RecoveryCode.Type> = table("recovery_codes", RecoveryCode, [
+  ["user_id", "userId", "text"],
+  ["code_digest", "codeDigest", "text"]
 ])
 
 /** A user's consents, as listed (the user's id is the key they are read by). */

@@ -305,6 +305,28 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
       ALTER TABLE applications ADD COLUMN scope_delimiter text NOT NULL DEFAULT 'comma';
     `
+  },
+  // The adapters number their migrations apart (docs/decisions.md, "Second factor: migration numbers").
+  {
+    version: 6,
+    name: "second factor",
+    sql: `
+      -- FactorStore's rows, as SQLite's migration 14 keeps them: the TOTP secret only sealed,
+      -- confirmed_at NULL while pending, last_step the last step accepted.
+      CREATE TABLE totp_factors (
+        user_id       text PRIMARY KEY,
+        sealed_secret text NOT NULL,
+        created_at    bigint NOT NULL,
+        confirmed_at  bigint,
+        last_step     bigint
+      );
+      -- Unused recovery codes, by keyed digest only; using one deletes it.
+      CREATE TABLE recovery_codes (
+        user_id     text NOT NULL,
+        code_digest text NOT NULL,
+        PRIMARY KEY (user_id, code_digest)
+      );
+    `
   }
 ]
 

@@ -10,6 +10,7 @@ import type { Database } from "./database.js"
 import { applicationStore as applications } from "./stores/applications.js"
 import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
+import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
@@ -23,7 +24,7 @@ import { userStore as users } from "./stores/users.js"
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const over: Over = { db, limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
     over
   )
 }

@@ -315,6 +315,29 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
       ALTER TABLE applications ADD COLUMN scope_delimiter TEXT NOT NULL DEFAULT 'comma';
     `
+  },
+  // Version 13 is another change's (docs/decisions.md, "Second factor: migration numbers").
+  {
+    version: 14,
+    name: "second factor",
+    sql: `
+      -- A user's authenticator app (TOTP, FactorStore): the secret sealed under a key derived from
+      -- the server key, never in the clear; confirmed_at NULL while the enrolment is pending;
+      -- last_step the last time step a code was accepted at (each step is accepted once).
+      CREATE TABLE totp_factors (
+        user_id       TEXT PRIMARY KEY NOT NULL,
+        sealed_secret TEXT NOT NULL,
+        created_at    INTEGER NOT NULL,
+        confirmed_at  INTEGER,
+        last_step     INTEGER
+      );
+      -- The unused recovery codes of a confirmed authenticator app, as keyed digests; a used one is deleted.
+      CREATE TABLE recovery_codes (
+        user_id     TEXT NOT NULL,
+        code_digest TEXT NOT NULL,
+        PRIMARY KEY (user_id, code_digest)
+      );
+    `
   }
 ]
 

@@ -8,6 +8,7 @@ import type { Context } from "effect"
 import { applicationStore as applications } from "./stores/applications.js"
 import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
+import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
@@ -29,7 +30,7 @@ export const make = (
 ): Context.Context<Stores.Stores> => {
   const over: Over = { db, write: writer.write, shared: sharedWrites(db), limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
     over
   )
 }

@@ -6,6 +6,7 @@ import { Effect, Option, Schema } from "effect"
 import type { User } from "../../model/User.js"
 import * as Accounts from "../../security/Accounts.js"
 import * as Audit from "../../security/Audit.js"
+import * as SecondFactor from "../../security/SecondFactor.js"
 import { nowSeconds } from "../../services/internal/time.js"
 import { PasswordHasher } from "../../services/PasswordHasher.js"
 import type { StorageError } from "../../storage/StorageError.js"
@@ -160,4 +161,16 @@ export const deleteUser = Effect.fn("Admin.deleteUser")(function* (user: UserRef
     [["user_deleted", { userId: target.userId }]]
   )
   return target satisfies User
+})
+
+/**
+ * Reset a user's second factor (a lost phone): their authenticator app, pending or confirmed, and
+ * every recovery code go in one write, recorded as `mfa_reset` with the actor. The user signs in
+ * with the password alone until they enrol again. Answers the user and whether there was anything
+ * to remove (a reset of nothing is recorded too, and is not an error).
+ */
+export const resetFactors = Effect.fn("Admin.resetFactors")(function* (user: UserRef) {
+  const target = yield* resolveUser(user)
+  const removed = yield* SecondFactor.reset(target.userId)
+  return { user: target, removed }
 })

@@ -9,6 +9,7 @@ import type { AuthorizationCode } from "../../model/AuthorizationCode.js"
 import type { ScopeSet } from "../../model/Scope.js"
 import type { SigningKey } from "../../model/SigningKey.js"
 import type { Token } from "../../model/Token.js"
+import type { TotpFactor } from "../../model/TotpFactor.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { SessionLimits } from "../SessionStore.js"
@@ -33,6 +34,10 @@ export interface State {
   readonly sessions: MemorySessions
   /** Signing keys, oldest first. */
   readonly keys: Array<SigningKey>
+  /** Authenticator apps, by user id. */
+  readonly factors: Map<string, TotpFactor>
+  /** User id → the digests of their unused recovery codes. */
+  readonly recoveryCodes: Map<string, Set<string>>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -48,6 +53,8 @@ export const empty = (limits: SessionLimits): State => {
     usersByOpenId: new Map(),
     settings: new Map(),
     keys: [],
+    factors: new Map(),
+    recoveryCodes: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId))
   }
 }

@@ -44,6 +44,8 @@ export const userStore = (state: State): UserStore["Type"] => {
         revokeWhere(state, (t) => t.userId === userId, now)
         retireCodes(state, userId, null)
         for (const k of state.consents.keys()) if (k.startsWith(pairKey(userId, ""))) state.consents.delete(k)
+        state.factors.delete(userId)
+        state.recoveryCodes.delete(userId)
         if (!users.delete(userId)) return false
         sessions.endSessionsOf(userId)
         return true

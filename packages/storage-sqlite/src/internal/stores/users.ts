@@ -13,7 +13,10 @@ const prepare = ({ db }: Over) => ({
   // Disabling an account already disabled keeps the first time.
   disable: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
   enable: db.prepare("UPDATE users SET disabled_at = NULL WHERE user_id = ?"),
-  deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?")
+  deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?"),
+  // A removed user's second factor goes with them (migration 14).
+  deleteFactorOf: db.prepare("DELETE FROM totp_factors WHERE user_id = ?"),
+  deleteRecoveryCodesOf: db.prepare("DELETE FROM recovery_codes WHERE user_id = ?")
 })
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
@@ -25,6 +28,8 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
     remove: db.transaction((userId: string, now: number): boolean => {
       shared.revokeUser(userId, now)
       q.deleteConsentsOf.run(userId)
+      q.deleteFactorOf.run(userId)
+      q.deleteRecoveryCodesOf.run(userId)
       if (q.remove.run(userId).changes === 0) return false
       shared.endSessionsOf(userId)
       return true
