@@ -10,6 +10,7 @@ import type { Layer } from "effect"
 import { auditAttachedCases } from "./internal/auditAttachedCases.js"
 import { auditCases } from "./internal/auditCases.js"
 import { auditQueryCases } from "./internal/auditQueryCases.js"
+import { logoutAuditCases } from "./internal/logoutCases.js"
 
 /**
  * Register a `describe` block named `name` that runs the audit contract against
@@ -23,4 +24,5 @@ export const auditContract = (
     auditCases(it)
     auditAttachedCases(it)
     auditQueryCases(it)
+    logoutAuditCases(it)
   })

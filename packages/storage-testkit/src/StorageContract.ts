@@ -13,6 +13,7 @@ import { consentCases, consentGrantCases } from "./internal/consentCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
+import { logoutCases } from "./internal/logoutCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -53,6 +54,7 @@ export const storageContract = (
     throttleCases(it)
     clientFieldCases(it)
     webOriginCases(it)
+    logoutCases(it)
     keyCases(it, makeLayer)
     userinfoCases(it)
   })

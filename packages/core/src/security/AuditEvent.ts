@@ -28,7 +28,8 @@ export const EventType = Schema.Literal(
   "user_deleted",
   "subject_tokens_revoked",
   "consent_withdrawn",
-  "signing_key_rotated"
+  "signing_key_rotated",
+  "logout"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

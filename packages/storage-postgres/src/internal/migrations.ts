@@ -305,6 +305,17 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
       ALTER TABLE applications ADD COLUMN scope_delimiter text NOT NULL DEFAULT 'comma';
     `
+  },
+  {
+    version: 6,
+    name: "logout",
+    sql: `
+      -- Where RP-initiated logout may send the browser back to (a JSON array of URIs, matched exactly).
+      ALTER TABLE applications ADD COLUMN post_logout_redirect_uris jsonb NOT NULL DEFAULT '[]';
+      -- OpenID Connect: the sign-in session the code was issued in, the ID token's sid (a digest,
+      -- never the session cookie's value); NULL for a code issued outside a session or before this version.
+      ALTER TABLE authorization_codes ADD COLUMN sid text;
+    `
   }
 ]
 
