@@ -152,6 +152,7 @@ describe("AdminApi: applications", () => {
           "access_token_format",
           "access_token_audience",
           "web_origins",
+          "post_logout_redirect_uris",
           "token_endpoint_auth_method",
           "scope_delimiter"
         ])
@@ -209,6 +210,7 @@ describe("AdminApi: applications", () => {
         "access_token_format",
         "access_token_audience",
         "web_origins",
+        "post_logout_redirect_uris",
         "token_endpoint_auth_method",
         "scope_delimiter"
       ])

@@ -10,26 +10,22 @@ import * as Metadata from "../oauth/Metadata.js"
 import * as Keys from "../signing/Keys.js"
 import { KeyStore } from "../storage/KeyStore.js"
 import type { HttpRequest, Requirements } from "./Http.js"
-import * as Paths from "./Paths.js"
 import { type HttpResponse, methodNotAllowed, refusalResponse, respond } from "./Response.js"
 
-// The metadata documents' texts, made once per Config (the settings never change in a program)
+// The metadata document's text, made once per Config (the settings never change in a program)
 const metadataBodies = new WeakMap<Settings, string>()
-const openidBodies = new WeakMap<Settings, string>()
-const metadataBody = (settings: Settings, openid: boolean): string => {
-  const bodies = openid ? openidBodies : metadataBodies
-  let body = bodies.get(settings)
+const metadataBody = (settings: Settings): string => {
+  let body = metadataBodies.get(settings)
   if (body === undefined) {
-    body = JSON.stringify(Metadata.document(settings, openid))
-    bodies.set(settings, body)
+    body = JSON.stringify(Metadata.document(settings))
+    metadataBodies.set(settings, body)
   }
   return body
 }
 
 /**
  * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
- * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document, the
- * second with the fields only an OpenID provider configuration carries (`end_session_endpoint`).
+ * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document.
  */
 export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
   req.method === "GET" || req.method === "HEAD"
@@ -40,7 +36,7 @@ export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, C
             "content-type": "application/json; charset=utf-8",
             "cache-control": "public, max-age=3600"
           },
-          body: metadataBody(call.config, req.path === Paths.oauth.openidConfiguration)
+          body: metadataBody(call.config)
         })
       )
     : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))

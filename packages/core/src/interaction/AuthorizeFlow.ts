@@ -70,7 +70,10 @@ const silentRedirect = (
         ? yield* atomically(
             Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, authTime, sid))
           )
-        : yield* Effect.zipRight(atomically(saving.write), Authorize.approveRedirect(ar, userId, authTime, sid))
+        : yield* Effect.zipRight(
+            atomically(saving.write),
+            Authorize.approveRedirect(ar, userId, authTime, sid)
+          )
     return answer(View.Redirect({ status: 302, ...redirect }), saving.value)
   })
 

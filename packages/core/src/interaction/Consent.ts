@@ -64,6 +64,9 @@ export const consentPost = (req: PageRequest) =>
     const redirect =
       ar.responseType === "code"
         ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid))
-        : yield* Effect.zipRight(settled, Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid))
+        : yield* Effect.zipRight(
+            settled,
+            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid)
+          )
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

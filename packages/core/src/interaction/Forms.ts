@@ -74,7 +74,8 @@ export const LogoutRequest = Schema.Struct({
 export type LogoutRequest = typeof LogoutRequest.Type
 
 /** Decode a logout request's parameters: with every field optional text, every set of parameters decodes. */
-export const logoutRequestOf = (params: Params): LogoutRequest => Schema.decodeUnknownSync(LogoutRequest)(params)
+export const logoutRequestOf = (params: Params): LogoutRequest =>
+  Schema.decodeUnknownSync(LogoutRequest)(params)
 
 /** Decode a form's ticket. */
 export const ticketOf = Schema.decodeUnknownOption(Ticket)

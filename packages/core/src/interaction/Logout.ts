@@ -179,7 +179,9 @@ const proofOf = (req: PageRequest, checked: Checked, session: Session.Session) =
     }
     if (Option.isNone(checked.hintSid)) return Option.none<Proof>()
     const sid = yield* Session.sidOf(session.idHash)
-    return timingSafeEqual(checked.hintSid.value, sid) ? Option.some<Proof>("id_token_hint") : Option.none<Proof>()
+    return timingSafeEqual(checked.hintSid.value, sid)
+      ? Option.some<Proof>("id_token_hint")
+      : Option.none<Proof>()
   })
 
 /** The question: sign out? Its form posts the request back with the CSRF token. */
@@ -211,7 +213,10 @@ const endSession = (req: PageRequest, checked: Checked, session: Session.Session
       detail: proof
     }
     yield* atomically(
-      Audit.recordWith(Effect.flatMap(SessionStore, (s) => s.remove(session.idHash)), [["logout", fields]])
+      Audit.recordWith(
+        Effect.flatMap(SessionStore, (s) => s.remove(session.idHash)),
+        [["logout", fields]]
+      )
     )
     return Session.clearing(yield* cookieOf(req))
   })
@@ -236,7 +241,10 @@ const paramsOf = (req: PageRequest, frame: Frame) => {
   const read =
     req.method === "POST"
       ? Http.readForm(req)
-      : Either.mapLeft(Form.parse(req.query), (e): Refusal => ({ status: 400, description: e.description, headers: {} }))
+      : Either.mapLeft(
+          Form.parse(req.query),
+          (e): Refusal => ({ status: 400, description: e.description, headers: {} })
+        )
   return Either.match(read, { onLeft: (r) => early(refused(frame, r)), onRight: Effect.succeed })
 }
 

@@ -12,11 +12,10 @@ export const paths = Paths.oauth
 
 /**
  * The metadata document for these settings: the RFC 8414 fields and the OpenID Connect ones
- * (`Discovery.fields`), and for the OpenID provider configuration (`openid`) the fields only it
- * carries (`Discovery.providerOnlyFields`: `end_session_endpoint`). Clients authenticate with the
- * method they registered (HTTP Basic or the body), or not at all when public.
+ * (`Discovery.fields`). Clients authenticate with the method they registered (HTTP Basic or the
+ * body), or not at all when public.
  */
-export const document = (settings: Settings, openid = false): Record<string, unknown> => {
+export const document = (settings: Settings): Record<string, unknown> => {
   const base = settings.issuer.replace(/\/+$/, "")
   return {
     issuer: settings.issuer,
@@ -32,7 +31,10 @@ export const document = (settings: Settings, openid = false): Record<string, unk
     revocation_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals],
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     authorization_response_iss_parameter_supported: true,
-    ...Discovery.fields({ userinfo: base + paths.userinfo, jwks: base + paths.jwks }),
-    ...(openid ? Discovery.providerOnlyFields({ endSession: base + paths.logout }) : {})
+    ...Discovery.fields({
+      userinfo: base + paths.userinfo,
+      jwks: base + paths.jwks,
+      endSession: base + paths.logout
+    })
   }
 }

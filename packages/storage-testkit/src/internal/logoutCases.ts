@@ -39,7 +39,11 @@ export const logoutCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           yield* apps.update(app.appKey, { postLogoutRedirectUris: ["https://app.example/other"] }, T),
           "updated"
         )
-        assert.deepStrictEqual(changed, { ...app, name: "Renamed", postLogoutRedirectUris: ["https://app.example/other"] })
+        assert.deepStrictEqual(changed, {
+          ...app,
+          name: "Renamed",
+          postLogoutRedirectUris: ["https://app.example/other"]
+        })
         const cleared = some(yield* apps.update(app.appKey, { postLogoutRedirectUris: [] }, T), "updated")
         assert.deepStrictEqual(cleared.postLogoutRedirectUris, [])
         assert.deepStrictEqual((yield* find(app.appKey)).postLogoutRedirectUris, [])
@@ -84,7 +88,9 @@ export const logoutAuditCases = (it: Vitest.MethodsNonLive<Stores.Stores | Audit
       const logout = { ...F.auditEvent(appKey, "refused"), type: "logout" as const }
       const failing = Effect.zipRight(sessions.remove(kept.idHash), Effect.fail("after the removal"))
       yield* Effect.flip(Transaction.atomically(audit.appendWith([logout], failing)))
-      yield* Transaction.atomically(audit.appendWith([{ ...logout, detail: "ended" }], sessions.remove(ended.idHash)))
+      yield* Transaction.atomically(
+        audit.appendWith([{ ...logout, detail: "ended" }], sessions.remove(ended.idHash))
+      )
       assert.deepStrictEqual(yield* stored([ended]), [false])
       assert.deepStrictEqual(yield* F.auditDetails(appKey), ["ended"])
       // Without a Transaction (the memory store) a failed write may have removed the session: only
