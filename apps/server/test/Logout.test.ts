@@ -11,7 +11,13 @@ import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as client from "openid-client"
 import type { Browser, BrowserContext } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import {
+  type Callback,
+  executablePath,
+  launchChromium,
+  signInAndAllowIn,
+  startCallback
+} from "./browserFlows.js"
 import {
   cliInProcess,
   createApp,
@@ -76,16 +82,9 @@ const signedIn = async (context: BrowserContext, config: client.Configuration) =
     state
   })
   const page = await context.newPage()
-  await page.goto(url.href)
-  await page.getByLabel("Username").fill(user.username)
-  await page.getByLabel("Password").fill(user.password)
-  await page.getByRole("button", { name: "Sign in" }).click()
   // The consent page the first time; the application's callback at once once allowed
-  const allow = page.getByRole("button", { name: "Allow" })
-  const back = page.waitForURL(`${callback.base}/cb?**`)
-  await Promise.race([back, allow.waitFor({ timeout: 10_000 })])
-  if (!page.url().startsWith(callback.base)) await Promise.all([back, allow.click()])
-  const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), {
+  const landed = await signInAndAllowIn(page, url.href, user, `${callback.base}/cb`)
+  const tokens = await client.authorizationCodeGrant(config, landed, {
     pkceCodeVerifier: verifier,
     expectedState: state,
     idTokenExpected: true
