@@ -14,10 +14,10 @@ import * as Session from "../src/security/Session.js"
 import * as Jwt from "../src/signing/Jwt.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
-import { type Answer, Browser, errorOf, signIn, ticketOf, view } from "./browser.js"
-import { cb, form, issuer, newApp, TestLayer } from "./fixtures.js"
+import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
+import { cb, form, issuer, newApp, TestLayer, token } from "./fixtures.js"
 import { redeem } from "./openid/helpers.js"
-import { clientRedirect, openIdSetup, queryOf } from "./openid.js"
+import { clientRedirect, codeOf, openIdSetup, queryOf } from "./openid.js"
 
 const Audited = Layer.provideMerge(Audit.layer, Memory.auditLayer)
 const Layers = (settings: Parameters<typeof TestLayer>[0] = {}) =>
@@ -38,8 +38,9 @@ const signedIn = (b: Browser = new Browser()) =>
     const code = clientRedirect(yield* b.post("authorize", { ...ticketOf(consent), decision: "allow" })).get(
       "code"
     ) as string
-    const idToken = JSON.parse((yield* redeem(code, basic)).body as string).id_token as string
-    return { app, user, password, query, idToken, basic, b }
+    const tokens = JSON.parse((yield* redeem(code, basic)).body as string)
+    const idToken = tokens.id_token as string
+    return { app, user, password, query, idToken, refreshToken: tokens.refresh_token as string, basic, b }
   })
 
 const logout = (b: Browser, params: Record<string, string>, method: "GET" | "POST" = "GET", headers = {}) =>
@@ -73,6 +74,25 @@ describe("ID tokens carry sid", () => {
       assert.strictEqual(sid, yield* Session.sidOf(yield* Effect.promise(() => sha256(cookieId))))
       const other = yield* signedIn()
       assert.notStrictEqual(claims(other.idToken).sid, sid)
+    }).pipe(Effect.provide(Layers()))
+  )
+
+  it.effect("not an ID token of a refresh, nor the code of an OAuth 2.0 request", () =>
+    Effect.gen(function* () {
+      const first = yield* signedIn()
+      const refreshed = yield* token(
+        { grant_type: "refresh_token", refresh_token: first.refreshToken },
+        first.basic
+      )
+      const idToken = JSON.parse(refreshed.body as string).id_token as string
+      assert.isString(idToken)
+      assert.notProperty(claims(idToken), "sid")
+      const { user, password, query } = yield* setup()
+      const b = new Browser()
+      const back = yield* signIn(b, query, user.username, password)
+      const consent = yield* b.get(queryOf(back))
+      const code = yield* codeOf(yield* b.post("authorize", { ...ticketOf(consent), decision: "allow" }))
+      assert.isNull(code.sid ?? null)
     }).pipe(Effect.provide(Layers()))
   )
 })
