@@ -66,6 +66,8 @@ export const LogoutRequest = Schema.Struct({
   post_logout_redirect_uri: optional(Schema.String),
   state: optional(Schema.String),
   ui_locales: optional(Schema.String),
+  /** The pages' layout, as at the authorize endpoint: `Mobile`, else PC. */
+  client_type: optional(Schema.String),
   logout_hint: optional(Schema.String),
   csrf_token: optional(Schema.String)
 }).annotations({ identifier: "LogoutRequest" })

@@ -254,7 +254,7 @@ export const logoutRequest = (req: PageRequest) =>
     const params = yield* paramsOf(req, frameOf(req.method === "POST" ? "" : req.query))
     const request = logoutRequestOf(params)
     const frame: Frame = {
-      layout: "PC",
+      layout: request.client_type === "Mobile" ? "Mobile" : "PC",
       uiLocales: Locale.parseUiLocales(request.ui_locales),
       back: Option.none()
     }
