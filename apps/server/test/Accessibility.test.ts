@@ -1,7 +1,8 @@
 /**
  * WCAG 2.1 AA audit of every page in Chromium: axe-core (tags wcag2a, wcag2aa, wcag21a,
  * wcag21aa) over the sign-in page (also with an error), the consent page, the consents page
- * signed out, signed in and after a withdrawal, and error pages with and without a way back,
+ * signed out, signed in and after a withdrawal, error pages with and without a way back, and
+ * the end session endpoint's question and signed-out page,
  * in both layouts and both languages. Axe's source is injected into the page, which the
  * pages' CSP forbids: only these audit contexts bypass it. Keyboard focus is checked too:
  * every control gets a visible focus indicator, in top-to-bottom reading order.
@@ -218,6 +219,12 @@ describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 
         await Promise.all([page.waitForLoadState("load"), page.locator("form.inline button").click()])
         await page.locator("a.btn").waitFor()
         await check(page, "error 403 (a way back)")
+        await page.goto(`${base}/oauth2/oauth2/logout?client_id=${appKey}&${view}`)
+        await page.locator("form button[type=submit]").waitFor()
+        await check(page, "logout question")
+        await Promise.all([page.waitForLoadState("load"), page.locator("form button[type=submit]").click()])
+        await page.locator("h1").waitFor()
+        await check(page, "signed out")
       } finally {
         await context.close()
       }

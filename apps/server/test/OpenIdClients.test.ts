@@ -13,7 +13,13 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as jose from "jose"
 import * as client from "openid-client"
 import type { Browser } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import {
+  type Callback,
+  executablePath,
+  launchChromium,
+  signInAndAllowIn,
+  startCallback
+} from "./browserFlows.js"
 import {
   basic,
   createApp,
@@ -120,17 +126,7 @@ afterAll(async () => {
 const signInInChromium = async (url: URL): Promise<URL> => {
   const context = await browser.newContext()
   try {
-    const page = await context.newPage()
-    await page.goto(url.href)
-    await page.getByLabel("Username").fill(user.username)
-    await page.getByLabel("Password").fill(user.password)
-    await page.getByRole("button", { name: "Sign in" }).click()
-    await page.getByRole("button", { name: "Allow" }).waitFor({ timeout: 10_000 })
-    await Promise.all([
-      page.waitForURL(`${callback.base}/cb?**`),
-      page.getByRole("button", { name: "Allow" }).click()
-    ])
-    return new URL(page.url())
+    return await signInAndAllowIn(await context.newPage(), url.href, user, `${callback.base}/cb`)
   } finally {
     await context.close()
   }

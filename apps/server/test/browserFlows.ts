@@ -107,6 +107,27 @@ export const signIn = async (page: Page, username: string): Promise<void> => {
 }
 
 /**
+ * In `page`, sign in as `user` at `url` and Allow when the consent page asks (an application
+ * allowed before answers at once); the URL the browser lands on at `landing` (`<callback>/cb`).
+ */
+export const signInAndAllowIn = async (
+  page: Page,
+  url: string,
+  user: { readonly username: string; readonly password: string },
+  landing: string
+): Promise<URL> => {
+  await page.goto(url)
+  await page.getByLabel("Username").fill(user.username)
+  await page.getByLabel("Password").fill(user.password)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  const allow = page.getByRole("button", { name: "Allow" })
+  const back = page.waitForURL(`${landing}?**`)
+  await Promise.race([back, allow.waitFor({ timeout: 10_000 })])
+  if (!page.url().startsWith(landing)) await Promise.all([back, allow.click()])
+  return new URL(page.url())
+}
+
+/**
  * Register the flows' tests on `target` (read when they run): the code flow in both layouts, with
  * S256 PKCE when `pkce` (its name says so), screenshots of the pages to /tmp when `screenshots`,
  * and the implicit flow.

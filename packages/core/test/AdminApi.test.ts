@@ -154,6 +154,7 @@ describe("AdminApi: applications", () => {
           "access_token_format",
           "access_token_audience",
           "web_origins",
+          "post_logout_redirect_uris",
           "token_endpoint_auth_method",
           "scope_delimiter"
         ])
@@ -211,6 +212,7 @@ describe("AdminApi: applications", () => {
         "access_token_format",
         "access_token_audience",
         "web_origins",
+        "post_logout_redirect_uris",
         "token_endpoint_auth_method",
         "scope_delimiter"
       ])
@@ -1246,6 +1248,48 @@ describe("AdminApi: a user's second factor", () => {
         const wrongMethod = yield* api("GET", `/users/${user.userId}/mfa`)
         assert.strictEqual(wrongMethod.status, 405)
         assert.strictEqual(wrongMethod.headers.allow, "DELETE")
+      }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("AdminApi: post-logout redirect URIs", () => {
+  it.effect(
+    "create, show, replace and clear them; a bad one is 400 naming the field, and nothing changes",
+    () =>
+      Effect.gen(function* () {
+        const app = yield* createApp({
+          post_logout_redirect_uris: ["https://app.example/bye", "https://app.example/bye"]
+        })
+        assert.deepStrictEqual(app.post_logout_redirect_uris, ["https://app.example/bye"])
+        assert.deepStrictEqual((yield* createApp()).post_logout_redirect_uris, [])
+        const replaced = yield* api("PATCH", `/applications/${app.app_key}`, {
+          post_logout_redirect_uris: ["http://127.0.0.1:8080/bye"]
+        })
+        assert.deepStrictEqual(replaced.json?.post_logout_redirect_uris, ["http://127.0.0.1:8080/bye"])
+        const before = (yield* api("GET", `/applications/${app.app_key}`)).body
+        for (const body of [
+          { post_logout_redirect_uris: ["http://app.example/bye"] },
+          { post_logout_redirect_uris: ["https://app.example/bye#x"] },
+          { post_logout_redirect_uris: ["com.example.app:/bye"] },
+          { post_logout_redirect_uris: "https://app.example/bye" }
+        ]) {
+          expectError(
+            yield* api("PATCH", `/applications/${app.app_key}`, body),
+            400,
+            "invalid_request",
+            "post_logout_redirect_uris"
+          )
+        }
+        assert.strictEqual((yield* api("GET", `/applications/${app.app_key}`)).body, before)
+        const cleared = yield* api("PATCH", `/applications/${app.app_key}`, { post_logout_redirect_uris: [] })
+        assert.deepStrictEqual(cleared.json?.post_logout_redirect_uris, [])
+        const audit = yield* api("GET", "/audit", undefined, { query: `app_key=${app.app_key}` })
+        assert.include(
+          (audit.list ?? []).map((e) => e.detail),
+          "changed post_logout_redirect_uris"
+        )
+        const doc = JSON.stringify(yield* api("GET", "/openapi.json"))
+        assert.include(doc, "post_logout_redirect_uris")
       }).pipe(Effect.provide(Audited()))
   )
 })

@@ -393,6 +393,45 @@ ${apps}`,
   })
 }
 
+/** What the end session endpoint's question shows: who asks, who is signed in, and Sign out. */
+export interface LogoutConfirmPage extends Common {
+  /** The application the request names, when it names a registered one. */
+  readonly appName?: string
+  readonly username: string
+  /** Where the form posts. */
+  readonly action: string
+  readonly csrf: string
+  /** The logout request's parameters, posted back as hidden fields. */
+  readonly fields: ReadonlyArray<readonly [string, string]>
+}
+
+/** The question of a logout that does not prove which application asks: Sign out? */
+export const logoutConfirm = (p: LogoutConfirmPage): string => {
+  const t = p.catalogue ?? en
+  return framed(p, t, {
+    title: t.logout.title,
+    body: `<h1>${escapeHtml(t.logout.title)}</h1>
+<p class="lead">${rich(t.logout.lead(p.appName, p.productName))}</p>
+<div class="account"><span>${rich(t.logout.signedInAs(p.username))}</span></div>
+<form method="post" action="${escapeHtml(p.action)}">
+${p.fields.map(([name, value]) => hidden(name, value)).join("")}${hidden("csrf_token", p.csrf)}
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.logout.confirm)}</button></div>
+</form>`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })
+}
+
+/** The page after a logout that names nowhere to go back to. */
+export const signedOut = (p: Common): string => {
+  const t = p.catalogue ?? en
+  return framed(p, t, {
+    title: t.logout.signedOutTitle,
+    body: `<h1>${escapeHtml(t.logout.signedOutTitle)}</h1>
+<p class="lead">${escapeHtml(t.logout.signedOutLead(p.productName))}</p>`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })
+}
+
 /** What an error page shows. */
 export interface ErrorPage extends Common {
   readonly status: number

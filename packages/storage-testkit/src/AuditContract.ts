@@ -11,6 +11,7 @@ import { auditAttachedCases } from "./internal/auditAttachedCases.js"
 import { auditCases } from "./internal/auditCases.js"
 import { auditFactorCases } from "./internal/auditFactorCases.js"
 import { auditQueryCases } from "./internal/auditQueryCases.js"
+import { logoutAuditCases } from "./internal/logoutCases.js"
 
 /**
  * Register a `describe` block named `name` that runs the audit contract against
@@ -25,4 +26,5 @@ export const auditContract = (
     auditAttachedCases(it)
     auditQueryCases(it)
     auditFactorCases(it)
+    logoutAuditCases(it)
   })

@@ -51,6 +51,7 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   webOrigins: [],
   tokenEndpointAuthMethod: "client_secret_basic",
   scopeDelimiter: "comma",
+  postLogoutRedirectUris: [],
   ...overrides
 })
 
@@ -82,6 +83,7 @@ export const code = (
   usedAt: null,
   nonce: null,
   authTime: null,
+  sid: null,
   ...overrides
 })
 

@@ -14,6 +14,7 @@ import { factorCases } from "./internal/factorCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
+import { logoutCases } from "./internal/logoutCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -54,6 +55,7 @@ export const storageContract = (
     throttleCases(it)
     clientFieldCases(it)
     webOriginCases(it)
+    logoutCases(it)
     keyCases(it, makeLayer)
     userinfoCases(it)
     factorCases(it)

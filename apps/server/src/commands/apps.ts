@@ -54,6 +54,9 @@ const clientLines = (a: Application.Application): Array<string> => {
         ]
       : []),
     ...(shown.web_origins !== undefined ? [`  Web origins:   ${shown.web_origins.join(", ")}`] : []),
+    ...(shown.post_logout_redirect_uris !== undefined
+      ? [`  After logout:  ${shown.post_logout_redirect_uris.join(", ")}`]
+      : []),
     ...(shown.token_endpoint_auth_method !== undefined
       ? ["  Client auth:   client_secret_post (client_id and client_secret in the body)"]
       : []),
@@ -96,30 +99,35 @@ const registration = {
   "access-token-format": { type: "string" },
   "access-token-audience": { type: "string" },
   "web-origin": { type: "string", multiple: true },
+  "post-logout-redirect-uri": { type: "string", multiple: true },
   "token-endpoint-auth-method": { type: "string" },
   "scope-delimiter": { type: "string" }
 } as const
 
 /**
  * `--access-token-format`, `--access-token-audience` (`default`: the issuer, null),
- * `--web-origin` (repeated), `--token-endpoint-auth-method` and `--scope-delimiter`, as `Admin` takes them.
+ * `--web-origin` (repeated), `--post-logout-redirect-uri` (repeated), `--token-endpoint-auth-method`
+ * and `--scope-delimiter`, as `Admin` takes them.
  */
 const tokenOptions = (values: {
   readonly "access-token-format"?: string | undefined
   readonly "access-token-audience"?: string | undefined
   readonly "web-origin"?: ReadonlyArray<string> | undefined
+  readonly "post-logout-redirect-uri"?: ReadonlyArray<string> | undefined
   readonly "token-endpoint-auth-method"?: string | undefined
   readonly "scope-delimiter"?: string | undefined
 }) => {
   const format = values["access-token-format"]
   const audience = values["access-token-audience"]
   const origins = values["web-origin"]
+  const afterLogout = values["post-logout-redirect-uri"]
   const method = values["token-endpoint-auth-method"]
   const delimiter = values["scope-delimiter"]
   return {
     ...(format !== undefined ? { accessTokenFormat: format } : {}),
     ...(audience !== undefined ? { accessTokenAudience: audience === "default" ? null : audience } : {}),
     ...(origins !== undefined ? { webOrigins: origins } : {}),
+    ...(afterLogout !== undefined ? { postLogoutRedirectUris: afterLogout } : {}),
     ...(method !== undefined ? { tokenEndpointAuthMethod: method } : {}),
     ...(delimiter !== undefined ? { scopeDelimiter: delimiter } : {})
   }
@@ -133,6 +141,7 @@ const createdJson = (app: Application.Application, appSecret: string | null) => 
     access_token_format,
     access_token_audience,
     web_origins,
+    post_logout_redirect_uris,
     token_endpoint_auth_method,
     scope_delimiter,
     ...created
@@ -143,6 +152,7 @@ const createdJson = (app: Application.Application, appSecret: string | null) => 
     ...(access_token_format !== "opaque" ? { access_token_format } : {}),
     ...(access_token_audience !== null ? { access_token_audience } : {}),
     ...(web_origins.length > 0 ? { web_origins } : {}),
+    ...(post_logout_redirect_uris.length > 0 ? { post_logout_redirect_uris } : {}),
     ...(token_endpoint_auth_method === "client_secret_post" ? { token_endpoint_auth_method } : {}),
     ...(scope_delimiter !== "comma" ? { scope_delimiter } : {})
   }
@@ -187,6 +197,7 @@ export const commands: Record<string, Command> = {
         "no-require-pkce": { type: "boolean" },
         confidential: { type: "boolean" },
         "no-web-origins": { type: "boolean" },
+        "no-post-logout-redirect-uris": { type: "boolean" },
         "access-token-ttl": { type: "string" },
         "refresh-token-ttl": { type: "string" }
       })
@@ -199,6 +210,10 @@ export const commands: Record<string, Command> = {
       }
       if (values["web-origin"] !== undefined && values["no-web-origins"] === true) {
         throw new UsageError("give either --web-origin or --no-web-origins")
+      }
+      const clearLogout = values["no-post-logout-redirect-uris"] === true
+      if (values["post-logout-redirect-uri"] !== undefined && clearLogout) {
+        throw new UsageError("give either --post-logout-redirect-uri or --no-post-logout-redirect-uris")
       }
       const grantTypes = list(values["grant-types"])
       const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
@@ -219,11 +234,12 @@ export const commands: Record<string, Command> = {
             ? { public: false }
             : {}),
         ...tokenOptions(values),
-        ...(values["no-web-origins"] === true ? { webOrigins: [] } : {})
+        ...(values["no-web-origins"] === true ? { webOrigins: [] } : {}),
+        ...(clearLogout ? { postLogoutRedirectUris: [] } : {})
       }
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --post-logout-redirect-uri, --no-post-logout-redirect-uris, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
         )
       }
       const { app, appSecret } = await exec(runtime(), Admin.updateApplication(appKey, patch))

@@ -29,6 +29,7 @@ import { type Changes, checkPublic, clientChanges, tokenFields } from "./interna
 import {
   checkGrantTypes,
   checkName,
+  checkPostLogoutRedirectUris,
   checkRedirectUris,
   checkScope,
   checkTtl,
@@ -111,6 +112,8 @@ export interface NewApplication {
   readonly tokenEndpointAuthMethod?: string
   /** How its answers join scopes: `comma` (the default) or `space` (RFC 6749 §3.3). */
   readonly scopeDelimiter?: string
+  /** Where RP-initiated logout may send the browser back to, checked like redirect URIs; none by default. */
+  readonly postLogoutRedirectUris?: ReadonlyArray<string>
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -137,6 +140,8 @@ export interface ApplicationPatch {
   readonly tokenEndpointAuthMethod?: string
   /** `comma` or `space`. */
   readonly scopeDelimiter?: string
+  /** The whole new list of post-logout redirect URIs; empty removes them all. */
+  readonly postLogoutRedirectUris?: ReadonlyArray<string>
 }
 
 /** A created confidential application and its secret, shown this once. */
@@ -226,6 +231,13 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
     refreshTokenTtl: yield* checkTtl("refresh_token_ttl", input.refreshTokenTtl),
     createdAt: yield* nowSeconds,
     ...(isPublicApp ? { public: true } : {}),
+    ...(input.postLogoutRedirectUris === undefined
+      ? {}
+      : {
+          postLogoutRedirectUris: yield* checkPostLogoutRedirectUris(input.postLogoutRedirectUris, {
+            public: isPublicApp
+          })
+        }),
     ...(yield* tokenFields(input))
   }
   const apps = yield* ApplicationStore
@@ -274,6 +286,11 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   } else if (patch.public === false && isPublic(yield* current)) {
     // RFC 8252 §8.4: an application that becomes confidential keeps no private-use scheme URI
     yield* checkRedirectUris((yield* current).redirectUris, { public: false })
+  }
+  if (patch.postLogoutRedirectUris !== undefined) {
+    const owner = { public: patch.public ?? isPublic(yield* current) }
+    changes.postLogoutRedirectUris = yield* checkPostLogoutRedirectUris(patch.postLogoutRedirectUris, owner)
+    fields.push("post_logout_redirect_uris")
   }
   if (patch.scope !== undefined) {
     changes.scopes = yield* checkScope(patch.scope)

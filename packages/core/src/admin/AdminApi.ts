@@ -125,6 +125,9 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.access_token_format !== undefined ? { accessTokenFormat: body.access_token_format } : {}),
   ...(body.access_token_audience !== undefined ? { accessTokenAudience: body.access_token_audience } : {}),
   ...(body.web_origins !== undefined ? { webOrigins: body.web_origins } : {}),
+  ...(body.post_logout_redirect_uris !== undefined
+    ? { postLogoutRedirectUris: body.post_logout_redirect_uris }
+    : {}),
   ...(body.token_endpoint_auth_method !== undefined
     ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method }
     : {}),

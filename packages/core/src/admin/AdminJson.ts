@@ -13,6 +13,7 @@ import {
   GrantType,
   isPublic,
   livePreviousSecret,
+  postLogoutRedirectUris,
   ScopeDelimiter,
   scopeDelimiter,
   TokenEndpointAuthMethod,
@@ -59,6 +60,10 @@ const Delimiter = ScopeDelimiter.annotations({
   description:
     "how its token, authorization and introspection answers join scopes: comma (the default) or space (RFC 6749 §3.3)"
 })
+const PostLogoutRedirectUris = Schema.Array(Schema.String).annotations({
+  description:
+    "where RP-initiated logout (the end session endpoint's post_logout_redirect_uri) may send the browser back to, matched exactly; each checked like a redirect URI; duplicates dropped"
+})
 /** The optional fields a registration and a patch share beyond the kind of client. */
 const optionFields = {
   access_token_format: optional(Format),
@@ -83,6 +88,7 @@ export const CreateApplication = Schema.Struct({
   refresh_token_ttl: optional(Lifetime),
   public: optional(Public),
   web_origins: optional(WebOrigins),
+  post_logout_redirect_uris: optional(PostLogoutRedirectUris),
   ...optionFields
 }).annotations({ identifier: "CreateApplication" })
 
@@ -104,6 +110,11 @@ export const UpdateApplication = Schema.Struct({
   web_origins: optional(
     WebOrigins.annotations({
       description: "the whole new list of web origins; an empty array removes them all"
+    })
+  ),
+  post_logout_redirect_uris: optional(
+    PostLogoutRedirectUris.annotations({
+      description: "the whole new list of post-logout redirect URIs; an empty array removes them all"
     })
   ),
   ...optionFields
@@ -157,6 +168,7 @@ const shownClientFields = {
   access_token_format: Format,
   access_token_audience: Audience,
   web_origins: WebOrigins,
+  post_logout_redirect_uris: PostLogoutRedirectUris,
   token_endpoint_auth_method: ShownAuthMethod,
   scope_delimiter: Delimiter
 }
@@ -345,6 +357,7 @@ const clientJson = (app: Application): Schema.Struct.Type<typeof shownClientFiel
   access_token_format: accessTokenFormat(app),
   access_token_audience: app.accessTokenAudience ?? null,
   web_origins: [...webOrigins(app)],
+  post_logout_redirect_uris: [...postLogoutRedirectUris(app)],
   token_endpoint_auth_method: isPublic(app) ? "none" : tokenEndpointAuthMethod(app),
   scope_delimiter: scopeDelimiter(app)
 })

@@ -17,6 +17,7 @@ import { IntrospectionResponse, TokenForm } from "../oauth/Introspection.js"
 import { AuthorizeQuery } from "../oauth/requests/AuthorizeQuery.js"
 import * as TokenRequest from "../oauth/requests/TokenRequest.js"
 import * as Http from "./Http.js"
+import { logoutPath } from "./internal/logoutOpenApi.js"
 import {
   errorBody,
   formBody,
@@ -446,6 +447,7 @@ const paths = (b: Build, origin: string): Json => ({
   [Paths.oauth.authorize]: authorizePath(b),
   [Paths.oauth.login]: loginPath(b),
   [Paths.consents]: consentsPagePath(b),
+  [Paths.oauth.logout]: logoutPath(b.schema),
   [Paths.me]: mePath(b),
   ...serverOwnPaths(b, origin)
 })

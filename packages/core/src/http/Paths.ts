@@ -18,6 +18,8 @@ export const oauth = {
   revoke: `${folder}/revoke`,
   /** OpenID Connect Core §5.3: the userinfo endpoint (GET and POST). */
   userinfo: `${folder}/userinfo`,
+  /** OpenID Connect RP-Initiated Logout 1.0 §2: the end session endpoint (GET and POST), a page. */
+  logout: `${folder}/logout`,
   /** The published signing keys (RFC 7517 JWK Set): the metadata's `jwks_uri`. */
   jwks: `${folder}/jwks`,
   /** RFC 8414 §3: the metadata document. */
@@ -41,7 +43,7 @@ export const json: ReadonlyArray<string> = [
 ]
 
 /** The pages `Interaction.handle` answers. */
-export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents]
+export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents, oauth.logout]
 
 /** The reference server's example protected resource, relative to the issuer. */
 export const me = "/api/me"

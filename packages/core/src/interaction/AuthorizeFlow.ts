@@ -63,12 +63,17 @@ const silentRedirect = (
   Effect.gen(function* () {
     const saving = yield* sessionSaving(req, user)
     const userId = user.userId as string
+    // The ID token's sid: only an OpenID request's code carries one
+    const sid = ar.openId === undefined ? null : yield* Session.sidOf(user.idHash)
     const redirect =
       ar.responseType === "code"
         ? yield* atomically(
-            Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, authTime))
+            Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, authTime, sid))
           )
-        : yield* Effect.zipRight(atomically(saving.write), Authorize.approveRedirect(ar, userId, authTime))
+        : yield* Effect.zipRight(
+            atomically(saving.write),
+            Authorize.approveRedirect(ar, userId, authTime, sid)
+          )
     return answer(View.Redirect({ status: 302, ...redirect }), saving.value)
   })
 

@@ -4,6 +4,7 @@
 import { Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import * as Authorize from "../oauth/Authorize.js"
+import * as Session from "../security/Session.js"
 import { atomically } from "../storage/Transaction.js"
 import { requestAgain } from "./AuthorizeFlow.js"
 import { consentFormOf } from "./Forms.js"
@@ -52,6 +53,8 @@ export const consentPost = (req: PageRequest) =>
     }
     const { issuer } = yield* Config
     const { userId, authenticatedAt } = user.value
+    // The ID token's sid: only an OpenID request's code carries one
+    const sid = ar.openId === undefined ? null : yield* Session.sidOf(user.value.idHash)
     if (form.right.decision === "deny") {
       yield* settled
       const redirect = Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
@@ -60,7 +63,10 @@ export const consentPost = (req: PageRequest) =>
     // A token (implicit) is signed after the form is taken, in a transaction of its own
     const redirect =
       ar.responseType === "code"
-        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt))
-        : yield* Effect.zipRight(settled, Authorize.approveRedirect(ar, userId as string, authenticatedAt))
+        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid))
+        : yield* Effect.zipRight(
+            settled,
+            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid)
+          )
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

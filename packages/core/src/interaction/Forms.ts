@@ -55,6 +55,30 @@ export const ConsentsForm = Schema.Union(ConsentsSignIn, ConsentsWithdraw, Conse
 /** A decoded consents page form. */
 export type ConsentsForm = typeof ConsentsForm.Type
 
+/**
+ * A request to the end session endpoint (OpenID Connect RP-Initiated Logout 1.0 §2), in the query
+ * (GET) or the body (POST); every parameter is optional and others are ignored. `csrf_token` comes
+ * only from the confirmation page's own form (`View.LogoutConfirm`).
+ */
+export const LogoutRequest = Schema.Struct({
+  id_token_hint: optional(Schema.String),
+  client_id: optional(Schema.String),
+  post_logout_redirect_uri: optional(Schema.String),
+  state: optional(Schema.String),
+  ui_locales: optional(Schema.String),
+  /** The pages' layout, as at the authorize endpoint: `Mobile`, else PC. */
+  client_type: optional(Schema.String),
+  logout_hint: optional(Schema.String),
+  csrf_token: optional(Schema.String)
+}).annotations({ identifier: "LogoutRequest" })
+
+/** A decoded logout request. */
+export type LogoutRequest = typeof LogoutRequest.Type
+
+/** Decode a logout request's parameters: with every field optional text, every set of parameters decodes. */
+export const logoutRequestOf = (params: Params): LogoutRequest =>
+  Schema.decodeUnknownSync(LogoutRequest)(params)
+
 /** Decode a form's ticket. */
 export const ticketOf = Schema.decodeUnknownOption(Ticket)
 

@@ -30,6 +30,7 @@ import type { StorageError } from "../storage/StorageError.js"
 import { authorizeGet, maxAuthorizeQuery, requestAgain, storedQuery } from "./AuthorizeFlow.js"
 import { consentPost } from "./Consent.js"
 import { consentsFrame, consentsGet, consentsPost } from "./ConsentsPage.js"
+import { logoutRequest } from "./Logout.js"
 import {
   answer,
   type Early,
@@ -76,6 +77,10 @@ const route = (
         default:
           return Effect.succeed(answer(refused(consentsFrame(req), Http.methodNotAllowed("GET, HEAD, POST"))))
       }
+    case "logout":
+      return req.method === "GET" || req.method === "HEAD" || req.method === "POST"
+        ? logoutRequest(req)
+        : Effect.succeed(answer(refused(frameOf(""), Http.methodNotAllowed("GET, HEAD, POST"))))
     case "authorize":
       switch (req.method) {
         case "GET":

@@ -30,7 +30,9 @@ export const pageOf = (path: string): Option.Option<Page> =>
       ? Option.some("login")
       : path === consentsPath
         ? Option.some("consents")
-        : Option.none()
+        : path === Metadata.paths.logout
+          ? Option.some("logout")
+          : Option.none()
 
 /** The `ui_locales` of a query string, first choice first; none when the query cannot be read. */
 export const uiLocalesOf = (query: string): ReadonlyArray<string> =>
@@ -164,8 +166,12 @@ export const validated = (query: string, status: 302 | 303) =>
  * Where the form of a page may send the browser: this site and the client's redirect URI, by its
  * origin, or by its scheme (`com.example.app:`) when it has none (a private-use scheme).
  */
-export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> => {
-  const url = new URL(ar.redirectUri)
+export const formTargets = (ar: Authorize.AuthorizationRequest): ReadonlyArray<string> =>
+  formTargetsOf(ar.redirectUri)
+
+/** `formTargets` of a form whose answer redirects to `uri` (a registered, valid URI). */
+export const formTargetsOf = (uri: string): ReadonlyArray<string> => {
+  const url = new URL(uri)
   return ["'self'", url.host === "" ? url.protocol : url.origin]
 }
 
@@ -232,7 +238,7 @@ export const consentsHref = (
 }
 
 /** Whether a form post comes from another site (Fetch Metadata, then `Origin`); the CSRF token is checked besides. */
-const crossSite = (req: PageRequest) =>
+export const crossSite = (req: PageRequest) =>
   Effect.map(Config, ({ issuer }) => {
     const site = Http.header(req, "sec-fetch-site")
     if (site === null || (site !== undefined && site !== "same-origin" && site !== "none")) return true

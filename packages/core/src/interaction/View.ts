@@ -47,6 +47,8 @@ export type Problem =
         | "server_error"
         | "not_found"
         | "method_not_allowed"
+        /** A logout request that cannot be trusted: a bad `id_token_hint`, or an unregistered `post_logout_redirect_uri`. */
+        | "bad_logout"
     }
 
 /**
@@ -130,6 +132,29 @@ export type View = Data.TaggedEnum<{
     readonly ticket: Session.FormTicket
     readonly formTargets: ReadonlyArray<string>
   }
+  /**
+   * The end session endpoint's question (RP-Initiated Logout 1.0 §2) when the request does not
+   * prove which application sent it for this session: sign out? The form posts the request's
+   * parameters back (`fields`) with a CSRF token tied to the session (`csrf`).
+   */
+  LogoutConfirm: {
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    /** The application the request names, when it names a registered one. */
+    readonly appName: Option.Option<string>
+    readonly username: string
+    readonly action: string
+    readonly csrf: string
+    /** The request's parameters, as hidden fields of the form. */
+    readonly fields: ReadonlyArray<readonly [name: string, value: string]>
+    readonly formTargets: ReadonlyArray<string>
+  }
+  /** The page after a logout that names no `post_logout_redirect_uri`: signed out. */
+  SignedOut: {
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    readonly appName: Option.Option<string>
+  }
   /** An error shown to the user (or as JSON to a client that asks for it), never sent to the client's redirect URI. */
   ErrorPage: {
     readonly status: number
@@ -166,4 +191,4 @@ export interface PageResponse {
 }
 
 /** The pages, by what they serve. */
-export type Page = "authorize" | "login" | "consents"
+export type Page = "authorize" | "login" | "consents" | "logout"

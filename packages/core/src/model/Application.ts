@@ -92,7 +92,12 @@ export const Application = Schema.Struct({
   /** How it authenticates at the token endpoint; absent means `client_secret_basic`. */
   tokenEndpointAuthMethod: Schema.optionalWith(TokenEndpointAuthMethod, { exact: true }),
   /** How its answers join scopes; absent means `comma` (`scopeDelimiter`). */
-  scopeDelimiter: Schema.optionalWith(ScopeDelimiter, { exact: true })
+  scopeDelimiter: Schema.optionalWith(ScopeDelimiter, { exact: true }),
+  /**
+   * Where RP-initiated logout may send the browser back to (`post_logout_redirect_uri`, OpenID
+   * Connect RP-Initiated Logout 1.0 §3), matched exactly; absent means none (`postLogoutRedirectUris`).
+   */
+  postLogoutRedirectUris: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -116,6 +121,10 @@ export const tokenEndpointAuthMethod = (app: Application): TokenEndpointAuthMeth
 
 /** How the application's answers join scopes. */
 export const scopeDelimiter = (app: Application): ScopeDelimiter => app.scopeDelimiter ?? "comma"
+
+/** Where RP-initiated logout may send the browser back to. */
+export const postLogoutRedirectUris = (app: Application): ReadonlyArray<string> =>
+  app.postLogoutRedirectUris ?? []
 
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048
@@ -283,5 +292,17 @@ export const matchesRedirectUri = (app: Application, uri: string): boolean => {
     (registered) =>
       (registered === uri || matchesLoopbackPort(registered, uri)) &&
       Either.isRight(validateRedirectUri(registered, owner))
+  )
+}
+
+/**
+ * OpenID Connect RP-Initiated Logout 1.0 §3: whether `uri` is one of the application's registered
+ * post-logout redirect URIs, by exact string comparison (no loopback port rule), and one
+ * `validateRedirectUri` still accepts for it (a row written around the admin's checks never matches).
+ */
+export const matchesPostLogoutRedirectUri = (app: Application, uri: string): boolean => {
+  const owner = { public: isPublic(app) }
+  return postLogoutRedirectUris(app).some(
+    (registered) => registered === uri && Either.isRight(validateRedirectUri(registered, owner))
   )
 }

@@ -27,7 +27,12 @@ export const AuthorizationCode = Schema.Struct({
    */
   nonce: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
   /** OpenID Connect: when the user signed in (epoch seconds), the ID token's `auth_time`; absent means null. */
-  authTime: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true })
+  authTime: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true }),
+  /**
+   * OpenID Connect: the sign-in session the code was issued in (`Session.sidOf`), the ID token's
+   * `sid`; absent means null.
+   */
+  sid: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })
 /** A stored authorization code. */
 export type AuthorizationCode = typeof AuthorizationCode.Type

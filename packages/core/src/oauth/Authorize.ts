@@ -107,7 +107,8 @@ export const redirectErrorCodes = [
 /** One of `redirectErrorCodes`. */
 export type RedirectErrorCode = (typeof redirectErrorCodes)[number]
 
-const append = (
+/** `uri` with `params` (those not null) added to its query, or as its fragment. */
+export const append = (
   uri: string,
   sep: "?" | "#",
   params: ReadonlyArray<readonly [string, string | null]>
@@ -277,13 +278,14 @@ const grantConsent = (
 /**
  * The user allowed a code request, prepared: the store calls (for `Transaction.atomically`, with
  * whatever else the request writes) that remember the consent, issue the code and answer the
- * redirect. The code of an OpenID request carries its `nonce` and `authTime`, when the user
- * signed in.
+ * redirect. The code of an OpenID request carries its `nonce`, `authTime` (when the user
+ * signed in) and `sid` (the sign-in session, `Session.sidOf`).
  */
 export const codeApproval = Effect.fnUntraced(function* (
   req: AuthorizationRequest,
   userId: string,
-  authTime: number | null = null
+  authTime: number | null = null,
+  sid: string | null = null
 ) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
@@ -315,7 +317,7 @@ export const codeApproval = Effect.fnUntraced(function* (
       issuedAt,
       expiresAt: issuedAt + codeTtl,
       usedAt: null,
-      ...(req.openId === undefined ? {} : { nonce: req.openId.nonce, authTime })
+      ...(req.openId === undefined ? {} : { nonce: req.openId.nonce, authTime, sid })
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
@@ -331,9 +333,10 @@ export const codeApproval = Effect.fnUntraced(function* (
 export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   req: AuthorizationRequest,
   userId: string,
-  authTime: number | null = null
+  authTime: number | null = null,
+  sid: string | null = null
 ) {
-  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, authTime))
+  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, authTime, sid))
   const { issuer } = yield* Config
   const now = yield* nowSeconds
   const openId = yield* forUser(req.app.appKey, userId)

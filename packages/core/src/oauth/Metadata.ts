@@ -31,6 +31,10 @@ export const document = (settings: Settings): Record<string, unknown> => {
     revocation_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals],
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     authorization_response_iss_parameter_supported: true,
-    ...Discovery.fields({ userinfo: base + paths.userinfo, jwks: base + paths.jwks })
+    ...Discovery.fields({
+      userinfo: base + paths.userinfo,
+      jwks: base + paths.jwks,
+      endSession: base + paths.logout
+    })
   }
 }

@@ -9,15 +9,18 @@ import * as Claims from "./Claims.js"
 const promptValues = ["none", "login", "consent", "select_account"] as const
 
 /**
- * The OpenID Connect fields of the provider metadata, given the absolute URLs of the userinfo
- * and JWKS endpoints. Subjects are pairwise: each application has its own open_id of a user.
+ * The OpenID Connect fields of the provider metadata, given the absolute URLs of the userinfo,
+ * JWKS and end session (RP-Initiated Logout 1.0 §2.1) endpoints. Subjects are pairwise: each
+ * application has its own open_id of a user.
  */
 export const fields = (urls: {
   readonly userinfo: string
   readonly jwks: string
+  readonly endSession: string
 }): Record<string, unknown> => ({
   userinfo_endpoint: urls.userinfo,
   jwks_uri: urls.jwks,
+  end_session_endpoint: urls.endSession,
   scopes_supported: [...Claims.scopesSupported],
   claims_supported: [...Claims.claimsSupported],
   subject_types_supported: ["pairwise"],

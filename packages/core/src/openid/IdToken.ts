@@ -28,6 +28,8 @@ export interface Subject {
   readonly nonce: string | null
   /** When the user signed in (epoch seconds); null on a refresh or when unknown. */
   readonly authTime: number | null
+  /** The sign-in session the code was issued in (`Session.sidOf`); null on a refresh or when unknown. */
+  readonly sid?: string | null
 }
 
 /**
@@ -54,6 +56,7 @@ export const mint = (
       iat: time.issuedAt,
       ...(subject.authTime === null ? {} : { auth_time: subject.authTime }),
       ...(subject.nonce === null ? {} : { nonce: subject.nonce }),
+      ...(subject.sid === undefined || subject.sid === null ? {} : { sid: subject.sid }),
       at_hash: accessTokenHash(tokenHash),
       ...Claims.forScope(subject.user, subject.scope)
     }

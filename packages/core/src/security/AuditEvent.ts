@@ -32,7 +32,8 @@ export const EventType = Schema.Literal(
   "mfa_enrolled",
   "mfa_confirmed",
   "mfa_recovery_code_used",
-  "mfa_reset"
+  "mfa_reset",
+  "logout"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -61,6 +61,10 @@ const setCookie = (
 ): string =>
   `${name}=${value}; Path=${cookie.path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${cookie.secure ? "; Secure" : ""}`
 
+/** The `Set-Cookie` value that removes the session cookie from the browser (a logout). */
+export const clearing = (cookie: { readonly path: string; readonly secure: boolean }): string =>
+  setCookie(cookieName, "", 0, cookie)
+
 /** The cookie value for a session: `id.signature`. */
 export const cookieValue = (session: Session) =>
   Effect.map(signature(session.id), (sig) => `${session.id}.${sig}`)
@@ -90,6 +94,15 @@ export const load = Effect.fnUntraced(function* (cookieHeader: string | undefine
   }
   return Option.some<Session>({ id, idHash, userId, username, authenticatedAt, stored: true })
 })
+
+/**
+ * The session's `sid` (OpenID Connect Front-/Back-Channel Logout's session id, carried by the ID
+ * tokens issued in it): a digest of the digest the store keeps it under, so it is stable for the
+ * session's life, names it to whoever holds the store (a later back-channel logout finds its
+ * session by it), and tells nothing of the cookie's secret value.
+ */
+export const sidOf = (idHash: string): Effect.Effect<string, never, never> =>
+  sha256(`latchkey-sid\u0000${idHash}`)
 
 /** A new anonymous session, not stored until it is saved. */
 export const fresh: Effect.Effect<Session, never, Entropy.Entropy> = Effect.gen(function* () {

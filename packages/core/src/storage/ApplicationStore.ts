@@ -42,6 +42,7 @@ export type ApplicationChanges = Partial<
     | "webOrigins"
     | "tokenEndpointAuthMethod"
     | "scopeDelimiter"
+    | "postLogoutRedirectUris"
     | "secretDigest"
   >
 >

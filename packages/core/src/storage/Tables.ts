@@ -80,7 +80,8 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["access_token_audience", "accessTokenAudience", "text"],
   ["web_origins", "webOrigins", "json", []],
   ["token_endpoint_auth_method", "tokenEndpointAuthMethod", "text", "client_secret_basic"],
-  ["scope_delimiter", "scopeDelimiter", "text", "comma"]
+  ["scope_delimiter", "scopeDelimiter", "text", "comma"],
+  ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []]
 ])
 
 /** Platform users. */
@@ -107,7 +108,8 @@ export const codes: Table<AuthorizationCode> = table("authorization_codes", Auth
   ["expires_at", "expiresAt", "int"],
   ["used_at", "usedAt", "int"],
   ["nonce", "nonce", "text"],
-  ["auth_time", "authTime", "int"]
+  ["auth_time", "authTime", "int"],
+  ["sid", "sid", "text"]
 ])
 
 /** Access and refresh tokens, by kind and the digest of the token. */

@@ -181,6 +181,26 @@ const consents = (ctx: PageContext, v: ViewOf<"Consents">): void => {
   )
 }
 
+/** The end session endpoint's question: sign out? */
+const logoutConfirm = (ctx: PageContext, v: ViewOf<"LogoutConfirm">): void =>
+  sendHtml(
+    ctx.res,
+    200,
+    Pages.logoutConfirm({
+      ...common(ctx, v),
+      ...(Option.isSome(v.appName) ? { appName: v.appName.value } : {}),
+      username: v.username,
+      action: v.action,
+      csrf: v.csrf,
+      fields: v.fields
+    }),
+    v.formTargets
+  )
+
+/** The page after a logout. */
+const signedOut = (ctx: PageContext, v: ViewOf<"SignedOut">): void =>
+  sendHtml(ctx.res, 200, Pages.signedOut(common(ctx, v)), [])
+
 /** An error page, or its JSON when the client asks for JSON. */
 const errorPage = (ctx: PageContext, e: ViewOf<"ErrorPage">): void => {
   const { req, res } = ctx
@@ -219,6 +239,8 @@ export const render = (ctx: PageContext, answer: Interaction.PageResponse): void
     Consent: (v) => consent(ctx, v),
     ConsentsSignIn: (v) => consentsSignIn(ctx, v),
     Consents: (v) => consents(ctx, v),
+    LogoutConfirm: (v) => logoutConfirm(ctx, v),
+    SignedOut: (v) => signedOut(ctx, v),
     ErrorPage: (v) => errorPage(ctx, v)
   })
 }

@@ -86,6 +86,17 @@ export interface Catalogue {
     readonly signInTitle: string
     readonly signInLead: (productName: string) => string
   }
+  readonly logout: {
+    /** The confirmation page's title and heading. */
+    readonly title: string
+    /** Who asks: the application's name, when the request named a registered one. */
+    readonly lead: (appName: string | undefined, productName: string) => Rich
+    readonly signedInAs: (username: string) => Rich
+    readonly confirm: string
+    /** The signed-out page's title and heading. */
+    readonly signedOutTitle: string
+    readonly signedOutLead: (productName: string) => string
+  }
   readonly error: {
     readonly errorCode: string
     /** The label of the value received that the page names (the unregistered `redirect_uri`). */

@@ -64,6 +64,18 @@ export const en: Catalogue = {
     signInLead: (productName) =>
       `Sign in with your ${productName} account to see the applications you have allowed to use it.`
   },
+  logout: {
+    title: "Sign out?",
+    lead: (appName, productName) =>
+      appName === undefined
+        ? [`Do you want to sign out of ${productName} in this browser?`]
+        : [strong(appName), ` asks to sign you out of ${productName} in this browser.`],
+    signedInAs: (username) => ["Signed in as ", strong(username)],
+    confirm: "Sign out",
+    signedOutTitle: "You have signed out",
+    signedOutLead: (productName) =>
+      `You are no longer signed in to ${productName} in this browser. You can close this window.`
+  },
   error: {
     errorCode: "Error code",
     received: "Address the application asked for (redirect_uri):",
@@ -124,6 +136,11 @@ export const en: Catalogue = {
         title: "Page not found",
         explain: () =>
           "There is no page at this address. Check the link, or go back to the application you came from."
+      },
+      bad_logout: {
+        title: "This sign-out link can't be used",
+        explain: (_, productName) =>
+          `The application's request to sign you out could not be checked, or names an address it has not registered, so ${productName} did not sign you out or send you anywhere. Close this window and sign out from the application again.`
       },
       method_not_allowed: {
         title: "This page can't be opened like this",

@@ -60,6 +60,17 @@ export const zhCN: Catalogue = {
     signInTitle: "登录以管理已授权的应用",
     signInLead: (productName) => `登录你的 ${productName} 账号，查看你允许使用该账号的应用。`
   },
+  logout: {
+    title: "退出登录？",
+    lead: (appName, productName) =>
+      appName === undefined
+        ? [`要在此浏览器中退出 ${productName} 吗？`]
+        : [strong(appName), ` 请求在此浏览器中让你退出 ${productName}。`],
+    signedInAs: (username) => ["当前登录：", strong(username)],
+    confirm: "退出登录",
+    signedOutTitle: "你已退出登录",
+    signedOutLead: (productName) => `你已不再在此浏览器中登录 ${productName}。现在可以关闭此窗口。`
+  },
   error: {
     errorCode: "错误代码",
     received: "该应用要求返回的地址（redirect_uri）：",
@@ -117,6 +128,11 @@ export const zhCN: Catalogue = {
       not_found: {
         title: "找不到页面",
         explain: () => "此地址没有对应的页面。请检查链接，或返回你原来使用的应用。"
+      },
+      bad_logout: {
+        title: "无法使用此退出链接",
+        explain: (_, productName) =>
+          `无法核实该应用的退出请求，或它要求返回一个未登记的地址，因此 ${productName} 没有让你退出，也没有把你送往任何地方。请关闭此窗口，从应用中重新退出。`
       },
       method_not_allowed: {
         title: "无法以这种方式打开此页面",

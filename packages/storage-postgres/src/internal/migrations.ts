@@ -306,9 +306,20 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       ALTER TABLE applications ADD COLUMN scope_delimiter text NOT NULL DEFAULT 'comma';
     `
   },
-  // The adapters number their migrations apart (docs/decisions.md, "Second factor: migration numbers").
   {
     version: 6,
+    name: "logout",
+    sql: `
+      -- Where RP-initiated logout may send the browser back to (a JSON array of URIs, matched exactly).
+      ALTER TABLE applications ADD COLUMN post_logout_redirect_uris jsonb NOT NULL DEFAULT '[]';
+      -- OpenID Connect: the sign-in session the code was issued in, the ID token's sid (a digest,
+      -- never the session cookie's value); NULL for a code issued outside a session or before this version.
+      ALTER TABLE authorization_codes ADD COLUMN sid text;
+    `
+  },
+  // The adapters number their migrations apart: SQLite's 13 and 14 are this adapter's 6 and 7.
+  {
+    version: 7,
     name: "second factor",
     sql: `
       -- FactorStore's rows, as SQLite's migration 14 keeps them: the TOTP secret only sealed,

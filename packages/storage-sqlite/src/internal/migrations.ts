@@ -316,7 +316,17 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       ALTER TABLE applications ADD COLUMN scope_delimiter TEXT NOT NULL DEFAULT 'comma';
     `
   },
-  // Version 13 is another change's (docs/decisions.md, "Second factor: migration numbers").
+  {
+    version: 13,
+    name: "logout",
+    sql: `
+      -- Where RP-initiated logout may send the browser back to (a JSON array of URIs, matched exactly).
+      ALTER TABLE applications ADD COLUMN post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]';
+      -- OpenID Connect: the sign-in session the code was issued in, the ID token's sid (a digest,
+      -- never the session cookie's value); NULL for a code issued outside a session or before this version.
+      ALTER TABLE authorization_codes ADD COLUMN sid TEXT;
+    `
+  },
   {
     version: 14,
     name: "second factor",

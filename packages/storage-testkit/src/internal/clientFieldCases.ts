@@ -54,6 +54,7 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           webOrigins: _o,
           tokenEndpointAuthMethod: _m,
           scopeDelimiter: _d,
+          postLogoutRedirectUris: _l,
           ...bare
         } = F.application()
         yield* apps.insert(bare)
@@ -65,7 +66,8 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           accessTokenAudience: null,
           webOrigins: [],
           tokenEndpointAuthMethod: "client_secret_basic",
-          scopeDelimiter: "comma"
+          scopeDelimiter: "comma",
+          postLogoutRedirectUris: []
         })
         assert.isFalse(Application.isPublic(found))
         assert.strictEqual(Application.accessTokenFormat(found), "opaque")
@@ -231,12 +233,13 @@ const codeFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         assert.deepStrictEqual(some(yield* codes.find(c.codeHash), "code"), c)
         yield* codes.redeem(c.codeHash, T + 1, [])
         assert.deepStrictEqual(some(yield* codes.find(c.codeHash), "code"), { ...c, usedAt: T + 1 })
-        const { nonce: _n, authTime: _t, ...bare } = F.code()
+        const { nonce: _n, authTime: _t, sid: _s, ...bare } = F.code()
         yield* F.insertCode(bare)
         assert.deepStrictEqual(some(yield* codes.find(bare.codeHash), "code"), {
           ...bare,
           nonce: null,
-          authTime: null
+          authTime: null,
+          sid: null
         })
       })
   )

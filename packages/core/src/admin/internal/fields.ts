@@ -83,6 +83,16 @@ export const checkRedirectUris = (
     ? invalid("redirect_uris", "at least one redirect URI is required")
     : checkEach("redirect_uris", uris, (uri) => validateRedirectUri(uri, owner))
 
+/**
+ * Post-logout redirect URIs (OpenID Connect RP-Initiated Logout 1.0 §3), each valid as a redirect
+ * URI of the application (`validateRedirectUri`), duplicates dropped; none at all is allowed.
+ */
+export const checkPostLogoutRedirectUris = (
+  uris: ReadonlyArray<string>,
+  owner: RedirectUriOwner
+): Effect.Effect<Array<string>, InvalidField> =>
+  checkEach("post_logout_redirect_uris", uris, (uri) => validateRedirectUri(uri, owner))
+
 /** Web origins (`Application.validateWebOrigin`), duplicates dropped; none at all is allowed. */
 export const checkWebOrigins = (origins: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>
   checkEach("web_origins", origins, validateWebOrigin)

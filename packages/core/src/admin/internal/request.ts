@@ -32,6 +32,7 @@ const expected: Readonly<Record<string, string>> = {
   access_token_ttl: "a whole number of seconds, or null for the server default",
   refresh_token_ttl: "a whole number of seconds, or null for the server default",
   web_origins: "an array of origins like https://app.example",
+  post_logout_redirect_uris: "an array of URIs like https://app.example/signed-out",
   token_endpoint_auth_method: TokenEndpointAuthMethod.literals.join(" or "),
   scope_delimiter: ScopeDelimiter.literals.join(" or "),
   grace_seconds: "a whole number of seconds",

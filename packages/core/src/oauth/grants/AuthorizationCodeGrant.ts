@@ -91,7 +91,12 @@ export const handle = Effect.fnUntraced(function* (
     familyId: code.familyId,
     parentHash: null,
     withRefresh: refreshAllowed(app),
-    openIdContext: { user: user.value, nonce: code.nonce ?? null, authTime: code.authTime ?? null }
+    openIdContext: {
+      user: user.value,
+      nonce: code.nonce ?? null,
+      authTime: code.authTime ?? null,
+      sid: code.sid ?? null
+    }
   }
   const minted = yield* mint(call, grant)
   yield* Call.audited(call, codes.redeem(codeHash, now, minted.records), [

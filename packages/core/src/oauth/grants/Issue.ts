@@ -48,7 +48,7 @@ export interface Grant {
    * The user and the authorization request's nonce and sign-in time, for an ID token: given by
    * the authorization_code and refresh_token grants only, minted when `scope` includes `openid`.
    */
-  readonly openIdContext?: Pick<IdToken.Subject, "user" | "nonce" | "authTime">
+  readonly openIdContext?: Pick<IdToken.Subject, "user" | "nonce" | "authTime" | "sid">
 }
 
 /** A minted token set: the records to store and the response to send once they are stored. */

@@ -23,7 +23,8 @@ const changeable = [
   "accessTokenAudience",
   "webOrigins",
   "tokenEndpointAuthMethod",
-  "scopeDelimiter"
+  "scopeDelimiter",
+  "postLogoutRedirectUris"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** The application as the SQL stores return it: every optional field at its default when left out. */
@@ -37,7 +38,8 @@ const withDefaults = (app: Application): Application => ({
   accessTokenAudience: app.accessTokenAudience ?? null,
   webOrigins: app.webOrigins ?? [],
   tokenEndpointAuthMethod: app.tokenEndpointAuthMethod ?? "client_secret_basic",
-  scopeDelimiter: app.scopeDelimiter ?? "comma"
+  scopeDelimiter: app.scopeDelimiter ?? "comma",
+  postLogoutRedirectUris: app.postLogoutRedirectUris ?? []
 })
 
 /** `app` with `changes` applied: only the fields a registration change may touch. */

@@ -13,7 +13,12 @@ export const codeStore = (state: State): CodeStore["Type"] => {
     insert: (code) =>
       guard(() => {
         if (codes.has(code.codeHash)) throw new StorageError({ message: "duplicate code hash" })
-        codes.set(code.codeHash, { ...code, nonce: code.nonce ?? null, authTime: code.authTime ?? null })
+        codes.set(code.codeHash, {
+          ...code,
+          nonce: code.nonce ?? null,
+          authTime: code.authTime ?? null,
+          sid: code.sid ?? null
+        })
       }),
     find: (codeHash) => Effect.sync(() => Option.fromNullable(codes.get(codeHash))),
     redeem: (codeHash, now, issued) =>

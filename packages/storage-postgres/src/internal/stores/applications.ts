@@ -30,6 +30,7 @@ const applicationChanges = (
   assign("web_origins", "::jsonb", asJson(changes.webOrigins))
   assign("token_endpoint_auth_method", "::text", changes.tokenEndpointAuthMethod)
   assign("scope_delimiter", "::text", changes.scopeDelimiter)
+  assign("post_logout_redirect_uris", "::jsonb", asJson(changes.postLogoutRedirectUris))
   assign("secret_digest", "::text", changes.secretDigest)
   // A new secret digest drops the previous secret in the same statement.
   if (changes.secretDigest !== undefined) {

@@ -110,6 +110,7 @@ const prepare = ({ db }: Over) => ({
     web_origins = coalesce(@webOrigins, web_origins),
     token_endpoint_auth_method = coalesce(@tokenEndpointAuthMethod, token_endpoint_auth_method),
     scope_delimiter = coalesce(@scopeDelimiter, scope_delimiter),
+    post_logout_redirect_uris = coalesce(@postLogoutRedirectUris, post_logout_redirect_uris),
     secret_digest = coalesce(@secretDigest, secret_digest),
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
@@ -147,6 +148,7 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
     webOrigins: json(changes.webOrigins),
     tokenEndpointAuthMethod: changes.tokenEndpointAuthMethod ?? null,
     scopeDelimiter: changes.scopeDelimiter ?? null,
+    postLogoutRedirectUris: json(changes.postLogoutRedirectUris),
     secretDigest: changes.secretDigest ?? null
   }
 }
