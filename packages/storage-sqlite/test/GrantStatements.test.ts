@@ -41,12 +41,12 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-it("a token request runs 9 statements for client_credentials, 15 for authorization_code and refresh_token", async () => {
+it("a token request runs 9 statements for client_credentials, 14 for authorization_code, 13 for refresh_token", async () => {
   const counts = await Effect.runPromise(
     tokenCounts(SqliteStorage.layer({ filename: join(dir, "grants.sqlite") }), () => ran.length)
   )
   // Each: the application and the two throttle counters read, the commit's four, the token insert
   // and its audit event; the code (refresh token) and its user read first, its conditional update,
   // the user's check (and the consent's) in the write, a second token, the rotation's second event.
-  expect(counts, ran.join("\n")).toEqual({ clientCredentials: 9, authorizationCode: 15, refreshToken: 15 })
+  expect(counts, ran.join("\n")).toEqual({ clientCredentials: 9, authorizationCode: 14, refreshToken: 13 })
 })
