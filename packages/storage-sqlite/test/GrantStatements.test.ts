@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { tokenCounts } from "@latchkey/storage-testkit"
+import { type TokenCounts, tokenCounts } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -45,8 +45,9 @@ it("a token request runs 9 statements for client_credentials, 14 for authorizati
   const counts = await Effect.runPromise(
     tokenCounts(SqliteStorage.layer({ filename: join(dir, "grants.sqlite") }), () => ran.length)
   )
-  // Each: the application and the two throttle counters read, the commit's four, the token insert
-  // and its audit event; the code (refresh token) and its user read first, its conditional update,
-  // the user's check (and the consent's) in the write, a second token, the rotation's second event.
-  expect(counts, ran.join("\n")).toEqual({ clientCredentials: 9, authorizationCode: 14, refreshToken: 13 })
+  // Each: the application and the two throttle counters read, the commit's four, one insert of its
+  // tokens and one of its audit events; a code (refresh token) and its user read first, then in the
+  // write its conditional update and the user's check (and the code's consent's).
+  const expected: TokenCounts = { clientCredentials: 9, authorizationCode: 14, refreshToken: 13 }
+  expect(counts, ran.join("\n")).toEqual(expected)
 })
