@@ -105,7 +105,7 @@ export const layer = (
     Effect.gen(function* () {
       const limits = yield* attempt(() => sessionLimits(options))
       const retentionDays = yield* attempt(() => auditRetentionDays(options))
-      const { db, writer, insertEvent, identity } = yield* Effect.acquireRelease(
+      const { db, writer, insertEvents, identity } = yield* Effect.acquireRelease(
         attempt(() => {
           const { db } = openSync(options)
           try {
@@ -116,12 +116,12 @@ export const layer = (
             retryBusy(Date.now() + (options.openTimeoutMs ?? defaultOpenTimeoutMs), () =>
               retention.run(retentionDays * 86_400)
             )
-            const insertEvent = SqliteAudit.inserter(db)
+            const insertEvents = SqliteAudit.inserter(db)
             return {
               db,
-              insertEvent,
+              insertEvents,
               identity,
-              writer: Writer.make(db, insertEvent, WalSync.open(db, options.filename))
+              writer: Writer.make(db, insertEvents, WalSync.open(db, options.filename))
             }
           } catch (e) {
             db.close()
@@ -137,7 +137,7 @@ export const layer = (
       )
       const stores = yield* attempt(() => SqliteStores.make(db, writer, limits))
       const probe = yield* attempt(() => db.prepare("SELECT max(version) FROM latchkey_schema").pluck())
-      const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvent))
+      const audit = yield* attempt(() => SqliteAudit.make(db, writer, insertEvents))
       return Context.merge(stores, audit).pipe(
         Context.add(Transaction.Transaction, { run: writer.unit }),
         Context.add(Health, {

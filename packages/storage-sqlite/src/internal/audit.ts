@@ -12,24 +12,34 @@ const decodeEvent = Schema.decodeUnknownSync(Audit.AuditEvent)
 const columns = `at, type, app_key AS appKey, user_id AS userId, open_id AS openId, address,
   request_id AS requestId, detail, actor`
 
-/** The statement appending one event, run inside a writer's transaction. */
-export const inserter = (db: BetterSqlite3.Database): ((event: Audit.AuditEvent) => void) => {
-  const insert = db.prepare(`INSERT INTO audit_events (at, type, app_key, user_id, open_id, address,
-    request_id, detail, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+/**
+ * The statements appending events, run inside a writer's transaction: a write's two events (a
+ * refresh token's rotation and its new tokens) in one statement, others one statement each.
+ */
+export const inserter = (db: BetterSqlite3.Database): ((events: ReadonlyArray<Audit.AuditEvent>) => void) => {
+  const rows = (n: number) => Array.from({ length: n }, () => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
+  const names = "at, type, app_key, user_id, open_id, address, request_id, detail, actor"
+  const one = db.prepare(`INSERT INTO audit_events (${names}) VALUES ${rows(1)}`)
+  const two = db.prepare(`INSERT INTO audit_events (${names}) VALUES ${rows(2)}`)
   // Positional parameters: binding by name looks each one up on every insert. An event without
   // an actor (built before events had one) is stored with NULL.
-  return (event) =>
-    void insert.run(
-      event.at,
-      event.type,
-      event.appKey,
-      event.userId,
-      event.openId,
-      event.address,
-      event.requestId,
-      event.detail,
-      event.actor ?? null
-    )
+  const values = (event: Audit.AuditEvent): Array<unknown> => [
+    event.at,
+    event.type,
+    event.appKey,
+    event.userId,
+    event.openId,
+    event.address,
+    event.requestId,
+    event.detail,
+    event.actor ?? null
+  ]
+  return (events) => {
+    const [first, second] = events
+    if (events.length === 2 && first !== undefined && second !== undefined)
+      two.run([...values(first), ...values(second)])
+    else for (const event of events) one.run(values(event))
+  }
 }
 
 // A purge is always bounded (SQLite reads a negative LIMIT as "no limit").
@@ -64,7 +74,7 @@ const queries = (
 export const make = (
   db: BetterSqlite3.Database,
   writer: Writer,
-  insert: (event: Audit.AuditEvent) => void
+  insert: (events: ReadonlyArray<Audit.AuditEvent>) => void
 ): Context.Context<AuditStore.AuditStore> => {
   const tailAll = db.prepare(
     `SELECT ${columns} FROM (SELECT * FROM audit_events ORDER BY id DESC LIMIT ?) ORDER BY id`
@@ -79,7 +89,7 @@ export const make = (
   const purge = db.prepare(`DELETE FROM audit_events WHERE id IN
     (SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`)
   return Context.make(AuditStore.AuditStore, {
-    append: (event) => writer.write(() => insert(event)),
+    append: (event) => writer.write(() => insert([event])),
     appendWith: (events, write) => writer.withEvents(events, write),
     tail: ({ limit, appKey }) =>
       attempt(() => {

@@ -8,8 +8,8 @@ import { Option } from "effect"
 /** `?` for every parameter: SQLite's placeholders. */
 const param = () => "?"
 
-/** The statement inserting one row of `t`, its parameters from `params`. */
-export const insertSql = (t: Tables.Table<unknown>): string => Tables.insertSql(t, param)
+/** The statement inserting `rows` rows of `t` (one by default), their parameters from `params`, one after the other. */
+export const insertSql = (t: Tables.Table<unknown>, rows = 1): string => Tables.insertSql(t, param, rows)
 
 /** The parameters of `record` for `insertSql(t)`: SQLite has no boolean, so true and false are 1 and 0. */
 export const params = <A>(t: Tables.Table<A>, record: A): Array<unknown> => [

@@ -153,13 +153,13 @@ const runAll = (
 const withAttached = <A>(
   work: () => A,
   events: ReadonlyArray<Audit.AuditEvent>,
-  insertEvent: (event: Audit.AuditEvent) => void
+  insertEvents: (events: ReadonlyArray<Audit.AuditEvent>) => void
 ): (() => A) =>
   events.length === 0
     ? work
     : () => {
         const value = work()
-        for (const event of events) insertEvent(event)
+        insertEvents(events)
         return value
       }
 
@@ -246,12 +246,12 @@ const callerRuntime = (
   })
 
 /**
- * A writer over `db`; `insertEvent` stores one audit event (inside the running transaction). With
+ * A writer over `db`; `insertEvents` stores audit events (inside the running transaction). With
  * `wal`, each group transaction's flush to disk happens off the event loop (see the module).
  */
 export const make = (
   db: BetterSqlite3.Database,
-  insertEvent: (event: Audit.AuditEvent) => void,
+  insertEvents: (events: ReadonlyArray<Audit.AuditEvent>) => void,
   wal: WalSync | null = null
 ): Writer => {
   const s = statementsOf(db)
@@ -294,7 +294,7 @@ export const make = (
 
   const write = <A, E = never>(work: () => A): Effect.Effect<A, E | StorageErrors.StorageError> =>
     Effect.withFiberRuntime<A, E | StorageErrors.StorageError>((fiber) =>
-      submit<A, E>(withAttached(work, attached.take(fiber), insertEvent))
+      submit<A, E>(withAttached(work, attached.take(fiber), insertEvents))
     )
 
   /** Run `effect` synchronously, as the running unit (see `unitResult`). */
@@ -313,7 +313,7 @@ export const make = (
       // Taken before the unit's fiber copies this one's FiberRefs: stored once, by the job
       const events = attached.take(fiber)
       const runtime = callerRuntime(fiber, status)
-      return submit<A, E>(withAttached(() => runUnit(runtime, effect), events, insertEvent))
+      return submit<A, E>(withAttached(() => runUnit(runtime, effect), events, insertEvents))
     })
 
   return {

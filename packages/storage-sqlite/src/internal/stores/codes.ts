@@ -19,9 +19,11 @@ const prepare = ({ db }: Over) => ({
 
 /** Codes in the `authorization_codes` table; a redemption saves its tokens in its transaction. */
 export const codeStore = (over: Over): CodeStore.CodeStore["Type"] => {
-  const { db, write, shared } = over
+  const { write, shared } = over
   const q = prepare(over)
-  const redeem = db.transaction((codeHash: string, now: number, tokens: ReadonlyArray<Token.Token>): void => {
+  // Run only as a write's job, whose savepoint (or transaction) a refusal rolls back: the code's use
+  // is undone when the insert is refused, without a savepoint of its own.
+  const redeem = (codeHash: string, now: number, tokens: ReadonlyArray<Token.Token>): void => {
     const code = q.consume.get(now, codeHash, now) as
       | { user_id: string; app_key: string; scope: string }
       | undefined
@@ -34,7 +36,7 @@ export const codeStore = (over: Over): CodeStore.CodeStore["Type"] => {
     // The tokens are saved in the transaction that consumes the code, under the code's consent.
     const scope = Tables.scopeOf(code.scope)
     shared.insertTokens(tokens, { userId: code.user_id, appKey: code.app_key, scope })
-  })
+  }
   return {
     insert: (c) =>
       write(() => {

@@ -52,6 +52,8 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     userActive: db.prepare("SELECT 1 FROM users WHERE user_id = ? AND disabled_at IS NULL").pluck(),
     findConsent: db.prepare("SELECT scope FROM consents WHERE user_id = ? AND app_key = ?").pluck(),
     insertToken: db.prepare(insertSql(Tables.tokens)),
+    // A token set (an access token and its refresh token): one statement, not two
+    insertTokenPair: db.prepare(insertSql(Tables.tokens, 2)),
     revokeByAppUser: db.prepare(
       "UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND user_id = ? AND revoked_at IS NULL"
     ),
@@ -80,7 +82,10 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
       UserStore.refusal(tokens, (userId) => q.userActive.get(userId) !== undefined) ??
       (under === undefined ? undefined : ConsentStore.refusal(under, findConsent(under.userId, under.appKey)))
     if (refused !== undefined) refuse(refused)
-    for (const t of tokens) q.insertToken.run(tokenParams(t))
+    const [first, second] = tokens
+    if (tokens.length === 2 && first !== undefined && second !== undefined)
+      q.insertTokenPair.run([...tokenParams(first), ...tokenParams(second)])
+    else for (const t of tokens) q.insertToken.run(tokenParams(t))
   }
 
   /** Requests pending in deleted sessions go in the same transaction (there is no foreign key, see migration 3). */

@@ -26,21 +26,21 @@ const prepare = ({ db }: Over) => ({
 
 /** Tokens in the `tokens` table, by kind and hash. */
 export const tokenStore = (over: Over): TokenStore.TokenStore["Type"] => {
-  const { db, write, shared } = over
+  const { write, shared } = over
   const q = prepare(over)
-  const rotate = db.transaction(
-    (hash: string, now: number, grace: number, tokens: ReadonlyArray<Token.Token>): void => {
-      if (q.rotate.get({ hash, now, grace }) === undefined) {
-        const state = q.refreshState.get(hash) as
-          | { revokedAt: number | null; expiresAt: number; familyId: string }
-          | undefined
-        if (state === undefined || state.revokedAt !== null || state.expiresAt <= now) {
-          refuse(new TokenStore.TokenInactive())
-        } else refuse(new TokenStore.RefreshAlreadyRotated({ familyId: state.familyId }))
-      }
-      shared.insertTokens(tokens)
+  // Run only as a write's job, whose savepoint (or transaction) a refusal rolls back: the rotation
+  // is undone when the insert is refused, without a savepoint of its own.
+  const rotate = (hash: string, now: number, grace: number, tokens: ReadonlyArray<Token.Token>): void => {
+    if (q.rotate.get({ hash, now, grace }) === undefined) {
+      const state = q.refreshState.get(hash) as
+        | { revokedAt: number | null; expiresAt: number; familyId: string }
+        | undefined
+      if (state === undefined || state.revokedAt !== null || state.expiresAt <= now) {
+        refuse(new TokenStore.TokenInactive())
+      } else refuse(new TokenStore.RefreshAlreadyRotated({ familyId: state.familyId }))
     }
-  )
+    shared.insertTokens(tokens)
+  }
   return {
     insert: (tokens) => write<void, UserStore.UserInactive>(() => shared.insertTokens(tokens)),
     insertUnderConsent: (tokens, under) =>
