@@ -41,13 +41,13 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-it("a token request runs 9 statements for client_credentials, 14 for authorization_code, 13 for refresh_token", async () => {
+it("a token request runs 7 statements for client_credentials, 12 for authorization_code, 11 for refresh_token", async () => {
   const counts = await Effect.runPromise(
     tokenCounts(SqliteStorage.layer({ filename: join(dir, "grants.sqlite") }), () => ran.length)
   )
-  // Each: the application and the two throttle counters read, the commit's four, one insert of its
+  // Each: the application read with its throttle counters in one statement, the commit's four, one insert of its
   // tokens and one of its audit events; a code (refresh token) and its user read first, then in the
   // write its conditional update and the user's check (and the code's consent's).
-  const expected: TokenCounts = { clientCredentials: 9, authorizationCode: 14, refreshToken: 13 }
+  const expected: TokenCounts = { clientCredentials: 7, authorizationCode: 12, refreshToken: 11 }
   expect(counts, ran.join("\n")).toEqual(expected)
 })
