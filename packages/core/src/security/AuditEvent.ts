@@ -28,7 +28,9 @@ export const EventType = Schema.Literal(
   "user_deleted",
   "subject_tokens_revoked",
   "consent_withdrawn",
-  "signing_key_rotated"
+  "signing_key_rotated",
+  "password_changed",
+  "session_ended"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -50,8 +50,8 @@ const scene = Effect.gen(function* () {
   return { users, u, other, mine, theirs, anonymous }
 })
 
-/** Register the account page's session cases on `it` (the shared layer). */
-export const accountSessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Listing a user's sessions, and ending one of them. */
+const listAndEndOne = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("sessions: listOf answers the user's live sessions only, the latest sign-in first", () =>
     Effect.gen(function* () {
       const sessions = yield* Sessions
@@ -93,7 +93,10 @@ export const accountSessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): v
       assert.isFalse(yield* sessions.endOf(u.userId, first.session.idHash), "once")
     })
   )
+}
 
+/** Ending all but one of a user's sessions, on its own and with a new password. */
+const endAllButOne = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("sessions: endOthersOf ends every session of the user but one, in one write; others' stay", () =>
     Effect.gen(function* () {
       const sessions = yield* Sessions
@@ -134,4 +137,10 @@ export const accountSessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): v
       assert.deepStrictEqual(yield* alive([third]), [[true, true]])
     })
   )
+}
+
+/** Register the account page's session cases on `it` (the shared layer). */
+export const accountSessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  listAndEndOne(it)
+  endAllButOne(it)
 }
