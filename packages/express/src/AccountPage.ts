@@ -5,7 +5,7 @@
  */
 import type { Interaction } from "@latchkey/core"
 import { Option } from "effect"
-import { alertIcon, type Common, doneIcon, escapeHtml, framed, hidden, rich } from "./internal/html.js"
+import { alertIcon, type Common, escapeHtml, framed, hidden, ownPageTop, rich } from "./internal/html.js"
 import type { Catalogue } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
 
@@ -27,9 +27,12 @@ type SectionOf<T extends Interaction.AccountSection["_tag"]> = Extract<
   { readonly _tag: T }
 >
 
+/** The hidden fields of the page's ticket, in each of its forms. */
+const ticketFields = (p: AccountPage): string => `${hidden("txn", p.txn)}${hidden("csrf_token", p.csrf)}`
+
 /** A form of the page: its ticket, its `action`, and its fields and button. */
-const pageForm = (p: AccountPage, action: string, inner: string, attrs = ""): string =>
-  `<form method="post" action="${escapeHtml(p.action)}"${attrs}>${hidden("txn", p.txn)}${hidden("csrf_token", p.csrf)}${hidden("action", action)}${inner}</form>`
+const pageForm = (p: AccountPage, action: string, inner: string): string =>
+  `<form method="post" action="${escapeHtml(p.action)}">${ticketFields(p)}${hidden("action", action)}${inner}</form>`
 
 /** One password field of the password form. */
 const passwordField = (
@@ -142,18 +145,14 @@ export const account = (p: AccountPage): string => {
   const t = p.catalogue ?? en
   return framed(p, t, {
     title: t.account.title,
-    body: `<h1>${escapeHtml(t.account.title)}</h1>
-<p class="lead">${escapeHtml(t.account.lead(p.productName))}</p>
-${
-  p.notice === undefined
-    ? ""
-    : `<div class="notice" role="status">${doneIcon}<span>${escapeHtml(t.account.notices[p.notice])}</span></div>\n`
-}<div class="account"><span>${rich(t.consents.signedInAs(p.username))}</span>${pageForm(
-      p,
-      "signout",
-      `<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button>`,
-      ` class="inline"`
-    )}</div>
+    body: `${ownPageTop(t, {
+      title: t.account.title,
+      lead: t.account.lead(p.productName),
+      notice: p.notice === undefined ? undefined : escapeHtml(t.account.notices[p.notice]),
+      username: p.username,
+      action: p.action,
+      ticket: ticketFields(p)
+    })}
 ${p.sections.map((s) => section(p, t, s)).join("\n")}`,
     footer: rich(t.frame.securedBy(p.productName))
   })

@@ -10,11 +10,11 @@ import type { Interaction } from "@latchkey/core"
 import {
   type Common,
   checkIcon,
-  doneIcon,
   escapeHtml,
   framed,
   hidden,
   logo,
+  ownPageTop,
   rich,
   type SignInFields,
   sentence,
@@ -26,7 +26,9 @@ import {
 import type { Catalogue, ProblemText, Reason } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
 
+/** The account page, and what it shows: published in `Pages`. @public */
 export { type AccountPage, account } from "./AccountPage.js"
+/** Escaping, emphasised catalogue texts, the stylesheet and the layouts of every page: published in `Pages`. @public */
 export { escapeHtml, type Layout, rich, stylesheet } from "./internal/html.js"
 
 /** The CSP source allowing the stylesheet, by hash. */
@@ -192,13 +194,14 @@ ${scopeItems(t, p.productName, app.scopes)}
 <p class="fine">${escapeHtml(t.consents.withdrawNote)}</p>`
   return framed(p, t, {
     title: t.consents.title,
-    body: `<h1>${escapeHtml(t.consents.title)}</h1>
-<p class="lead">${escapeHtml(t.consents.lead(p.productName))}</p>
-${
-  p.withdrawn === undefined
-    ? ""
-    : `<div class="notice" role="status">${doneIcon}<span>${rich(t.consents.withdrawn(p.withdrawn))}</span></div>\n`
-}<div class="account"><span>${rich(t.consents.signedInAs(p.username))}</span><form class="inline" method="post" action="${escapeHtml(p.action)}">${ticket}${hidden("action", "signout")}<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button></form></div>
+    body: `${ownPageTop(t, {
+      title: t.consents.title,
+      lead: t.consents.lead(p.productName),
+      notice: p.withdrawn === undefined ? undefined : rich(t.consents.withdrawn(p.withdrawn)),
+      username: p.username,
+      action: p.action,
+      ticket
+    })}
 ${apps}`,
     footer: rich(t.frame.securedBy(p.productName))
   })

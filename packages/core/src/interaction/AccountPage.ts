@@ -5,9 +5,7 @@
  * of `sections` and, for its forms, one entry of `signedInActions`.
  */
 import { Effect, Either, Option } from "effect"
-import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
-import { forDisplay } from "../model/DisplayText.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
@@ -18,10 +16,9 @@ import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { backToPage, ownSignIn, ownSignInPage } from "./ConsentsPage.js"
+import { backToPage, ownPageFields, ownPageGet, ownSignIn } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
 import {
-  anonymousOf,
   answer,
   asUser,
   claimForm,
@@ -131,32 +128,14 @@ const accountPage = (
     const ticket = yield* Session.addPending(session, "", "consent")
     const setCookie = yield* saveSession(req, session)
     return answer(
-      View.Account({
-        status,
-        layout: frame.layout,
-        uiLocales: frame.uiLocales,
-        username: forDisplay(session.username ?? ""),
-        sections: built,
-        notice,
-        action: frame.href,
-        ticket,
-        formTargets: ["'self'"]
-      }),
+      View.Account({ ...ownPageFields(frame, session, ticket), status, sections: built, notice }),
       setCookie
     )
   })
 
 /** GET or HEAD of the account page. */
 export const accountGet = (req: PageRequest) =>
-  Effect.gen(function* () {
-    if (req.method === "HEAD") return answer(View.Head({ formTargets: ["'self'"] }))
-    const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
-    const user = yield* currentUser(session)
-    if (Option.isNone(user)) {
-      return yield* ownSignInPage(req, accountFrame(req), yield* anonymousOf(session), 200)
-    }
-    return yield* accountPage(req, user.value)
-  })
+  ownPageGet(req, accountFrame(req), (session) => accountPage(req, session))
 
 type Form<A extends AccountForm["action"]> = Extract<AccountForm, { readonly action: A }>
 

@@ -28,7 +28,7 @@ import {
   withParam
 } from "./Page.js"
 import { passwordSignIn } from "./SignIn.js"
-import { type Authorised, type PageRequest, type SignInError, View } from "./View.js"
+import { type Authorised, type PageRequest, type PageResponse, type SignInError, View } from "./View.js"
 
 /** The layout, languages and own address of a consents page request. */
 export const consentsFrame = (req: PageRequest) => ownPageFrame(req, "consents")
@@ -101,32 +101,42 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
         : Option.none<string>()
     const ticket = yield* Session.addPending(session, "", "consent")
     const setCookie = yield* saveSession(req, session)
-    return answer(
-      View.Consents({
-        layout: frame.layout,
-        uiLocales: frame.uiLocales,
-        username: forDisplay(session.username ?? ""),
-        consents,
-        withdrawn,
-        action: frame.href,
-        ticket,
-        formTargets: ["'self'"]
-      }),
-      setCookie
-    )
+    return answer(View.Consents({ ...ownPageFields(frame, session, ticket), consents, withdrawn }), setCookie)
   })
 
-/** GET or HEAD of the consents page. */
-export const consentsGet = (req: PageRequest) =>
+/**
+ * GET or HEAD of one of the user's own pages (`frame`): `signedIn`'s page for a signed-in user,
+ * else the sign-in form that comes back to it.
+ */
+export const ownPageGet = <E, R>(
+  req: PageRequest,
+  frame: OwnPageFrame,
+  signedIn: (session: Session.Session) => Effect.Effect<PageResponse, E, R>
+) =>
   Effect.gen(function* () {
     if (req.method === "HEAD") return answer(View.Head({ formTargets: ["'self'"] }))
     const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     const user = yield* currentUser(session)
-    if (Option.isNone(user)) {
-      return yield* ownSignInPage(req, consentsFrame(req), yield* anonymousOf(session), 200)
-    }
-    return yield* consentsListPage(req, user.value)
+    if (Option.isNone(user)) return yield* ownSignInPage(req, frame, yield* anonymousOf(session), 200)
+    return yield* signedIn(user.value)
   })
+
+/**
+ * What every view of one of the user's own pages for a signed-in user carries: its frame, the
+ * username, where its forms post with their ticket, and that they post only to this site.
+ */
+export const ownPageFields = (frame: OwnPageFrame, session: Session.Session, ticket: Session.FormTicket) => ({
+  layout: frame.layout,
+  uiLocales: frame.uiLocales,
+  username: forDisplay(session.username ?? ""),
+  action: frame.href,
+  ticket,
+  formTargets: ["'self'"] as ReadonlyArray<string>
+})
+
+/** GET or HEAD of the consents page. */
+export const consentsGet = (req: PageRequest) =>
+  ownPageGet(req, consentsFrame(req), (session) => consentsListPage(req, session))
 
 /** Withdraw the user's consent to an application, revoking its tokens; the audit event commits with it. */
 const withdraw = (req: PageRequest, userId: string, appKey: string) =>

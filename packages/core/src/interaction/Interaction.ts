@@ -48,6 +48,7 @@ import type { Page, PageRequest, PageResponse, WayBack } from "./View.js"
 // The public names of the browser flow, from the files that declare them
 export { maxAuthorizeQuery, storedQuery } from "./AuthorizeFlow.js"
 export { accountPath, consentsPath, pageOf, uiLocalesOf } from "./Page.js"
+/** The views, their problem codes and the account page's parts, for the bindings that render them. @public */
 export type {
   AccountNotice,
   AccountSection,

@@ -225,3 +225,26 @@ export const signInPage = (
 ${page.form}`,
     footer: page.footer
   })
+
+/**
+ * The top of one of the user's own pages (consents, account): its heading and lead, what a form
+ * of it has just done (`notice`, HTML), who is signed in, and Sign out (posted with `ticket`,
+ * the form's hidden fields).
+ */
+export const ownPageTop = (
+  t: Catalogue,
+  page: {
+    readonly title: string
+    readonly lead: string
+    readonly notice: string | undefined
+    readonly username: string
+    readonly action: string
+    readonly ticket: string
+  }
+): string => `<h1>${escapeHtml(page.title)}</h1>
+<p class="lead">${escapeHtml(page.lead)}</p>
+${
+  page.notice === undefined
+    ? ""
+    : `<div class="notice" role="status">${doneIcon}<span>${page.notice}</span></div>\n`
+}<div class="account"><span>${rich(t.consents.signedInAs(page.username))}</span><form class="inline" method="post" action="${escapeHtml(page.action)}">${page.ticket}${hidden("action", "signout")}<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button></form></div>`

@@ -8,6 +8,7 @@ import { type SessionStore, type Stores, UserStore } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import * as F from "../Fixtures.js"
 import { isPending, Sessions } from "./sessions.js"
+import { insertUser } from "./users.js"
 
 const T = F.baseTime
 
@@ -34,11 +35,8 @@ const alive = (made: ReadonlyArray<Made>) =>
 
 /** A user with three sessions (signed in 300, 100 and 200 seconds ago), another user's and an anonymous one. */
 const scene = Effect.gen(function* () {
-  const users = yield* UserStore.UserStore
-  const u = F.user()
-  const other = F.user()
-  yield* users.insert(u)
-  yield* users.insert(other)
+  const u = { userId: yield* insertUser }
+  const other = { userId: yield* insertUser }
   const mine = [
     yield* signedIn(u.userId, 300),
     yield* signedIn(u.userId, 100),
@@ -47,7 +45,7 @@ const scene = Effect.gen(function* () {
   const theirs = yield* signedIn(other.userId, 50)
   const anonymous = F.session()
   yield* Effect.flatMap(Sessions, (s) => s.save(anonymous))
-  return { users, u, other, mine, theirs, anonymous }
+  return { users: yield* UserStore.UserStore, u, other, mine, theirs, anonymous }
 })
 
 /** Listing a user's sessions, and ending one of them. */
