@@ -33,6 +33,7 @@ import {
   readSessionMark,
   saveSession,
   sessionMark,
+  sessionSaving,
   unavailable,
   withParam
 } from "./Page.js"
@@ -65,6 +66,15 @@ const done = (
 ) =>
   Effect.map(sessionMark(session, donePurpose, notice), (mark) =>
     backToPage(withParam(frame.href, doneParam, mark), setCookie)
+  )
+
+/**
+ * `unit` (store calls: a form's change) and the renewal of this session, committed as one
+ * transaction: what `unit` answered, and the session's `Set-Cookie`.
+ */
+const withRenewal = <A, E, R>(req: PageRequest, session: Session.Session, unit: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(sessionSaving(req, session), (saving) =>
+    Effect.map(atomically(Effect.zipLeft(unit, saving.write)), (a) => [a, saving.value] as const)
   )
 
 /** The handle the page lists a session with: never its id nor the digest the store keys it by. */
@@ -182,7 +192,9 @@ const changePassword = ({ req, frame, session, userId, form, take }: Claimed<"pa
     // The username names another account now: the session's user is not the one checked
     if (user.userId !== userId) return yield* refuse("bad_current", Effect.void)
     const passwordHash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(next))
-    const changed = yield* atomically(
+    const [changed, setCookie] = yield* withRenewal(
+      req,
+      session,
       Effect.zipRight(
         settle,
         asUser(
@@ -199,10 +211,7 @@ const changePassword = ({ req, frame, session, userId, form, take }: Claimed<"pa
     if (!changed) return backToPage(frame.href, null)
     const cookie = yield* cookieOf(req)
     const deviceCookie = yield* Session.deviceCookie({ userId, passwordHash }, cookie)
-    return {
-      ...(yield* done(frame, session, "password_changed", yield* saveSession(req, session))),
-      deviceCookie
-    }
+    return { ...(yield* done(frame, session, "password_changed", setCookie)), deviceCookie }
   })
 
 /** End one of the user's sessions, by the handle the page listed it with; this one's end signs this browser out. */
@@ -224,18 +233,22 @@ const endSession = ({ req, frame, session, userId, form, take }: Claimed<"end_se
         ])
       )
     // Already ended, or never one of the user's: nothing to end
-    const ended = yield* atomically(
+    const [ended, setCookie] = yield* withRenewal(
+      req,
+      session,
       Effect.zipRight(take, idHash === null ? Effect.succeed(false) : end(idHash))
     )
     if (!ended || idHash === session.idHash) return backToPage(frame.href, null)
-    return yield* done(frame, session, "session_ended", yield* saveSession(req, session))
+    return yield* done(frame, session, "session_ended", setCookie)
   })
 
 /** End every session of the user but this one. */
 const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">) =>
   Effect.gen(function* () {
     const sessions = yield* SessionStore
-    yield* atomically(
+    const [, setCookie] = yield* withRenewal(
+      req,
+      session,
       Effect.zipRight(
         take,
         asUser(
@@ -246,7 +259,7 @@ const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">)
         )
       )
     )
-    return yield* done(frame, session, "others_ended", yield* saveSession(req, session))
+    return yield* done(frame, session, "others_ended", setCookie)
   })
 
 /** The forms of a signed-in user, by `action`: a new section adds its own here. */
