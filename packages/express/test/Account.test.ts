@@ -42,12 +42,21 @@ describe("account page over HTTP", () => {
     const b = await signedIn(user)
     await signedIn(user)
     const html = await (await b.get(accountUrl())).text()
-    const order = ["password-heading", "sessions-heading", "applications-heading"].map((id) => html.indexOf(id))
-    assert.isTrue(order.every((at, i) => at > 0 && (i === 0 || at > (order[i - 1] as number))), String(order))
+    const order = ["password-heading", "sessions-heading", "applications-heading"].map((id) =>
+      html.indexOf(id)
+    )
+    assert.isTrue(
+      order.every((at, i) => at > 0 && (i === 0 || at > (order[i - 1] as number))),
+      String(order)
+    )
     assert.include(html, '<span class="badge">This device</span>')
     assert.include(html, 'autocomplete="current-password"')
     assert.include(html, 'href="/oauth2/oauth2/consents"')
-    assert.strictEqual(forms(html).filter((f) => f.fields.action === "end_session").length, 1, "the other session")
+    assert.strictEqual(
+      forms(html).filter((f) => f.fields.action === "end_session").length,
+      1,
+      "the other session"
+    )
     formFor(html, "end_others")
     const zh = await (await b.get(accountUrl("?ui_locales=zh-CN"))).text()
     assert.include(zh, '<html lang="zh-CN">')
