@@ -22,6 +22,7 @@ import { version } from "./Version.js"
 const underIssuer = {
   ...Paths.oauth,
   consents: Paths.consents,
+  account: Paths.account,
   openapi: Paths.openapi,
   api_me: Paths.me
 } as const

@@ -1,9 +1,10 @@
 /**
  * WCAG 2.1 AA audit of every page in Chromium: axe-core (tags wcag2a, wcag2aa, wcag21a,
  * wcag21aa) over the sign-in page (also with an error), the consent page, the consents page
- * signed out, signed in and after a withdrawal, error pages with and without a way back, and
- * the end session endpoint's question and signed-out page,
- * in both layouts and both languages. Axe's source is injected into the page, which the
+ * signed out, signed in and after a withdrawal, error pages with and without a way back,
+ * the end session endpoint's question and signed-out page, and the account page signed out,
+ * signed in and with its password form refused, in both layouts and both languages. Axe's
+ * source is injected into the page, which the
  * pages' CSP forbids: only these audit contexts bypass it. Keyboard focus is checked too:
  * every control gets a visible focus indicator, in top-to-bottom reading order.
  */
@@ -184,6 +185,8 @@ describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 
         const page = await context.newPage()
         await page.goto(`${base}/oauth2/oauth2/consents?${view}`)
         await check(page, "consents, signed out")
+        await page.goto(`${base}/oauth2/oauth2/account?${view}`)
+        await check(page, "account, signed out")
         await page.goto(`${base}/oauth2/oauth2/login?${view}`)
         await check(page, "error 405 (no way back)")
         await page.goto(authorize({ client_id: "unknown-app" }))
@@ -219,6 +222,18 @@ describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 
         await Promise.all([page.waitForLoadState("load"), page.locator("form.inline button").click()])
         await page.locator("a.btn").waitFor()
         await check(page, "error 403 (a way back)")
+        await page.goto(`${base}/oauth2/oauth2/account?${view}`)
+        await page.locator("#password-heading").waitFor()
+        await check(page, "account")
+        await page.locator("#current_password").fill("not the password")
+        await page.locator("#new_password").fill("a new passphrase")
+        await page.locator("#confirm_password").fill("a new passphrase")
+        await Promise.all([
+          page.waitForLoadState("load"),
+          page.locator("form:has(input[name=action][value=password]) button[type=submit]").click()
+        ])
+        await page.locator("#password-error").waitFor()
+        await check(page, "account, password refused")
         await page.goto(`${base}/oauth2/oauth2/logout?client_id=${appKey}&${view}`)
         await page.locator("form button[type=submit]").waitFor()
         await check(page, "logout question")

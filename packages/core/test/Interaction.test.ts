@@ -566,6 +566,9 @@ describe("authorize interaction: methods and failures", () => {
       findPending: () => fail,
       takePending: () => fail,
       purgeExpired: () => fail,
+      listOf: () => fail,
+      endOf: () => fail,
+      endOthersOf: () => fail,
       stats: () => fail
     })
 

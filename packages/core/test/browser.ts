@@ -39,7 +39,12 @@ export class Browser {
     return Effect.map(
       Interaction.handle({
         method,
-        path: page === "consents" ? Interaction.consentsPath : Metadata.paths[page],
+        path:
+          page === "consents"
+            ? Interaction.consentsPath
+            : page === "account"
+              ? Interaction.accountPath
+              : Metadata.paths[page],
         query,
         headers: {
           ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
@@ -69,6 +74,11 @@ export class Browser {
     return this.request(page, "POST", query, typeof fields === "string" ? fields : form(fields), headers)
   }
 
+  /** GET the account page with this query. */
+  account(query = "", headers: Record<string, string> = {}) {
+    return this.request("account", "GET", query, "", headers)
+  }
+
   /** GET the consents page with this query. */
   consents(query = "", headers: Record<string, string> = {}) {
     return this.request("consents", "GET", query, "", headers)
@@ -83,7 +93,13 @@ export const view = <T extends Interaction.View["_tag"]>(a: Answer, tag: T) => {
 /** The hidden fields of the form on the answer's page. */
 export const ticketOf = (a: Answer) => {
   const v = a.view
-  if (v._tag !== "SignIn" && v._tag !== "Consent" && v._tag !== "ConsentsSignIn" && v._tag !== "Consents")
+  if (
+    v._tag !== "SignIn" &&
+    v._tag !== "Consent" &&
+    v._tag !== "ConsentsSignIn" &&
+    v._tag !== "Consents" &&
+    v._tag !== "Account"
+  )
     throw new Error(`no form on ${v._tag}`)
   return { txn: v.ticket.txn, csrf_token: v.ticket.csrf }
 }

@@ -4,7 +4,7 @@
  * statement, committing on its own), on PGlite and on a real server.
  */
 import { PostgresStorage } from "@latchkey/storage-postgres"
-import { type SignInCounts, signInCounts } from "@latchkey/storage-testkit"
+import { accountPasswordChange, type SignInCounts, signInCounts } from "@latchkey/storage-testkit"
 import { Effect } from "effect"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
@@ -61,10 +61,19 @@ const countsOver = (pool: Pool) => {
   return signInCounts(PostgresStorage.layer({ pool: counted }), commits)
 }
 
+const passwordChangeOver = (pool: Pool) => {
+  const { pool: counted, commits } = counting(pool)
+  return accountPasswordChange(PostgresStorage.layer({ pool: counted }), commits)
+}
+
 describe("the commits of a browser sign-in", () => {
   it("commit once per request on PGlite, twice for the sign-in form", async () => {
     const counts = await Effect.runPromise(Effect.flatMap(pglitePool(), countsOver))
     expect(counts).toEqual(expected)
+  })
+
+  it("commit twice for a password change on the account page on PGlite, as a sign-in: the attempt, then the change with the other sessions ended", async () => {
+    expect(await Effect.runPromise(Effect.flatMap(pglitePool(), passwordChangeOver))).toBe(2)
   })
 })
 
@@ -76,6 +85,7 @@ for (const serializable of [false, true]) {
       const pool = new pg.Pool({ connectionString: database.get().url, max: 2 })
       try {
         expect(await Effect.runPromise(countsOver(pool))).toEqual(expected)
+        expect(await Effect.runPromise(passwordChangeOver(pool))).toBe(2)
       } finally {
         await pool.end()
       }

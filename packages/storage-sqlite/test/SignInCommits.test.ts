@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
-import { signInCounts } from "@latchkey/storage-testkit"
+import { accountPasswordChange, signInCounts } from "@latchkey/storage-testkit"
 import BetterSqlite3 from "better-sqlite3"
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -44,4 +44,11 @@ it("a browser sign-in commits once per request, and twice for the sign-in form: 
     signInCounts(SqliteStorage.layer({ filename: join(dir, "signin.sqlite") }), () => commits)
   )
   expect(counts).toEqual({ authorizeGet: 1, wrongPassword: 2, signInPost: 2, consentGet: 1, consentPost: 1 })
+})
+
+it("a password change on the account page commits twice, as a sign-in: the attempt counted, then the new password with the other sessions ended", async () => {
+  const commitsOf = await Effect.runPromise(
+    accountPasswordChange(SqliteStorage.layer({ filename: join(dir, "account.sqlite") }), () => commits)
+  )
+  expect(commitsOf).toBe(2)
 })

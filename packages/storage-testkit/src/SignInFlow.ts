@@ -7,13 +7,13 @@ import {
   Admin,
   Audit,
   AuditStore,
-  Interaction,
+  type Interaction,
   Metadata,
   type StorageError,
   type Stores
 } from "@latchkey/core"
-import { Effect, Layer, Logger, LogLevel } from "effect"
-import { grantServices } from "./internal/grants.js"
+import { Effect, Layer } from "effect"
+import { formOf, pageBrowser, pageServices as services } from "./internal/pages.js"
 
 /**
  * What each request of a browser sign-in counted, in order: the authorize request, the sign-in
@@ -35,11 +35,6 @@ export interface SignInCounts {
 type SignInRequest = keyof SignInCounts
 
 const cb = "https://app.example/cb"
-
-const formOf = (fields: Record<string, string>): string => new URLSearchParams(fields).toString()
-
-/** The services the pages need besides the stores: the grants' (a hasher that needs no CPU time), quiet logs. */
-const services = Layer.merge(grantServices, Logger.minimumLogLevel(LogLevel.Warning))
 
 const ticketOf = (view: Interaction.View): Record<string, string> => {
   if (view._tag !== "SignIn" && view._tag !== "Consent") throw new Error(`no form on ${view._tag}`)
@@ -68,27 +63,14 @@ export const signInCounts = <E>(
     const username = `user-${crypto.randomUUID()}`
     const user = yield* Accounts.createUser(username, "correct horse battery")
     const query = formOf({ response_type: "code", client_id: app.appKey, redirect_uri: cb, state: "s" })
-    let cookie: string | undefined
+    const browser = pageBrowser()
     const counts: Partial<Record<SignInRequest, number>> = {}
-    const send = (name: SignInRequest, page: Interaction.Page, method: string, q: string, body = "") =>
+    const send = (name: SignInRequest, page: "authorize" | "login", method: string, q: string, body = "") =>
       Effect.gen(function* () {
         const before = counter()
-        const answer = yield* Interaction.handle({
-          method,
-          path: Metadata.paths[page as "authorize" | "login"],
-          query: q,
-          headers: {
-            ...(cookie === undefined ? {} : { cookie }),
-            ...(method === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {})
-          },
-          body,
-          remoteAddress: "192.0.2.1",
-          basePath: "",
-          ownOrigin: "https://auth.example"
-        } satisfies Interaction.PageRequest)
+        const view = yield* browser(Metadata.paths[page], method, q, body)
         counts[name] = counter() - before
-        if (answer.setCookie !== null) cookie = answer.setCookie.split(";")[0]
-        return answer.view
+        return view
       })
     const signInPage = yield* send("authorizeGet", "authorize", "GET", query)
     const refused = yield* send(

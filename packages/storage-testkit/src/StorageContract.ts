@@ -5,6 +5,7 @@
 import { layer as sharedLayer } from "@effect/vitest"
 import { SessionStore, type Stores } from "@latchkey/core"
 import type { Layer } from "effect"
+import { accountSessionCases } from "./internal/accountSessionCases.js"
 import { adminCases } from "./internal/adminCases.js"
 import { applicationCases } from "./internal/applicationCases.js"
 import { clientFieldCases } from "./internal/clientFieldCases.js"
@@ -51,6 +52,7 @@ export const storageContract = (
     consentCases(it)
     sessionCases(it, makeLayer)
     sessionLifecycleCases(it)
+    accountSessionCases(it)
     signInCases(it)
     throttleCases(it)
     clientFieldCases(it)

@@ -1,3 +1,4 @@
+export { accountPasswordChange } from "./AccountFlow.js"
 export { auditContract } from "./AuditContract.js"
 export * as Fixtures from "./Fixtures.js"
 export { grantServices } from "./internal/grants.js"

@@ -8,7 +8,7 @@
  * its own (`adminDocument`).
  */
 import { JSONSchema, Schema } from "effect"
-import { ConsentForm, ConsentsForm, SignInForm } from "../interaction/Forms.js"
+import { AccountForm, ConsentForm, ConsentsForm, SignInForm } from "../interaction/Forms.js"
 import { maxAuthorizeQuery } from "../interaction/Interaction.js"
 import * as OAuthError from "../model/OAuthError.js"
 import * as Authorize from "../oauth/Authorize.js"
@@ -28,6 +28,7 @@ import {
   redirect,
   retryAfter
 } from "./internal/openApiJson.js"
+import { type Build, ownPagePath, pageForm } from "./internal/openApiPages.js"
 import * as Paths from "./Paths.js"
 
 /** The OpenAPI document of the admin API, which is served on a listener of its own. */
@@ -98,13 +99,6 @@ const formErrorsByStatus = (): Json => {
       }
     ])
   )
-}
-
-/** What the path builders share: a Schema's JSON Schema (named ones go to the document's components). */
-interface Build {
-  readonly schema: (s: Schema.Schema.AnyNoContext) => Json
-  /** The authorize endpoint's query parameters, by name, from `AuthorizeQuery`. */
-  readonly query: { readonly properties?: Record<string, unknown>; readonly required?: ReadonlyArray<string> }
 }
 
 const noStore = () => Http.json(200, null).headers
@@ -190,27 +184,6 @@ const metadataPath: Json = {
   }
 }
 
-/** The answers of a page form besides its own: a bad ticket, a body refused, storage down. */
-const pageFormResponses = (): Json => ({
-  403: html("the form's ticket, CSRF token, session or origin is not valid"),
-  413: html("the body is too large"),
-  415: html("the body is compressed"),
-  503: html("storage is unavailable", retryAfter)
-})
-
-/** A page form's operation: its body Schema, posted with the session cookie. */
-const pageForm = (
-  b: Build,
-  operation: { readonly id: string; readonly summary: string; readonly page: string },
-  form: Schema.Schema.AnyNoContext,
-  responses: Json
-): Json => ({
-  operationId: operation.id,
-  summary: operation.summary,
-  requestBody: formBody(b.schema(form), `Posted by the ${operation.page} with the session cookie.`),
-  responses: { ...responses, ...pageFormResponses() }
-})
-
 /** The authorize endpoint: its query parameters from `AuthorizeQuery`, and the consent form. */
 const authorizePath = (b: Build): Json => ({
   get: {
@@ -248,38 +221,6 @@ const loginPath = (b: Build): Json => ({
     400: html("wrong username or password: the sign-in page again"),
     429: html("too many failed sign-ins", retryAfter)
   })
-})
-
-/** The consents page and its forms. */
-const consentsPagePath = (b: Build): Json => ({
-  get: {
-    operationId: "consents",
-    summary: "The consents page: a signed-in user's authorised applications, or a sign-in form",
-    parameters: ["client_type", "ui_locales"].map((name) => ({
-      name,
-      in: "query",
-      required: false,
-      schema: b.query.properties?.[name]
-    })),
-    responses: {
-      200: html("the consents page, or its sign-in form when nobody is signed in"),
-      503: html("storage is unavailable (temporarily_unavailable)", retryAfter)
-    }
-  },
-  post: pageForm(
-    b,
-    {
-      id: "consentsForm",
-      summary: "Sign in, withdraw a consent (revoking that application's tokens for the user) or sign out",
-      page: "consents page"
-    },
-    ConsentsForm,
-    {
-      ...redirect(303, "back to the consents page"),
-      400: html("wrong username or password, or an unknown action"),
-      429: html("too many failed sign-ins", retryAfter)
-    }
-  )
 })
 
 /** The bearer errors of a protected resource, by status (RFC 6750 §3.1). */
@@ -446,7 +387,28 @@ const paths = (b: Build, origin: string): Json => ({
   ...keyPaths,
   [Paths.oauth.authorize]: authorizePath(b),
   [Paths.oauth.login]: loginPath(b),
-  [Paths.consents]: consentsPagePath(b),
+  [Paths.consents]: ownPagePath(
+    b,
+    {
+      id: "consents",
+      name: "consents page",
+      shows: "a signed-in user's authorised applications",
+      does: "Sign in, withdraw a consent (revoking that application's tokens for the user) or sign out"
+    },
+    ConsentsForm,
+    "wrong username or password, or an unknown action"
+  ),
+  [Paths.account]: ownPagePath(
+    b,
+    {
+      id: "account",
+      name: "account page",
+      shows: "a signed-in user's password form and sign-in sessions, and a link to the consents page",
+      does: "Sign in, change the password (ending the user's other sessions), end one or every other sign-in session, or sign out"
+    },
+    AccountForm,
+    "wrong username or password, a wrong current password, a new password refused, or an unknown action"
+  ),
   [Paths.oauth.logout]: logoutPath(b.schema),
   [Paths.me]: mePath(b),
   ...serverOwnPaths(b, origin)

@@ -31,6 +31,12 @@ export const oauth = {
 /** The consents page, relative to the issuer: beside the authorize endpoint, so inside the session cookie's path. */
 export const consents = `${folder}/consents` as const
 
+/**
+ * The account page (password, sign-in sessions, a link to the consents page), relative to the
+ * issuer: beside the authorize endpoint, so inside the session cookie's path.
+ */
+export const account = `${folder}/account` as const
+
 /** The JSON endpoints `Http.route` answers. */
 export const json: ReadonlyArray<string> = [
   oauth.token,
@@ -43,7 +49,7 @@ export const json: ReadonlyArray<string> = [
 ]
 
 /** The pages `Interaction.handle` answers. */
-export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents, oauth.logout]
+export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents, oauth.logout, account]
 
 /** The reference server's example protected resource, relative to the issuer. */
 export const me = "/api/me"

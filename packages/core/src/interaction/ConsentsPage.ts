@@ -5,75 +5,61 @@
 import { Effect, Either, Option } from "effect"
 import * as Admin from "../admin/Admin.js"
 import * as Http from "../http/Http.js"
-import { Config } from "../model/Config.js"
 import { forDisplay } from "../model/DisplayText.js"
-import * as Authorize from "../oauth/Authorize.js"
-import * as Form from "../oauth/requests/Form.js"
 import { isPlainText } from "../oauth/requests/Params.js"
-import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
-import { hmac, timingSafeEqual } from "../services/Digest.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
-import { type ConsentsForm, consentsFormOf } from "./Forms.js"
+import { consentsFormOf } from "./Forms.js"
 import {
   anonymousOf,
   answer,
-  consentsHref,
+  asUser,
   continueForm,
   currentUser,
   errorPage,
+  type OwnPageFrame,
+  ownPageFrame,
   rateLimited,
+  readSessionMark,
   saveSession,
-  uiLocalesOf,
-  unavailable
+  sessionMark,
+  unavailable,
+  withParam
 } from "./Page.js"
 import { passwordSignIn } from "./SignIn.js"
-import { type Authorised, type PageRequest, type SignInError, View, type WayBack } from "./View.js"
+import { type Authorised, type PageRequest, type PageResponse, type SignInError, View } from "./View.js"
 
 /** The layout, languages and own address of a consents page request. */
-export const consentsFrame = (req: PageRequest) => {
-  const layout = Authorize.layout(req.query)
-  const uiLocales = uiLocalesOf(req.query)
-  const href = consentsHref(req, layout, uiLocales)
-  const back: WayBack = { to: "consents", href }
-  return { layout, uiLocales, back: Option.some(back), href }
-}
-
-const withdrawnKey = (serverKey: string) => `${serverKey}\u0000latchkey-consent-withdrawn`
+export const consentsFrame = (req: PageRequest) => ownPageFrame(req, "consents")
 
 /** The mark, tied to this session, that its browser has just withdrawn the consent to `appKey`. */
 const withdrawnMark = (session: Session.Session, appKey: string) =>
-  Effect.flatMap(Config, ({ serverKey }) =>
-    Effect.map(hmac(withdrawnKey(serverKey), `${session.id}\u0000${appKey}`), (sig) => `${appKey}.${sig}`)
-  )
+  sessionMark(session, "consent-withdrawn", appKey)
 
 /**
  * The App Key the `withdrawn` parameter of a consents page query names, if this session made
  * the mark: a link from elsewhere cannot make the page claim a withdrawal.
  */
 const readWithdrawnMark = (session: Session.Session, query: string) =>
-  Effect.gen(function* () {
-    const mark = Either.getOrNull(Form.parse(query))?.withdrawn
-    const dot = mark?.lastIndexOf(".") ?? -1
-    if (mark === undefined || dot <= 0 || mark.length > 512) return Option.none<string>()
-    const appKey = mark.slice(0, dot)
-    return timingSafeEqual(mark, yield* withdrawnMark(session, appKey))
-      ? Option.some(appKey)
-      : Option.none<string>()
-  })
+  readSessionMark(session, query, "withdrawn", "consent-withdrawn")
 
-const consentsSignInPage = (
+/**
+ * The sign-in form of one of the user's own pages, for nobody signed in: it posts back to the
+ * page (`frame.href`), and `purpose` names the page it opens.
+ */
+export const ownSignInPage = (
   req: PageRequest,
+  frame: OwnPageFrame,
   session: Session.Session,
   status: 200 | 400,
   error: Option.Option<SignInError> = Option.none()
 ) =>
   Effect.gen(function* () {
-    const frame = consentsFrame(req)
-    // An empty query: this ticket continues the consents page, never an authorize request
+    // An empty query: this ticket continues the page, never an authorize request
     const ticket = yield* Session.addPending(session, "", "login")
     const setCookie = yield* saveSession(req, session)
+    const to = Option.getOrThrow(frame.back).to
     return answer(
       View.ConsentsSignIn({
         status,
@@ -82,7 +68,8 @@ const consentsSignInPage = (
         action: frame.href,
         ticket,
         error,
-        formTargets: ["'self'"]
+        formTargets: ["'self'"],
+        ...(to === "account" ? { purpose: "account" as const } : {})
       }),
       setCookie
     )
@@ -114,64 +101,70 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
         : Option.none<string>()
     const ticket = yield* Session.addPending(session, "", "consent")
     const setCookie = yield* saveSession(req, session)
-    return answer(
-      View.Consents({
-        layout: frame.layout,
-        uiLocales: frame.uiLocales,
-        username: forDisplay(session.username ?? ""),
-        consents,
-        withdrawn,
-        action: frame.href,
-        ticket,
-        formTargets: ["'self'"]
-      }),
-      setCookie
-    )
+    return answer(View.Consents({ ...ownPageFields(frame, session, ticket), consents, withdrawn }), setCookie)
   })
 
-/** GET or HEAD of the consents page. */
-export const consentsGet = (req: PageRequest) =>
+/**
+ * GET or HEAD of one of the user's own pages (`frame`): `signedIn`'s page for a signed-in user,
+ * else the sign-in form that comes back to it.
+ */
+export const ownPageGet = <E, R>(
+  req: PageRequest,
+  frame: OwnPageFrame,
+  signedIn: (session: Session.Session) => Effect.Effect<PageResponse, E, R>
+) =>
   Effect.gen(function* () {
     if (req.method === "HEAD") return answer(View.Head({ formTargets: ["'self'"] }))
     const session = yield* Session.load(Http.header(req, "cookie") ?? undefined)
     const user = yield* currentUser(session)
-    if (Option.isNone(user)) return yield* consentsSignInPage(req, yield* anonymousOf(session), 200)
-    return yield* consentsListPage(req, user.value)
+    if (Option.isNone(user)) return yield* ownSignInPage(req, frame, yield* anonymousOf(session), 200)
+    return yield* signedIn(user.value)
   })
+
+/**
+ * What every view of one of the user's own pages for a signed-in user carries: its frame, the
+ * username, where its forms post with their ticket, and that they post only to this site.
+ */
+export const ownPageFields = (frame: OwnPageFrame, session: Session.Session, ticket: Session.FormTicket) => ({
+  layout: frame.layout,
+  uiLocales: frame.uiLocales,
+  username: forDisplay(session.username ?? ""),
+  action: frame.href,
+  ticket,
+  formTargets: ["'self'"] as ReadonlyArray<string>
+})
+
+/** GET or HEAD of the consents page. */
+export const consentsGet = (req: PageRequest) =>
+  ownPageGet(req, consentsFrame(req), (session) => consentsListPage(req, session))
 
 /** Withdraw the user's consent to an application, revoking its tokens; the audit event commits with it. */
 const withdraw = (req: PageRequest, userId: string, appKey: string) =>
-  Admin.withdrawConsentOf(userId, appKey).pipe(
-    Effect.provideService(Audit.RequestInfo, {
-      requestId: req.requestId ?? null,
-      address: req.remoteAddress ?? null,
-      actor: "user"
-    })
-  )
+  asUser(req, Admin.withdrawConsentOf(userId, appKey))
 
-type ConsentsFrame = ReturnType<typeof consentsFrame>
+type ConsentsFrame = OwnPageFrame
 
-/** The consents page's sign-in form: back to the page signed in, or its sign-in form again. */
-const consentsSignIn = (
+/** The sign-in form of one of the user's own pages: back to the page signed in, or its sign-in form again. */
+export const ownSignIn = (
   req: PageRequest,
-  frame: ConsentsFrame,
+  frame: OwnPageFrame,
   session: Session.Session,
-  form: Extract<ConsentsForm, { readonly action: "signin" }>
+  form: { readonly username?: string; readonly password?: string }
 ) =>
   Effect.gen(function* () {
     const outcome = yield* passwordSignIn(req, session, form)
     if (outcome._tag === "Refused") {
       // The refusal's audit event (the form was taken before it was read)
       yield* outcome.first
-      return yield* consentsSignInPage(req, session, 400, Option.some(outcome.error))
+      return yield* ownSignInPage(req, frame, session, 400, Option.some(outcome.error))
     }
     if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
     if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
     return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
   })
 
-/** Back to the consents page, after a form of it. */
-const backToPage = (location: string, setCookie: string | null) =>
+/** Back to one of the user's own pages, after a form of it. */
+export const backToPage = (location: string, setCookie: string | null) =>
   answer(View.Redirect({ status: 303, location }), setCookie)
 
 /** The Withdraw button of one application: its consent withdrawn, and back to the page that says so. */
@@ -186,9 +179,7 @@ const consentsWithdraw = (req: PageRequest, frame: ConsentsFrame, session: Sessi
     }
     const setCookie = yield* saveSession(req, user.value)
     if (!(yield* withdraw(req, user.value.userId as string, appKey))) return backToPage(frame.href, setCookie)
-    const mark = yield* withdrawnMark(user.value, appKey)
-    const sep = frame.href.includes("?") ? "&" : "?"
-    return backToPage(`${frame.href}${sep}withdrawn=${encodeURIComponent(mark)}`, setCookie)
+    return backToPage(withParam(frame.href, "withdrawn", yield* withdrawnMark(user.value, appKey)), setCookie)
   })
 
 /** POST of a consents page form (`ConsentsForm`): sign in, withdraw a consent, or sign out. */
@@ -203,7 +194,7 @@ export const consentsPost = (req: PageRequest) =>
     }
     switch (form.right.action) {
       case "signin":
-        return yield* consentsSignIn(req, frame, session, form.right)
+        return yield* ownSignIn(req, frame, session, form.right)
       case "withdraw":
         return yield* consentsWithdraw(req, frame, session, form.right.app_key ?? "")
       case "signout": {

@@ -90,3 +90,46 @@ export const consentFormOf = Schema.decodeUnknownEither(ConsentForm)
 
 /** Decode a consents page form; an unknown action is refused. */
 export const consentsFormOf = Schema.decodeUnknownEither(ConsentsForm)
+
+/** The account page's sign-in form (for nobody signed in): the consents page's. */
+const AccountSignIn = ConsentsSignIn.annotations({ identifier: "AccountSignIn" })
+
+/** Change the password: the current one (checked and throttled as a sign-in), the new one twice. */
+const AccountPassword = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("password"),
+  current_password: optional(Schema.String),
+  new_password: optional(Schema.String),
+  confirm_password: optional(Schema.String)
+}).annotations({ identifier: "AccountPassword" })
+
+/** End one of the user's other sessions, named by the handle the page lists it with. */
+const AccountEndSession = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("end_session"),
+  session: optional(Schema.String)
+}).annotations({ identifier: "AccountEndSession" })
+
+/** End every session of the user but this one. */
+const AccountEndOthers = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("end_others")
+}).annotations({ identifier: "AccountEndOthers" })
+
+/**
+ * The forms of the account page, one per `action`; a section added to the page adds its own
+ * actions here.
+ */
+export const AccountForm = Schema.Union(
+  AccountSignIn,
+  AccountPassword,
+  AccountEndSession,
+  AccountEndOthers,
+  ConsentsSignOut
+).annotations({ identifier: "AccountForm" })
+
+/** A decoded account page form. */
+export type AccountForm = typeof AccountForm.Type
+
+/** Decode an account page form; an unknown action is refused. */
+export const accountFormOf = Schema.decodeUnknownEither(AccountForm)

@@ -27,6 +27,7 @@ import * as Http from "../http/Http.js"
 import * as Audit from "../security/Audit.js"
 import { span } from "../services/internal/span.js"
 import type { StorageError } from "../storage/StorageError.js"
+import { accountFrame, accountGet, accountPost } from "./AccountPage.js"
 import { authorizeGet, maxAuthorizeQuery, requestAgain, storedQuery } from "./AuthorizeFlow.js"
 import { consentPost } from "./Consent.js"
 import { consentsFrame, consentsGet, consentsPost } from "./ConsentsPage.js"
@@ -47,12 +48,17 @@ import type { Page, PageRequest, PageResponse, WayBack } from "./View.js"
 
 // The public names of the browser flow, from the files that declare them
 export { maxAuthorizeQuery, storedQuery } from "./AuthorizeFlow.js"
-export { consentsPath, pageOf, uiLocalesOf } from "./Page.js"
+export { accountPath, consentsPath, pageOf, uiLocalesOf } from "./Page.js"
+/** The views, their problem codes and the account page's parts, for the bindings that render them. @public */
 export type {
+  AccountNotice,
+  AccountSection,
   Page,
   PageRequest,
   PageResponse,
+  PasswordProblem,
   Problem,
+  SignedInSession,
   SignInProblem,
   WayBack
 } from "./View.js"
@@ -81,6 +87,16 @@ const route = (
       return req.method === "GET" || req.method === "HEAD" || req.method === "POST"
         ? logoutRequest(req)
         : Effect.succeed(answer(refused(frameOf(""), Http.methodNotAllowed("GET, HEAD, POST"))))
+    case "account":
+      switch (req.method) {
+        case "GET":
+        case "HEAD":
+          return accountGet(req)
+        case "POST":
+          return accountPost(req)
+        default:
+          return Effect.succeed(answer(refused(accountFrame(req), Http.methodNotAllowed("GET, HEAD, POST"))))
+      }
     case "authorize":
       switch (req.method) {
         case "GET":
@@ -100,6 +116,7 @@ const route = (
  */
 const failureFrame = (req: PageRequest, page: Page): Frame => {
   if (page === "consents") return consentsFrame(req)
+  if (page === "account") return accountFrame(req)
   const retry =
     page === "authorize" && req.method === "GET" && req.query.length <= maxAuthorizeQuery
       ? Option.some(requestAgain(req, storedQuery(req.query)))

@@ -12,7 +12,9 @@ import { isDisabled } from "../model/User.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
+import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
+import { hmac, timingSafeEqual } from "../services/Digest.js"
 import type { Step } from "../storage/SessionStore.js"
 import { UserStore } from "../storage/UserStore.js"
 import { ticketOf } from "./Forms.js"
@@ -21,6 +23,9 @@ import { type Page, type PageRequest, type PageResponse, type Problem, View, typ
 
 /** Path of the consents page, relative to the mount path: `Paths.consents`. */
 export const consentsPath = Paths.consents
+
+/** Path of the account page, relative to the mount path: `Paths.account`. */
+export const accountPath = Paths.account
 
 /** Which page a path names, relative to the mount path; none for other paths. */
 export const pageOf = (path: string): Option.Option<Page> =>
@@ -32,7 +37,9 @@ export const pageOf = (path: string): Option.Option<Page> =>
         ? Option.some("consents")
         : path === Metadata.paths.logout
           ? Option.some("logout")
-          : Option.none()
+          : path === accountPath
+            ? Option.some("account")
+            : Option.none()
 
 /** The `ui_locales` of a query string, first choice first; none when the query cannot be read. */
 export const uiLocalesOf = (query: string): ReadonlyArray<string> =>
@@ -227,15 +234,74 @@ const viewQuery = (layout: Authorize.ClientType, uiLocales: ReadonlyArray<string
     ...(uiLocales.length > 0 ? [`ui_locales=${encodeURIComponent(uiLocales.join(" "))}`] : [])
   ].join("&")
 
+/** The address of one of the user's own pages (`path`: the consents or account page) for this layout and these languages. */
+export const ownPageHref = (
+  req: PageRequest,
+  path: string,
+  layout: Authorize.ClientType,
+  uiLocales: ReadonlyArray<string>
+) => {
+  const q = viewQuery(layout, uiLocales)
+  return `${req.basePath}${path}${q === "" ? "" : `?${q}`}`
+}
+
 /** The consents page's address for this layout and these languages. */
 export const consentsHref = (
   req: PageRequest,
   layout: Authorize.ClientType,
   uiLocales: ReadonlyArray<string>
-) => {
-  const q = viewQuery(layout, uiLocales)
-  return `${req.basePath}${consentsPath}${q === "" ? "" : `?${q}`}`
+) => ownPageHref(req, consentsPath, layout, uiLocales)
+
+/**
+ * The frame of a request to one of the user's own pages (`to`: the consents or the account page):
+ * its layout, languages, own address, and that address as the way back from its error pages.
+ */
+export const ownPageFrame = (req: PageRequest, to: "consents" | "account") => {
+  const layout = Authorize.layout(req.query)
+  const uiLocales = uiLocalesOf(req.query)
+  const href = ownPageHref(req, to === "consents" ? consentsPath : accountPath, layout, uiLocales)
+  const back: WayBack = { to, href }
+  return { layout, uiLocales, back: Option.some(back), href }
 }
+
+/** The frame of one of the user's own pages. */
+export type OwnPageFrame = ReturnType<typeof ownPageFrame>
+
+const markKey = (serverKey: string, purpose: string) => `${serverKey}\u0000latchkey-${purpose}`
+
+/**
+ * A mark, tied to this session, that its browser has just done `value` (for `purpose`): what a
+ * page's query carries after a form of it, so that a link from elsewhere cannot make the page
+ * claim it.
+ */
+export const sessionMark = (session: Session.Session, purpose: string, value: string) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    Effect.map(hmac(markKey(serverKey, purpose), `${session.id}\u0000${value}`), (sig) => `${value}.${sig}`)
+  )
+
+/** The value the `param` parameter of a page query marks (`sessionMark`), if this session made the mark. */
+export const readSessionMark = (session: Session.Session, query: string, param: string, purpose: string) =>
+  Effect.gen(function* () {
+    const mark = Either.getOrNull(Form.parse(query))?.[param]
+    const dot = mark?.lastIndexOf(".") ?? -1
+    if (mark === undefined || dot <= 0 || mark.length > 512) return Option.none<string>()
+    const value = mark.slice(0, dot)
+    return timingSafeEqual(mark, yield* sessionMark(session, purpose, value))
+      ? Option.some(value)
+      : Option.none<string>()
+  })
+
+/** `location` with the parameter `param` set to `value` (already encoded or plain text). */
+export const withParam = (location: string, param: string, value: string) =>
+  `${location}${location.includes("?") ? "&" : "?"}${param}=${encodeURIComponent(value)}`
+
+/** Run `effect` with its audit events recorded as the signed-in user's own change (`actor: "user"`). */
+export const asUser = <A, E, R>(req: PageRequest, effect: Effect.Effect<A, E, R>) =>
+  Effect.provideService(effect, Audit.RequestInfo, {
+    requestId: req.requestId ?? null,
+    address: req.remoteAddress ?? null,
+    actor: "user"
+  })
 
 /** Whether a form post comes from another site (Fetch Metadata, then `Origin`); the CSRF token is checked besides. */
 export const crossSite = (req: PageRequest) =>
@@ -253,13 +319,13 @@ export const crossSite = (req: PageRequest) =>
  * continues: anything wrong with the ticket ends the request. `take` takes that request, or ends
  * the request as forbidden when another post of the form took it first: run it in the
  * transaction of what the form changes (`Transaction.atomically`), first. The authorize flow's
- * forms continue an authorize request; the consents page's continue the page itself (an empty
- * query), and neither is accepted for the other.
+ * forms continue an authorize request; the consents and account pages' continue the page itself
+ * (an empty query), and neither kind is accepted for the other.
  */
 export const claimForm = <F>(
   req: PageRequest,
   frame: Frame,
-  page: "flow" | "consents",
+  page: "flow" | "consents" | "account",
   formOf: (params: Form.Params) => F,
   step: (form: F) => Step
 ) =>
@@ -275,7 +341,7 @@ export const claimForm = <F>(
     const form = formOf(params)
     const { txn, csrf_token } = ticket.value
     const pending = yield* Session.claimPending(session.value, txn, csrf_token, step(form))
-    if (Option.isNone(pending) || (pending.value.value.rawQuery === "") !== (page === "consents")) {
+    if (Option.isNone(pending) || (pending.value.value.rawQuery === "") !== (page !== "flow")) {
       return yield* early(forbidden(frame))
     }
     const take = Effect.flatMap(pending.value.write, (taken) =>
@@ -288,7 +354,7 @@ export const claimForm = <F>(
 export const continueForm = <F>(
   req: PageRequest,
   frame: Frame,
-  page: "flow" | "consents",
+  page: "flow" | "consents" | "account",
   formOf: (params: Form.Params) => F,
   step: (form: F) => Step
 ) =>

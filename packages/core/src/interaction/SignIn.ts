@@ -47,10 +47,46 @@ const refusedSignIn = <E = never, R = never>(
 ): SignInOutcome<E, R> => ({ _tag: "Refused", error: { problem, username }, first })
 
 /**
- * Check a sign-in form's username and password (throttled, as the password grant, by
- * `Accounts.verify`, with `take`, the take of the form, committed with the attempt's count);
- * on success the session gets a new id, and the browser becomes a trusted device of the user
- * unless it already is one.
+ * Check a username and password from a page's form as the sign-in form does (throttled, as the
+ * password grant, by `Accounts.verify`, with `take`, the take of the form, committed with the
+ * attempt's count, and the browser's trusted-device cookie): the account and the attempt's
+ * `settle`, or what it came to (refused, throttled, busy).
+ */
+export const checkPassword = <E = never, R = never>(
+  req: PageRequest,
+  username: string,
+  password: string,
+  take?: Effect.Effect<void, E, R>
+) =>
+  Accounts.verify(
+    username,
+    password,
+    req.remoteAddress,
+    { _tag: "Page", cookies: Http.header(req, "cookie") ?? undefined },
+    take
+  ).pipe(
+    Effect.map(Either.right),
+    Effect.catchIf(
+      (e): e is Accounts.SignInRefused => e instanceof Accounts.SignInRefused,
+      // A username that is not plain text is refused like any other and never shown again
+      (e) =>
+        Effect.succeed(
+          Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "", e.record))
+        )
+    ),
+    Effect.catchIf(
+      (e): e is RateLimited => e instanceof RateLimited,
+      (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Throttled", retryAfter: e.retryAfter })))
+    ),
+    Effect.catchIf(
+      (e): e is TemporarilyUnavailable => e instanceof TemporarilyUnavailable,
+      (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Busy", error: e })))
+    )
+  )
+
+/**
+ * Check a sign-in form's username and password (`checkPassword`); on success the session gets a
+ * new id, and the browser becomes a trusted device of the user unless it already is one.
  */
 export const passwordSignIn = <E = never, R = never>(
   req: PageRequest,
@@ -63,31 +99,7 @@ export const passwordSignIn = <E = never, R = never>(
     const password = form.password ?? ""
     if (username === "" || password === "") return refusedSignIn("missing_fields", username, take)
     const cookies = Http.header(req, "cookie") ?? undefined
-    const signedIn = yield* Accounts.verify(
-      username,
-      password,
-      req.remoteAddress,
-      { _tag: "Page", cookies },
-      take
-    ).pipe(
-      Effect.map(Either.right),
-      Effect.catchIf(
-        (e): e is Accounts.SignInRefused => e instanceof Accounts.SignInRefused,
-        // A username that is not plain text is refused like any other and never shown again
-        (e) =>
-          Effect.succeed(
-            Either.left(refusedSignIn("bad_credentials", isPlainText(username) ? username : "", e.record))
-          )
-      ),
-      Effect.catchIf(
-        (e): e is RateLimited => e instanceof RateLimited,
-        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Throttled", retryAfter: e.retryAfter })))
-      ),
-      Effect.catchIf(
-        (e): e is TemporarilyUnavailable => e instanceof TemporarilyUnavailable,
-        (e) => Effect.succeed(Either.left(outcome<E, R>({ _tag: "Busy", error: e })))
-      )
-    )
+    const signedIn = yield* checkPassword(req, username, password, take)
     if (Either.isLeft(signedIn)) return signedIn.left
     const { user, settle } = signedIn.right
     const cookie = yield* cookieOf(req)

@@ -53,10 +53,10 @@ export type Problem =
 
 /**
  * A safe way back from an error page: a same-origin path that starts again, either the
- * authorize request (validated again when followed) or the consents page.
+ * authorize request (validated again when followed), the consents page or the account page.
  */
 export interface WayBack {
-  readonly to: "request" | "consents"
+  readonly to: "request" | "consents" | "account"
   readonly href: string
 }
 
@@ -68,6 +68,47 @@ export interface Authorised {
   /** Epoch seconds of the last grant that added to the consent. */
   readonly grantedAt: number
 }
+
+/** Why the account page's password form is shown again (400). */
+export type PasswordProblem =
+  /** A field was left empty. */
+  | "missing_fields"
+  /** The current password is not right (counted and throttled as a failed sign-in). */
+  | "bad_current"
+  /** The new password and its confirmation differ. */
+  | "mismatch"
+  /** The new password breaks the rules of every password (`Accounts.passwordProblem`: 8 to 1024 characters of plain text). */
+  | "invalid_new"
+
+/** One sign-in session of the user, as the account page lists it. */
+export interface SignedInSession {
+  /**
+   * What the session's "Sign out" form sends back (`session`): a keyed digest of the stored
+   * digest of its id, good only for this server to find it among the user's sessions.
+   */
+  readonly handle: string
+  /** When the user signed in to it (epoch seconds). */
+  readonly signedInAt: number | null
+  /** When it ends unless used again (epoch seconds). */
+  readonly expiresAt: number
+  /** The session of the browser showing the page ("this device"). */
+  readonly current: boolean
+}
+
+/**
+ * One section of the account page, in the order the page shows them. A feature adds its own
+ * section: a tag here, its builder in `AccountPage.sections`, its renderer in each binding.
+ */
+export type AccountSection =
+  /** Change the password (`action=password`), with why the last attempt was refused. */
+  | { readonly _tag: "Password"; readonly problem: Option.Option<PasswordProblem> }
+  /** The signed-in sessions, with "Sign out" of each other one (`action=end_session`) and of all others (`action=end_others`). */
+  | { readonly _tag: "Sessions"; readonly sessions: ReadonlyArray<SignedInSession> }
+  /** The applications the user authorised: a link to the consents page. */
+  | { readonly _tag: "Applications"; readonly href: string }
+
+/** What the account page confirms after one of its forms did it. */
+export type AccountNotice = "password_changed" | "session_ended" | "others_ended"
 
 /** What the page for an answer shows; the binding renders it. */
 export type View = Data.TaggedEnum<{
@@ -106,9 +147,13 @@ export type View = Data.TaggedEnum<{
     readonly ticket: Session.FormTicket
     readonly formTargets: ReadonlyArray<string>
   }
-  /** The consents page for nobody signed in: a sign-in form that comes back to it. */
+  /**
+   * The consents page for nobody signed in: a sign-in form that comes back to it; with `purpose`
+   * `account`, the account page's (the same form, that page's heading).
+   */
   ConsentsSignIn: {
     readonly status: 200 | 400
+    readonly purpose?: "account"
     readonly layout: Authorize.ClientType
     readonly uiLocales: ReadonlyArray<string>
     readonly action: string
@@ -155,6 +200,23 @@ export type View = Data.TaggedEnum<{
     readonly uiLocales: ReadonlyArray<string>
     readonly appName: Option.Option<string>
   }
+  /**
+   * The account page of a signed-in user: its sections, each with its forms (every form carries
+   * the same good-once ticket and posts to `action`), and Sign out (`action=signout`).
+   */
+  Account: {
+    /** 400 when the password form is shown again with its problem. */
+    readonly status: 200 | 400
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    readonly username: string
+    readonly sections: ReadonlyArray<AccountSection>
+    /** What this browser has just done with the page. */
+    readonly notice: Option.Option<AccountNotice>
+    readonly action: string
+    readonly ticket: Session.FormTicket
+    readonly formTargets: ReadonlyArray<string>
+  }
   /** An error shown to the user (or as JSON to a client that asks for it), never sent to the client's redirect URI. */
   ErrorPage: {
     readonly status: number
@@ -191,4 +253,4 @@ export interface PageResponse {
 }
 
 /** The pages, by what they serve. */
-export type Page = "authorize" | "login" | "consents" | "logout"
+export type Page = "authorize" | "login" | "consents" | "logout" | "account"

@@ -33,7 +33,9 @@ export const EventType = Schema.Literal(
   "mfa_confirmed",
   "mfa_recovery_code_used",
   "mfa_reset",
-  "logout"
+  "logout",
+  "password_changed",
+  "session_ended"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

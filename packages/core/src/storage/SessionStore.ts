@@ -117,6 +117,24 @@ export class SessionStore extends Context.Tag("@latchkey/core/SessionStore")<
     readonly renew: (session: SessionRecord) => Effect.Effect<boolean, StorageError>
     /** Delete a session and every request pending in it. */
     readonly remove: (idHash: string) => Effect.Effect<void, StorageError>
+    /**
+     * The sessions signed in as `userId` that have not expired at `now`, the latest sign-in first
+     * (ties by expiry, latest first): what the account page lists.
+     */
+    readonly listOf: (
+      userId: string,
+      now: number
+    ) => Effect.Effect<ReadonlyArray<SessionRecord>, StorageError>
+    /**
+     * Delete the session `idHash`, with every request pending in it, only if it is signed in as
+     * `userId`; whether it did (false for another user's session, an anonymous or unknown one).
+     */
+    readonly endOf: (userId: string, idHash: string) => Effect.Effect<boolean, StorageError>
+    /**
+     * Delete every session signed in as `userId` except `keep`, with the requests pending in them,
+     * in one write; how many sessions it deleted.
+     */
+    readonly endOthersOf: (userId: string, keep: string) => Effect.Effect<number, StorageError>
     /** Add a pending request to its session, dropping the session's oldest beyond `maxPending`, and the store's oldest beyond `maxPendingBytes`. */
     readonly addPending: (pending: PendingRecord) => Effect.Effect<void, StorageError>
     /** A request pending in a session, unless it expired at or before `now`. */

@@ -40,6 +40,11 @@ export const refusal = (
 export interface PasswordOptions {
   /** Keep the user's sign-in sessions instead of ending them (an operator's explicit choice). */
   readonly keepSessions?: boolean
+  /**
+   * End every session of the user but this one (its id hash): the user's own password change on
+   * the account page keeps the browser that made it signed in. Ignored with `keepSessions`.
+   */
+  readonly keepSession?: string
 }
 
 /** Platform users by id and by username. */
@@ -57,7 +62,7 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
     /**
      * Replace the user's password hash and, in the same transaction, delete every sign-in
      * session of the user with the requests pending in them (ASVS V3.3.3), unless
-     * `options.keepSessions`; false when there is no such user.
+     * `options.keepSessions` (or but `options.keepSession`); false when there is no such user.
      */
     readonly setPasswordHash: (
       userId: string,

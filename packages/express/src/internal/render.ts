@@ -1,7 +1,7 @@
 /**
  * How the router answers a page request: the core's `Interaction.View` rendered as an HTTP
- * response, one function per view (a redirect, a HEAD answer, the sign-in, consent, consents and
- * error pages), with the page headers (CSP, no caching), in the language the request asks for.
+ * response, one function per view (a redirect, a HEAD answer, the sign-in, consent, consents,
+ * account and error pages), with the page headers (CSP, no caching), in the language the request asks for.
  */
 import { Http, Interaction, Locale, type Scope } from "@latchkey/core"
 import { NodeHttp } from "@latchkey/node"
@@ -147,14 +147,30 @@ const consent = (ctx: PageContext, v: ViewOf<"Consent">): void => {
   )
 }
 
-/** The consents page before sign-in. */
+/** The consents (or account) page before sign-in. */
 const consentsSignIn = (ctx: PageContext, v: ViewOf<"ConsentsSignIn">): void =>
   sendHtml(
     ctx.res,
     v.status,
     Pages.consentsSignIn({
       ...common(ctx, v),
-      ...signInFields(v)
+      ...signInFields(v),
+      ...(v.purpose !== undefined ? { purpose: v.purpose } : {})
+    }),
+    v.formTargets
+  )
+
+/** The account page: its sections. */
+const account = (ctx: PageContext, v: ViewOf<"Account">): void =>
+  sendHtml(
+    ctx.res,
+    v.status,
+    Pages.account({
+      ...common(ctx, v),
+      username: v.username,
+      sections: v.sections,
+      ...(Option.isSome(v.notice) ? { notice: v.notice.value } : {}),
+      ...form(v)
     }),
     v.formTargets
   )
@@ -241,6 +257,7 @@ export const render = (ctx: PageContext, answer: Interaction.PageResponse): void
     Consents: (v) => consents(ctx, v),
     LogoutConfirm: (v) => logoutConfirm(ctx, v),
     SignedOut: (v) => signedOut(ctx, v),
+    Account: (v) => account(ctx, v),
     ErrorPage: (v) => errorPage(ctx, v)
   })
 }

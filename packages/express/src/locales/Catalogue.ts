@@ -34,6 +34,8 @@ export interface Catalogue {
   readonly lang: string
   /** A date (epoch seconds), as the consents page shows when an application was allowed. */
   readonly date: (epochSeconds: number) => string
+  /** A date and time (epoch seconds, shown in UTC), as the account page shows a session's sign-in. */
+  readonly dateTime: (epochSeconds: number) => string
   readonly frame: {
     /** The footer of pages that do not send the reader anywhere. */
     readonly securedBy: (productName: string) => Rich
@@ -97,6 +99,45 @@ export interface Catalogue {
     readonly signedOutTitle: string
     readonly signedOutLead: (productName: string) => string
   }
+  readonly account: {
+    /** The page title and heading when signed in. */
+    readonly title: string
+    readonly lead: (productName: string) => string
+    /** The confirmation after a form of the page did its work. */
+    readonly notices: { readonly [N in Interaction.AccountNotice]: string }
+    readonly password: {
+      readonly heading: string
+      readonly current: string
+      readonly next: string
+      readonly confirm: string
+      /** What a new password must be. */
+      readonly rules: string
+      readonly submit: string
+      /** What changing it does besides. */
+      readonly note: string
+      /** The message above the form when the change was refused. */
+      readonly problems: { readonly [P in Interaction.PasswordProblem]: string }
+    }
+    readonly sessions: {
+      readonly heading: string
+      readonly lead: string
+      /** The mark of the session of the browser showing the page. */
+      readonly thisDevice: string
+      readonly signedInOn: (dateTime: string) => string
+      readonly until: (dateTime: string) => string
+      readonly signOut: string
+      readonly signOutOthers: string
+    }
+    readonly applications: {
+      readonly heading: string
+      readonly lead: string
+      /** The link to the consents page. */
+      readonly link: string
+    }
+    /** The heading of the sign-in form when nobody is signed in. */
+    readonly signInTitle: string
+    readonly signInLead: (productName: string) => string
+  }
   readonly error: {
     readonly errorCode: string
     /** The label of the value received that the page names (the unregistered `redirect_uri`). */
@@ -109,6 +150,8 @@ export interface Catalogue {
     readonly tryAgain: string
     /** The link back to the consents page. */
     readonly backToConsents: string
+    /** The link back to the account page. */
+    readonly backToAccount: string
     readonly problems: { readonly [R in Reason]: ProblemText<R> }
   }
 }

@@ -4,6 +4,7 @@
 import { type Catalogue, strong } from "./Catalogue.js"
 
 const dates = new Intl.DateTimeFormat("en", { dateStyle: "long", timeZone: "UTC" })
+const times = new Intl.DateTimeFormat("en", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" })
 
 const wait = (seconds: number): string =>
   seconds < 120 ? (seconds === 1 ? "1 second" : `${seconds} seconds`) : `${Math.ceil(seconds / 60)} minutes`
@@ -12,6 +13,7 @@ const wait = (seconds: number): string =>
 export const en: Catalogue = {
   lang: "en",
   date: (epochSeconds) => dates.format(new Date(epochSeconds * 1000)),
+  dateTime: (epochSeconds) => `${times.format(new Date(epochSeconds * 1000))} UTC`,
   frame: {
     securedBy: (productName) => [`Secured by ${productName}`]
   },
@@ -76,6 +78,47 @@ export const en: Catalogue = {
     signedOutLead: (productName) =>
       `You are no longer signed in to ${productName} in this browser. You can close this window.`
   },
+  account: {
+    title: "Your account",
+    lead: (productName) => `Manage how you sign in to ${productName} and where you are signed in.`,
+    notices: {
+      password_changed: "Your password has been changed. You were signed out everywhere else.",
+      session_ended: "That session has been signed out.",
+      others_ended: "You have been signed out everywhere else."
+    },
+    password: {
+      heading: "Change password",
+      current: "Current password",
+      next: "New password",
+      confirm: "Confirm new password",
+      rules: "At least 8 characters.",
+      submit: "Change password",
+      note: "Changing your password signs you out on every other device. You stay signed in here.",
+      problems: {
+        missing_fields: "Fill in all three password fields.",
+        bad_current: "Your current password is incorrect.",
+        mismatch: "The new passwords do not match.",
+        invalid_new: "The new password must be 8 to 1024 characters, without control characters."
+      }
+    },
+    sessions: {
+      heading: "Where you are signed in",
+      lead: "Each browser you have signed in with. Sign out of any you do not recognise, then change your password.",
+      thisDevice: "This device",
+      signedInOn: (dateTime) => `Signed in ${dateTime}`,
+      until: (dateTime) => `Active until ${dateTime} unless used`,
+      signOut: "Sign out",
+      signOutOthers: "Sign out everywhere else"
+    },
+    applications: {
+      heading: "Authorised applications",
+      lead: "See the applications you have allowed to use your account, and withdraw their access.",
+      link: "Manage authorised applications"
+    },
+    signInTitle: "Sign in to manage your account",
+    signInLead: (productName) =>
+      `Sign in with your ${productName} account to change your password and see where you are signed in.`
+  },
   error: {
     errorCode: "Error code",
     received: "Address the application asked for (redirect_uri):",
@@ -83,6 +126,7 @@ export const en: Catalogue = {
     closeWindow: "Close this window and return to the application you came from.",
     tryAgain: "Try again",
     backToConsents: "Back to your authorised applications",
+    backToAccount: "Back to your account",
     problems: {
       unknown_client: {
         title: "This application isn't recognised",

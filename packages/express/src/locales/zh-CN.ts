@@ -4,6 +4,7 @@
 import { type Catalogue, strong } from "./Catalogue.js"
 
 const dates = new Intl.DateTimeFormat("zh-CN", { dateStyle: "long", timeZone: "UTC" })
+const times = new Intl.DateTimeFormat("zh-CN", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" })
 
 const wait = (seconds: number): string =>
   seconds < 120 ? `${seconds} 秒` : `${Math.ceil(seconds / 60)} 分钟`
@@ -12,6 +13,7 @@ const wait = (seconds: number): string =>
 export const zhCN: Catalogue = {
   lang: "zh-CN",
   date: (epochSeconds) => dates.format(new Date(epochSeconds * 1000)),
+  dateTime: (epochSeconds) => `${times.format(new Date(epochSeconds * 1000))}（UTC）`,
   frame: {
     securedBy: (productName) => [`由 ${productName} 提供安全保护`]
   },
@@ -71,6 +73,46 @@ export const zhCN: Catalogue = {
     signedOutTitle: "你已退出登录",
     signedOutLead: (productName) => `你已不再在此浏览器中登录 ${productName}。现在可以关闭此窗口。`
   },
+  account: {
+    title: "你的账号",
+    lead: (productName) => `管理你登录 ${productName} 的方式，以及你在哪些地方处于登录状态。`,
+    notices: {
+      password_changed: "密码已修改。你在其他所有地方的登录已退出。",
+      session_ended: "该会话已退出登录。",
+      others_ended: "你在其他所有地方的登录已退出。"
+    },
+    password: {
+      heading: "修改密码",
+      current: "当前密码",
+      next: "新密码",
+      confirm: "确认新密码",
+      rules: "至少 8 个字符。",
+      submit: "修改密码",
+      note: "修改密码后，你在其他所有设备上的登录都会退出，当前设备保持登录。",
+      problems: {
+        missing_fields: "请填写全部三个密码字段。",
+        bad_current: "当前密码不正确。",
+        mismatch: "两次输入的新密码不一致。",
+        invalid_new: "新密码须为 8 到 1024 个字符，且不含控制字符。"
+      }
+    },
+    sessions: {
+      heading: "你的登录位置",
+      lead: "你登录过的每个浏览器。如有不认识的，请将其退出登录，然后修改密码。",
+      thisDevice: "当前设备",
+      signedInOn: (dateTime) => `登录于 ${dateTime}`,
+      until: (dateTime) => `若未使用，将于 ${dateTime} 失效`,
+      signOut: "退出登录",
+      signOutOthers: "退出其他所有地方的登录"
+    },
+    applications: {
+      heading: "已授权的应用",
+      lead: "查看你允许使用你账号的应用，并可撤销其访问权限。",
+      link: "管理已授权的应用"
+    },
+    signInTitle: "登录以管理你的账号",
+    signInLead: (productName) => `使用你的 ${productName} 账号登录，以修改密码并查看你的登录位置。`
+  },
   error: {
     errorCode: "错误代码",
     received: "该应用要求返回的地址（redirect_uri）：",
@@ -78,6 +120,7 @@ export const zhCN: Catalogue = {
     closeWindow: "请关闭此窗口，返回你原来使用的应用。",
     tryAgain: "重试",
     backToConsents: "返回已授权的应用",
+    backToAccount: "返回你的账号",
     problems: {
       unknown_client: {
         title: "无法识别此应用",

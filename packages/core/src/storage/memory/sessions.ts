@@ -27,8 +27,8 @@ function* first<A>(values: Iterable<A>, n: number): Generator<A> {
 /** The session store, and the deletion of one user's sessions that the user store runs. */
 export interface MemorySessions {
   readonly store: SessionStore["Type"]
-  /** Delete every session of `userId` and the requests pending in them. */
-  readonly endSessionsOf: (userId: string) => void
+  /** Delete every session of `userId` (but `keep`, an id hash) and the requests pending in them; how many. */
+  readonly endSessionsOf: (userId: string, keep?: string) => number
 }
 
 /**
@@ -134,6 +134,10 @@ const purgeExpired = (h: Held, now: number, limit: number): number => {
   return n + p
 }
 
+/** The order of `SessionStore.listOf`: the latest sign-in first, then the latest expiry. */
+const latestFirst = (a: SessionRecord, b: SessionRecord): number =>
+  (b.authenticatedAt ?? 0) - (a.authenticatedAt ?? 0) || b.expiresAt - a.expiresAt
+
 /**
  * Sessions in this process's memory, bounded by `limits` whatever anonymous requests carry.
  * `userOf` reads the user store's users.
@@ -143,6 +147,16 @@ export const sessionStore = (
   userOf: (userId: string) => User | undefined
 ): MemorySessions => {
   const h: Held = { anonymous: new Map(), signedIn: new Map(), pending: new Map(), pendingBytes: 0 }
+  const endSessionsOf = (userId: string, keep?: string): number => {
+    let n = 0
+    for (const [idHash, s] of [...h.signedIn]) {
+      if (s.userId === userId && idHash !== keep) {
+        remove(h, idHash)
+        n++
+      }
+    }
+    return n
+  }
   const store: SessionStore["Type"] = {
     find: (idHash, now) =>
       Effect.sync(() => {
@@ -162,6 +176,20 @@ export const sessionStore = (
         return true
       }),
     remove: (idHash) => Effect.sync(() => remove(h, idHash)),
+    listOf: (userId, now) =>
+      Effect.sync(() =>
+        [...h.signedIn.values()]
+          .filter((s) => s.userId === userId && s.expiresAt > now)
+          .sort(latestFirst)
+          .map((s) => ({ ...s }))
+      ),
+    endOf: (userId, idHash) =>
+      Effect.sync(() => {
+        if (h.signedIn.get(idHash)?.userId !== userId) return false
+        remove(h, idHash)
+        return true
+      }),
+    endOthersOf: (userId, keep) => Effect.sync(() => endSessionsOf(userId, keep)),
     addPending: (p) => Effect.sync(() => addPending(h, limits, p)),
     findPending: (sessionHash, txn, now) =>
       Effect.sync(() => {
@@ -173,10 +201,5 @@ export const sessionStore = (
     stats: () =>
       Effect.sync(() => ({ sessions: h.anonymous.size + h.signedIn.size, pendingBytes: h.pendingBytes }))
   }
-  return {
-    store,
-    endSessionsOf: (userId) => {
-      for (const [idHash, s] of [...h.signedIn]) if (s.userId === userId) remove(h, idHash)
-    }
-  }
+  return { store, endSessionsOf }
 }

@@ -19,7 +19,7 @@ export const userStore = (state: State): UserStore["Type"] => {
       Effect.sync(() => {
         const user = users.get(userId)
         if (user === undefined) return false
-        if (options?.keepSessions !== true) sessions.endSessionsOf(userId)
+        if (options?.keepSessions !== true) sessions.endSessionsOf(userId, options?.keepSession)
         users.set(userId, { ...user, passwordHash })
         return true
       }),

@@ -7,8 +7,8 @@ import { Eviction, SessionStore, Tables } from "@latchkey/core"
 import { Effect, Option } from "effect"
 import type { Tx } from "../database.js"
 import { attemptSync } from "../errors.js"
-import { bound, changed, count, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
-import { dropPendingOf, idHashes, type Over, sessionLock } from "./shared.js"
+import { all, bound, changed, count, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
+import { dropPendingOf, endSessionsOf, idHashes, type Over, sessionLock } from "./shared.js"
 
 const updateSql =
   "UPDATE sessions SET user_id = $2, username = $3, authenticated_at = $4, expires_at = $5 WHERE id_hash = $1"
@@ -125,6 +125,26 @@ const purge = (tx: Tx, now: number, limit: number) =>
     return n + changed(pending)
   })
 
+// sessions_by_user: the user's live sessions, the latest sign-in first
+const listOf = (db: Over["db"], userId: string, now: number) =>
+  Effect.flatMap(
+    db.lookup(
+      selectFrom(
+        Tables.sessions,
+        "WHERE user_id = $1 AND expires_at > $2 ORDER BY authenticated_at DESC, expires_at DESC, seq DESC"
+      ),
+      [userId, now]
+    ),
+    (r) => all(Tables.sessions, r.rows)
+  )
+
+// The session's row deleted only if it is the user's, its pending requests with it
+const endOf = (tx: Tx, userId: string, idHash: string) =>
+  Effect.flatMap(
+    tx.query("DELETE FROM sessions WHERE id_hash = $1 AND user_id = $2 RETURNING id_hash", [idHash, userId]),
+    (r) => Effect.map(dropPendingOf(tx, idHashes(r)), (n) => n > 0)
+  )
+
 /** Sessions and pending requests in their tables, bounded by `limits`. */
 export const sessionStore = ({ db, limits }: Over): SessionStore.SessionStore["Type"] => {
   const renew = (s: SessionStore.SessionRecord) => db.write(updateSql, params(Tables.sessions, s))
@@ -156,6 +176,9 @@ export const sessionStore = ({ db, limits }: Over): SessionStore.SessionStore["T
           Effect.asVoid(tx.query("DELETE FROM sessions WHERE id_hash = $1", [idHash]))
         )
       ),
+    listOf: (userId, now) => listOf(db, userId, now),
+    endOf: (userId, idHash) => db.transaction((tx) => endOf(tx, userId, idHash)),
+    endOthersOf: (userId, keep) => db.transaction((tx) => endSessionsOf(tx, userId, keep)),
     addPending: (p) => db.transaction((tx) => addPending(tx, p, limits), { locks: sessionLock }),
     findPending: (sessionHash, txn, now) =>
       Effect.flatMap(

@@ -31,10 +31,14 @@ export const dropPendingOf = (tx: Tx, ids: ReadonlyArray<string>) =>
         ids.length
       )
 
-/** Every session of the user goes, with the requests pending in them (sessions_by_user). */
-export const endSessionsOf = (tx: Tx, userId: string) =>
-  Effect.flatMap(tx.query("DELETE FROM sessions WHERE user_id = $1 RETURNING id_hash", [userId]), (r) =>
-    dropPendingOf(tx, idHashes(r))
+/**
+ * Every session of the user (but `keep`, an id hash) goes, with the requests pending in them
+ * (sessions_by_user); how many.
+ */
+export const endSessionsOf = (tx: Tx, userId: string, keep = "") =>
+  Effect.flatMap(
+    tx.query("DELETE FROM sessions WHERE user_id = $1 AND id_hash <> $2 RETURNING id_hash", [userId, keep]),
+    (r) => dropPendingOf(tx, idHashes(r))
   )
 
 /** Revoke the active tokens of one user (in a transaction that disables or removes the user). */

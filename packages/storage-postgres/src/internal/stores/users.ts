@@ -30,7 +30,7 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
           passwordHash
         ])
         if (changed(set) === 0) return false
-        if (options?.keepSessions !== true) yield* endSessionsOf(tx, userId)
+        if (options?.keepSessions !== true) yield* endSessionsOf(tx, userId, options?.keepSession)
         return true
       })
     ),

@@ -6,7 +6,7 @@
 import { Eviction, SessionStore, Tables } from "@latchkey/core"
 import { Option } from "effect"
 import { attempt } from "../database.js"
-import { bound, insertSql, optional, params, purgeSql, selectFrom } from "../rows.js"
+import { all, bound, insertSql, optional, params, purgeSql, selectFrom } from "../rows.js"
 import type { Over } from "./shared.js"
 
 // The oldest sessions are those whose sliding lifetime ends first; the rowid breaks ties.
@@ -27,6 +27,14 @@ const prepare = ({ db }: Over) => ({
   oldestAnonymous: db.prepare(oldestSessions(false)).pluck(),
   oldestSignedIn: db.prepare(oldestSessions(true)).pluck(),
   remove: db.prepare("DELETE FROM sessions WHERE id_hash = ?"),
+  // sessions_by_user (migration 10)
+  listOf: db.prepare(
+    selectFrom(
+      Tables.sessions,
+      "WHERE user_id = ? AND expires_at > ? ORDER BY authenticated_at DESC, expires_at DESC, rowid DESC"
+    )
+  ),
+  removeOf: db.prepare("DELETE FROM sessions WHERE id_hash = ? AND user_id = ?"),
   purge: db.prepare(`${purgeSql("sessions")} RETURNING id_hash`).pluck(),
   // A txn added again moves to the end of its session (a new seq), as in the memory store.
   addPending:
@@ -92,6 +100,11 @@ export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
       q.deletePendingOf.run(idHash)
       q.remove.run(idHash)
     }),
+    endOf: db.transaction((userId: string, idHash: string): boolean => {
+      if (q.removeOf.run(idHash, userId).changes === 0) return false
+      q.deletePendingOf.run(idHash)
+      return true
+    }),
     // Past maxPending the session's oldest go, past maxPendingBytes the store's (Eviction).
     addPending: db.transaction((p: SessionStore.PendingRecord): void => {
       q.addPending.run(p)
@@ -119,6 +132,9 @@ export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
     // One conditional update: a session deleted since it was read stays deleted.
     renew: (s) => write(() => renew(s)),
     remove: (idHash) => write(() => tx.remove(idHash)),
+    listOf: (userId, now) => attempt(() => all(Tables.sessions, q.listOf.all(userId, now))),
+    endOf: (userId, idHash) => write(() => tx.endOf(userId, idHash)),
+    endOthersOf: (userId, keep) => write(() => shared.endSessionsOf(userId, keep)),
     addPending: (pending) => write(() => tx.addPending(pending)),
     findPending: (sessionHash, txn, now) =>
       attempt(() => optional(Tables.pending, q.findPending.get(sessionHash, txn, now))),

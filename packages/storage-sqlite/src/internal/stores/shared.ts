@@ -61,7 +61,9 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     // A code is retired by deleting it: redeemed later, it is unknown (nothing issued, nothing revoked).
     retireCodesOfUser: db.prepare("DELETE FROM authorization_codes WHERE user_id = ? AND used_at IS NULL"),
     // sessions_by_user (migration 10)
-    deleteSessionsOfUser: db.prepare("DELETE FROM sessions WHERE user_id = ? RETURNING id_hash").pluck(),
+    deleteSessionsOfUser: db
+      .prepare("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ? RETURNING id_hash")
+      .pluck(),
     deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?")
   }
 
@@ -110,9 +112,8 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     insertTokens,
     dropPendingOf,
     revokeUser,
-    /** Every session of the user goes, with the requests pending in them. */
-    endSessionsOf: (userId: string): void => {
-      dropPendingOf(q.deleteSessionsOfUser.all(userId) as Array<string>)
-    }
+    /** Every session of the user (but `keep`, an id hash) goes, with the requests pending in them; how many. */
+    endSessionsOf: (userId: string, keep = ""): number =>
+      dropPendingOf(q.deleteSessionsOfUser.all(userId, keep) as Array<string>)
   }
 }

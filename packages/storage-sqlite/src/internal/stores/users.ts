@@ -44,9 +44,9 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
     }),
     // ASVS V3.3.3: the user's sessions end in the transaction that sets the new password, unless kept.
     setPasswordHash: db.transaction(
-      (userId: string, passwordHash: string, keepSessions: boolean): boolean => {
+      (userId: string, passwordHash: string, options: UserStore.PasswordOptions): boolean => {
         if (q.setPasswordHash.run(passwordHash, userId).changes === 0) return false
-        if (!keepSessions) shared.endSessionsOf(userId)
+        if (options.keepSessions !== true) shared.endSessionsOf(userId, options.keepSession)
         return true
       }
     )
@@ -64,7 +64,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
     findById: (userId) => attempt(() => shared.findUser(userId)),
     list: () => attempt(() => all(Tables.users, q.list.all())),
     setPasswordHash: (userId, passwordHash, options) =>
-      write(() => tx.setPasswordHash(userId, passwordHash, options?.keepSessions === true)),
+      write(() => tx.setPasswordHash(userId, passwordHash, options ?? {})),
     setDisabled: (userId, disabled, now) => write(() => tx.setDisabled(userId, disabled, now)),
     remove: (userId, now) => write(() => tx.remove(userId, now))
   }

@@ -1,0 +1,308 @@
+/**
+ * The account page: for a signed-in user, sections to change the password, see and end their
+ * sign-in sessions, and reach the applications they authorised (the consents page); for nobody
+ * signed in, the consents page's sign-in form, which comes back to it. A section is one builder
+ * of `sections` and, for its forms, one entry of `signedInActions`.
+ */
+import { Effect, Either, Option } from "effect"
+import { Config } from "../model/Config.js"
+import { passwordProblem } from "../security/Accounts.js"
+import * as Audit from "../security/Audit.js"
+import * as Session from "../security/Session.js"
+import { hmac } from "../services/Digest.js"
+import { nowSeconds } from "../services/internal/time.js"
+import { PasswordHasher } from "../services/PasswordHasher.js"
+import { SessionStore } from "../storage/SessionStore.js"
+import type { StorageError } from "../storage/StorageError.js"
+import { atomically } from "../storage/Transaction.js"
+import { UserStore } from "../storage/UserStore.js"
+import { backToPage, ownPageFields, ownPageGet, ownSignIn } from "./ConsentsPage.js"
+import { type AccountForm, accountFormOf } from "./Forms.js"
+import {
+  answer,
+  asUser,
+  claimForm,
+  consentsHref,
+  cookieOf,
+  currentUser,
+  type Early,
+  errorPage,
+  type OwnPageFrame,
+  ownPageFrame,
+  rateLimited,
+  readSessionMark,
+  saveSession,
+  sessionMark,
+  sessionSaving,
+  unavailable,
+  withParam
+} from "./Page.js"
+import { checkPassword } from "./SignIn.js"
+import {
+  type AccountNotice,
+  type AccountSection,
+  type PageRequest,
+  type PasswordProblem,
+  type SignedInSession,
+  View
+} from "./View.js"
+
+/** The layout, languages and own address of an account page request. */
+export const accountFrame = (req: PageRequest) => ownPageFrame(req, "account")
+
+const notices: ReadonlyArray<AccountNotice> = ["password_changed", "session_ended", "others_ended"]
+const isNotice = (value: string): value is AccountNotice => (notices as ReadonlyArray<string>).includes(value)
+
+/** The query parameter and the purpose of the mark (`Page.sessionMark`) of what a form of the page did. */
+const doneParam = "done"
+const donePurpose = "account-done"
+
+/** Back to the page, saying (with a mark only this session can make) what the form did. */
+const done = (
+  frame: OwnPageFrame,
+  session: Session.Session,
+  notice: AccountNotice,
+  setCookie: string | null
+) =>
+  Effect.map(sessionMark(session, donePurpose, notice), (mark) =>
+    backToPage(withParam(frame.href, doneParam, mark), setCookie)
+  )
+
+/**
+ * `unit` (store calls: a form's change) and the renewal of this session, committed as one
+ * transaction: what `unit` answered, and the session's `Set-Cookie`.
+ */
+const withRenewal = <A, E, R>(req: PageRequest, session: Session.Session, unit: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(sessionSaving(req, session), (saving) =>
+    Effect.map(atomically(Effect.zipLeft(unit, saving.write)), (a) => [a, saving.value] as const)
+  )
+
+/** The handle the page lists a session with: never its id nor the digest the store keys it by. */
+const handleOf = (idHash: string) =>
+  Effect.flatMap(Config, ({ serverKey }) => hmac(`${serverKey}\u0000latchkey-session-handle`, idHash))
+
+/** What a section of the page is built from: the request, its frame, the signed-in session, the password form's problem. */
+interface SectionContext {
+  readonly req: PageRequest
+  readonly frame: OwnPageFrame
+  readonly session: Session.Session
+  readonly problem: Option.Option<PasswordProblem>
+}
+
+/** The user's live sessions, this browser's marked. */
+const sessionsSection = ({ session }: SectionContext) =>
+  Effect.gen(function* () {
+    const now = yield* nowSeconds
+    const stored = yield* Effect.flatMap(SessionStore, (s) => s.listOf(session.userId as string, now))
+    const sessions: Array<SignedInSession> = []
+    for (const s of stored) {
+      sessions.push({
+        handle: yield* handleOf(s.idHash),
+        signedInAt: s.authenticatedAt,
+        expiresAt: s.expiresAt,
+        current: s.idHash === session.idHash
+      })
+    }
+    return { _tag: "Sessions", sessions } satisfies AccountSection
+  })
+
+/**
+ * The sections of the page, in the order it shows them: a new section (passkeys, an
+ * authenticator app) is one more builder here.
+ */
+const sections: ReadonlyArray<
+  (ctx: SectionContext) => Effect.Effect<AccountSection, StorageError, SessionStore | Config>
+> = [
+  ({ problem }) => Effect.succeed({ _tag: "Password", problem }),
+  sessionsSection,
+  ({ req, frame }) =>
+    Effect.succeed({ _tag: "Applications", href: consentsHref(req, frame.layout, frame.uiLocales) })
+]
+
+/** The page of a signed-in user: its sections, what a form of it has just done, and a new ticket for its forms. */
+const accountPage = (
+  req: PageRequest,
+  session: Session.Session,
+  status: 200 | 400 = 200,
+  problem: Option.Option<PasswordProblem> = Option.none()
+) =>
+  Effect.gen(function* () {
+    const frame = accountFrame(req)
+    const ctx: SectionContext = { req, frame, session, problem }
+    const built: Array<AccountSection> = []
+    for (const section of sections) built.push(yield* section(ctx))
+    const notice =
+      status === 200
+        ? Option.filter(yield* readSessionMark(session, req.query, doneParam, donePurpose), isNotice)
+        : Option.none()
+    const ticket = yield* Session.addPending(session, "", "consent")
+    const setCookie = yield* saveSession(req, session)
+    return answer(
+      View.Account({ ...ownPageFields(frame, session, ticket), status, sections: built, notice }),
+      setCookie
+    )
+  })
+
+/** GET or HEAD of the account page. */
+export const accountGet = (req: PageRequest) =>
+  ownPageGet(req, accountFrame(req), (session) => accountPage(req, session))
+
+type Form<A extends AccountForm["action"]> = Extract<AccountForm, { readonly action: A }>
+
+/** A form of the page, once read and its ticket claimed (`take` not run yet). */
+interface Claimed<A extends AccountForm["action"]> {
+  readonly req: PageRequest
+  readonly frame: OwnPageFrame
+  /** The signed-in session the form was posted from. */
+  readonly session: Session.Session
+  readonly userId: string
+  readonly form: Form<A>
+  readonly take: Take
+}
+
+/** The take of a form's pending request (`Page.claimForm`). */
+type Take = Effect.Effect<void, Early | StorageError, SessionStore>
+
+/**
+ * Change the password: the new one checked by the rules of every password, the current one by the
+ * sign-in's check and throttle (a wrong one is a failed sign-in), then in one transaction the new
+ * hash stored, every other session of the user ended and `password_changed` recorded; this
+ * browser stays signed in, and stays a trusted device.
+ */
+const changePassword = ({ req, frame, session, userId, form, take }: Claimed<"password">) =>
+  Effect.gen(function* () {
+    const current = form.current_password ?? ""
+    const next = form.new_password ?? ""
+    const refuse = (
+      problem: PasswordProblem,
+      first: Effect.Effect<void, Early | StorageError, SessionStore> = take
+    ) => Effect.zipRight(atomically(first), accountPage(req, session, 400, Option.some(problem)))
+    if (current === "" || next === "" || (form.confirm_password ?? "") === "")
+      return yield* refuse("missing_fields")
+    if (next !== form.confirm_password) return yield* refuse("mismatch")
+    if (passwordProblem(next) !== null) return yield* refuse("invalid_new")
+    const checked = yield* checkPassword(req, session.username ?? "", current, take)
+    if (Either.isLeft(checked)) {
+      const outcome = checked.left
+      if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
+      if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
+      return yield* refuse("bad_current", outcome._tag === "Refused" ? outcome.first : Effect.void)
+    }
+    const { user, settle } = checked.right
+    // The username names another account now: the session's user is not the one checked
+    if (user.userId !== userId) return yield* refuse("bad_current", Effect.void)
+    const passwordHash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(next))
+    const [changed, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(
+        settle,
+        asUser(
+          req,
+          Audit.recordWith(
+            Effect.flatMap(UserStore, (users) =>
+              users.setPasswordHash(userId, passwordHash, { keepSession: session.idHash })
+            ),
+            [["password_changed", { userId, detail: "other sessions ended" }]]
+          )
+        )
+      )
+    )
+    if (!changed) return backToPage(frame.href, null)
+    const cookie = yield* cookieOf(req)
+    const deviceCookie = yield* Session.deviceCookie({ userId, passwordHash }, cookie)
+    return { ...(yield* done(frame, session, "password_changed", setCookie)), deviceCookie }
+  })
+
+/** End one of the user's sessions, by the handle the page listed it with; this one's end signs this browser out. */
+const endSession = ({ req, frame, session, userId, form, take }: Claimed<"end_session">) =>
+  Effect.gen(function* () {
+    const handle = form.session ?? ""
+    const sessions = yield* SessionStore
+    const listed = yield* sessions.listOf(userId, yield* nowSeconds)
+    let idHash: string | null = null
+    for (const s of listed) if ((yield* handleOf(s.idHash)) === handle) idHash = s.idHash
+    const end = (target: string) =>
+      asUser(
+        req,
+        Audit.recordWith(sessions.endOf(userId, target), [
+          [
+            "session_ended",
+            { userId, detail: target === session.idHash ? "this session" : "one other session" }
+          ]
+        ])
+      )
+    // Already ended, or never one of the user's: nothing to end
+    const [ended, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(take, idHash === null ? Effect.succeed(false) : end(idHash))
+    )
+    if (!ended || idHash === session.idHash) return backToPage(frame.href, null)
+    return yield* done(frame, session, "session_ended", setCookie)
+  })
+
+/** End every session of the user but this one. */
+const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">) =>
+  Effect.gen(function* () {
+    const sessions = yield* SessionStore
+    const [, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(
+        take,
+        asUser(
+          req,
+          Audit.recordWith(sessions.endOthersOf(userId, session.idHash), [
+            ["session_ended", { userId, detail: "every other session" }]
+          ])
+        )
+      )
+    )
+    return yield* done(frame, session, "others_ended", setCookie)
+  })
+
+/** The forms of a signed-in user, by `action`: a new section adds its own here. */
+const signedInActions = {
+  password: changePassword,
+  end_session: endSession,
+  end_others: endOthers
+}
+
+/** POST of an account page form (`AccountForm`): sign in, one of a section's actions, or sign out. */
+export const accountPost = (req: PageRequest) =>
+  Effect.gen(function* () {
+    const frame = accountFrame(req)
+    const { form, session, take } = yield* claimForm(req, frame, "account", accountFormOf, (f) =>
+      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
+    )
+    if (Either.isLeft(form)) {
+      yield* atomically(take)
+      return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
+    }
+    const action = form.right
+    switch (action.action) {
+      case "signin":
+        yield* atomically(take)
+        return yield* ownSignIn(req, frame, session, action)
+      case "signout": {
+        yield* atomically(take)
+        const anonymous = yield* Session.regenerate(Option.some(session), null)
+        return backToPage(frame.href, yield* saveSession(req, anonymous))
+      }
+      default: {
+        const user = yield* currentUser(Option.some(session))
+        // Signed out (or disabled) since the page was shown: the page asks to sign in
+        if (Option.isNone(user)) return yield* Effect.as(atomically(take), backToPage(frame.href, null))
+        const claimed = { req, frame, session: user.value, userId: user.value.userId as string, take }
+        switch (action.action) {
+          case "password":
+            return yield* signedInActions.password({ ...claimed, form: action })
+          case "end_session":
+            return yield* signedInActions.end_session({ ...claimed, form: action })
+          case "end_others":
+            return yield* signedInActions.end_others({ ...claimed, form: action })
+        }
+      }
+    }
+  })
