@@ -5,6 +5,7 @@ import type {
   Application,
   Audit,
   AuthorizationCode,
+  PasskeyStore,
   SessionStore,
   SigningKey,
   Token,
@@ -145,6 +146,24 @@ export const signingKey = (overrides: Partial<SigningKey.SigningKey> = {}): Sign
     ...overrides
   }
 }
+
+/** A passkey of `userId` registered at `baseTime`, never used, with a fresh credential id and key. */
+export const passkey = (
+  userId: string,
+  overrides: Partial<PasskeyStore.Passkey> = {}
+): PasskeyStore.Passkey => ({
+  credentialId: hash(),
+  userId,
+  publicKey: `${hash()}${hash()}`,
+  counter: 0,
+  transports: ["internal", "hybrid"],
+  deviceType: "multiDevice",
+  backedUp: true,
+  name: "Passkey",
+  createdAt: baseTime,
+  lastUsedAt: null,
+  ...overrides
+})
 
 /** An anonymous sign-in session valid for an hour from `baseTime`. */
 export const session = (overrides: Partial<SessionStore.SessionRecord> = {}): SessionStore.SessionRecord => ({

@@ -13,6 +13,7 @@ import { consentCases, consentGrantCases } from "./internal/consentCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
+import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -55,5 +56,6 @@ export const storageContract = (
     webOriginCases(it)
     keyCases(it, makeLayer)
     userinfoCases(it)
+    passkeyCases(it)
   })
 }

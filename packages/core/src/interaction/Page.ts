@@ -207,7 +207,9 @@ export const currentUser = (session: Option.Option<Session.Session>) =>
 export const anonymousOf = (session: Option.Option<Session.Session>) =>
   Option.isSome(session)
     ? Effect.succeed<Session.Session>({
-        ...session.value,
+        id: session.value.id,
+        idHash: session.value.idHash,
+        stored: session.value.stored,
         userId: null,
         username: null,
         authenticatedAt: null

@@ -12,6 +12,7 @@ import { codeStore as codes } from "./memory/codes.js"
 import { consentStore as consents } from "./memory/consents.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
+import { passkeyStore as passkeys } from "./memory/passkeys.js"
 import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
 import { tokenStore as tokens } from "./memory/tokens.js"
@@ -27,7 +28,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const sessions = (held: typeof state) => held.sessions.store
   const throttle = () => memoryThrottleStore()
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, passkeys },
     state
   )
 }

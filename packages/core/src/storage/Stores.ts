@@ -7,6 +7,7 @@ import { CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { KeyStore } from "./KeyStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
+import { PasskeyStore } from "./PasskeyStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
 import { ThrottleStore } from "./ThrottleStore.js"
@@ -25,6 +26,7 @@ export type Stores =
   | SessionStore
   | ThrottleStore
   | KeyStore
+  | PasskeyStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -38,6 +40,7 @@ export interface Implementations {
   readonly sessions: SessionStore["Type"]
   readonly throttle: ThrottleStore["Type"]
   readonly keys: KeyStore["Type"]
+  readonly passkeys: PasskeyStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -51,7 +54,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(SettingStore, of.settings),
     Context.add(SessionStore, of.sessions),
     Context.add(ThrottleStore, of.throttle),
-    Context.add(KeyStore, of.keys)
+    Context.add(KeyStore, of.keys),
+    Context.add(PasskeyStore, of.passkeys)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -69,5 +73,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     settings: builders.settings(over),
     sessions: builders.sessions(over),
     throttle: builders.throttle(over),
-    keys: builders.keys(over)
+    keys: builders.keys(over),
+    passkeys: builders.passkeys(over)
   })

@@ -12,6 +12,7 @@ import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
 import type { Over } from "./stores/shared.js"
@@ -23,7 +24,7 @@ import { userStore as users } from "./stores/users.js"
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const over: Over = { db, limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, passkeys },
     over
   )
 }

@@ -315,6 +315,32 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- How its answers join scopes: 'comma' (the interface's form) or 'space' (RFC 6749 §3.3).
       ALTER TABLE applications ADD COLUMN scope_delimiter TEXT NOT NULL DEFAULT 'comma';
     `
+  },
+  // 13 to 15 are other branches' steps; the plan runs every step above the version found.
+  {
+    version: 16,
+    name: "passkeys",
+    sql: `
+      -- WebAuthn credentials (PasskeyStore), by the credential id the authenticator chose (base64url).
+      -- public_key is the COSE public key (base64url); counter the signature counter last seen;
+      -- transports a JSON array; device_type 'singleDevice' or 'multiDevice'; backed_up 0 or 1.
+      -- UserStore.remove deletes a user's passkeys in its transaction.
+      CREATE TABLE passkeys (
+        credential_id TEXT PRIMARY KEY NOT NULL,
+        user_id       TEXT NOT NULL,
+        public_key    TEXT NOT NULL,
+        counter       INTEGER NOT NULL,
+        transports    TEXT NOT NULL,
+        device_type   TEXT NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+        backed_up     INTEGER NOT NULL CHECK (backed_up IN (0, 1)),
+        name          TEXT NOT NULL,
+        created_at    INTEGER NOT NULL,
+        last_used_at  INTEGER
+      );
+      CREATE INDEX passkeys_by_user ON passkeys (user_id, created_at);
+      -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
+      ALTER TABLE sessions ADD COLUMN sign_in_method TEXT;
+    `
   }
 ]
 

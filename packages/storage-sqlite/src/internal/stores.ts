@@ -10,6 +10,7 @@ import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
 import { type Over, sharedWrites } from "./stores/shared.js"
@@ -29,7 +30,7 @@ export const make = (
 ): Context.Context<Stores.Stores> => {
   const over: Over = { db, write: writer.write, shared: sharedWrites(db), limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys },
+    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, passkeys },
     over
   )
 }

@@ -10,6 +10,7 @@ import type { ScopeSet } from "../../model/Scope.js"
 import type { SigningKey } from "../../model/SigningKey.js"
 import type { Token } from "../../model/Token.js"
 import type { User } from "../../model/User.js"
+import type { Passkey } from "../PasskeyStore.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
@@ -33,6 +34,8 @@ export interface State {
   readonly sessions: MemorySessions
   /** Signing keys, oldest first. */
   readonly keys: Array<SigningKey>
+  /** Passkeys by credential id. */
+  readonly passkeys: Map<string, Passkey>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -48,6 +51,7 @@ export const empty = (limits: SessionLimits): State => {
     usersByOpenId: new Map(),
     settings: new Map(),
     keys: [],
+    passkeys: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId))
   }
 }

@@ -45,6 +45,7 @@ export const userStore = (state: State): UserStore["Type"] => {
         retireCodes(state, userId, null)
         for (const k of state.consents.keys()) if (k.startsWith(pairKey(userId, ""))) state.consents.delete(k)
         if (!users.delete(userId)) return false
+        for (const [id, p] of state.passkeys) if (p.userId === userId) state.passkeys.delete(id)
         sessions.endSessionsOf(userId)
         return true
       })

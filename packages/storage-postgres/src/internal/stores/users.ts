@@ -62,6 +62,7 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
       Effect.gen(function* () {
         const deleted = yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])
         yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
+        yield* tx.query("DELETE FROM passkeys WHERE user_id = $1", [userId])
         yield* tx.query(retireCodesOfUser, [userId])
         yield* tx.query(revokeUserSql, [userId, now])
         if (changed(deleted) === 0) return false

@@ -13,7 +13,8 @@ const prepare = ({ db }: Over) => ({
   // Disabling an account already disabled keeps the first time.
   disable: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
   enable: db.prepare("UPDATE users SET disabled_at = NULL WHERE user_id = ?"),
-  deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?")
+  deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?"),
+  deletePasskeysOf: db.prepare("DELETE FROM passkeys WHERE user_id = ?")
 })
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
@@ -26,6 +27,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
       shared.revokeUser(userId, now)
       q.deleteConsentsOf.run(userId)
       if (q.remove.run(userId).changes === 0) return false
+      q.deletePasskeysOf.run(userId)
       shared.endSessionsOf(userId)
       return true
     }),
