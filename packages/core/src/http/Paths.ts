@@ -29,6 +29,17 @@ export const oauth = {
 /** The consents page, relative to the issuer: beside the authorize endpoint, so inside the session cookie's path. */
 export const consents = `${folder}/consents` as const
 
+/**
+ * The passkey endpoints of the browser flow (JSON, under the session cookie's path): a passkey
+ * sign-in's challenge and its answer, from the sign-in page; the signed-in user's passkeys
+ * (list, register, remove), for the account page.
+ */
+export const passkeys = {
+  challenge: `${folder}/passkey/challenge`,
+  login: `${folder}/passkey/login`,
+  account: `${folder}/account/passkeys`
+} as const
+
 /** The JSON endpoints `Http.route` answers. */
 export const json: ReadonlyArray<string> = [
   oauth.token,
@@ -41,7 +52,14 @@ export const json: ReadonlyArray<string> = [
 ]
 
 /** The pages `Interaction.handle` answers. */
-export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents]
+export const pages: ReadonlyArray<string> = [
+  oauth.authorize,
+  oauth.login,
+  consents,
+  passkeys.challenge,
+  passkeys.login,
+  passkeys.account
+]
 
 /** The reference server's example protected resource, relative to the issuer. */
 export const me = "/api/me"

@@ -13,24 +13,49 @@ import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
+import { WebAuthn } from "../services/WebAuthn.js"
 import type { Step } from "../storage/SessionStore.js"
 import { UserStore } from "../storage/UserStore.js"
 import { ticketOf } from "./Forms.js"
 import * as Locale from "./Locale.js"
-import { type Page, type PageRequest, type PageResponse, type Problem, View, type WayBack } from "./View.js"
+import {
+  type Page,
+  type PageRequest,
+  type PageResponse,
+  type PasskeyPage,
+  type Problem,
+  View,
+  type WayBack
+} from "./View.js"
 
 /** Path of the consents page, relative to the mount path: `Paths.consents`. */
 export const consentsPath = Paths.consents
 
+/** Where the sign-in page's "Sign in with a passkey" posts, when the server has passkeys (a `WebAuthn` service). */
+export const passkeyActions = (req: PageRequest) =>
+  Effect.map(Effect.serviceOption(WebAuthn), (w) =>
+    Option.isNone(w)
+      ? {}
+      : {
+          passkey: {
+            challenge: req.basePath + Paths.passkeys.challenge,
+            login: req.basePath + Paths.passkeys.login
+          }
+        }
+  )
+
+const pages: ReadonlyArray<readonly [string, Page | PasskeyPage]> = [
+  [Metadata.paths.authorize, "authorize"],
+  [Metadata.paths.login, "login"],
+  [consentsPath, "consents"],
+  [Paths.passkeys.challenge, "passkeyChallenge"],
+  [Paths.passkeys.login, "passkeyLogin"],
+  [Paths.passkeys.account, "passkeys"]
+]
+
 /** Which page a path names, relative to the mount path; none for other paths. */
-export const pageOf = (path: string): Option.Option<Page> =>
-  path === Metadata.paths.authorize
-    ? Option.some("authorize")
-    : path === Metadata.paths.login
-      ? Option.some("login")
-      : path === consentsPath
-        ? Option.some("consents")
-        : Option.none()
+export const pageOf = (path: string): Option.Option<Page | PasskeyPage> =>
+  Option.map(Option.fromNullable(pages.find(([p]) => p === path)), ([, page]) => page)
 
 /** The `ui_locales` of a query string, first choice first; none when the query cannot be read. */
 export const uiLocalesOf = (query: string): ReadonlyArray<string> =>
@@ -277,7 +302,8 @@ export const claimForm = <F>(
     const take = Effect.flatMap(pending.value.write, (taken) =>
       taken ? Effect.void : early(forbidden(frame))
     )
-    return { form, session: session.value, rawQuery: pending.value.value.rawQuery, take }
+    const { rawQuery, createdAt } = pending.value.value
+    return { form, session: session.value, rawQuery, createdAt, take }
   })
 
 /** `claimForm`, with the pending request taken at once. */

@@ -28,7 +28,10 @@ export const EventType = Schema.Literal(
   "user_deleted",
   "subject_tokens_revoked",
   "consent_withdrawn",
-  "signing_key_rotated"
+  "signing_key_rotated",
+  "passkey_registered",
+  "passkey_signed_in",
+  "passkey_removed"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -129,6 +129,15 @@ export const en: Catalogue = {
         title: "This page can't be opened like this",
         explain: (_, productName) =>
           `This address only answers forms sent from ${productName}'s own pages, for example after a page was reloaded or bookmarked. Start again from the application.`
+      },
+      passkey_refused: {
+        title: "The passkey was not accepted",
+        explain: () =>
+          "The passkey could not be verified for this account. Nothing has been changed. Try again, or sign in with your password."
+      },
+      login_required: {
+        title: "Sign in first",
+        explain: () => "Managing passkeys needs you to be signed in. Nothing has been changed."
       }
     }
   }

@@ -15,23 +15,25 @@ const T = F.baseTime
 
 /** Register, find, list and refuse a credential id taken. */
 const registered = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
-  it.effect("passkeys: insert then find by credential id returns the same record; unknown ids are absent", () =>
-    Effect.gen(function* () {
-      const passkeys = yield* PasskeyStore.PasskeyStore
-      const singleDevice = F.passkey(F.id("user"), {
-        deviceType: "singleDevice",
-        backedUp: false,
-        transports: [],
-        counter: 7,
-        lastUsedAt: T + 5
+  it.effect(
+    "passkeys: insert then find by credential id returns the same record; unknown ids are absent",
+    () =>
+      Effect.gen(function* () {
+        const passkeys = yield* PasskeyStore.PasskeyStore
+        const singleDevice = F.passkey(F.id("user"), {
+          deviceType: "singleDevice",
+          backedUp: false,
+          transports: [],
+          counter: 7,
+          lastUsedAt: T + 5
+        })
+        const synced = F.passkey(F.id("user"))
+        yield* passkeys.insert(singleDevice)
+        yield* passkeys.insert(synced)
+        assert.deepStrictEqual(some(yield* passkeys.find(singleDevice.credentialId), "passkey"), singleDevice)
+        assert.deepStrictEqual(some(yield* passkeys.find(synced.credentialId), "passkey"), synced)
+        assert.isTrue(Option.isNone(yield* passkeys.find(F.hash())))
       })
-      const synced = F.passkey(F.id("user"))
-      yield* passkeys.insert(singleDevice)
-      yield* passkeys.insert(synced)
-      assert.deepStrictEqual(some(yield* passkeys.find(singleDevice.credentialId), "passkey"), singleDevice)
-      assert.deepStrictEqual(some(yield* passkeys.find(synced.credentialId), "passkey"), synced)
-      assert.isTrue(Option.isNone(yield* passkeys.find(F.hash())))
-    })
   )
 
   it.effect("passkeys: a credential id registered already is refused (CredentialTaken), for any user", () =>
@@ -64,20 +66,22 @@ const registered = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 
 /** Recording a sign-in, and removal. */
 const used = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
-  it.effect("passkeys: recordUse stores the counter, backup state and time only from the counter it read", () =>
-    Effect.gen(function* () {
-      const passkeys = yield* PasskeyStore.PasskeyStore
-      const p = F.passkey(F.id("user"), { counter: 3, backedUp: false })
-      yield* passkeys.insert(p)
-      const use = { expected: 3, counter: 4, backedUp: true, at: T + 60 }
-      assert.isTrue(yield* passkeys.recordUse(p.credentialId, use))
-      const after = { ...p, counter: 4, backedUp: true, lastUsedAt: T + 60 }
-      assert.deepStrictEqual(some(yield* passkeys.find(p.credentialId), "passkey"), after)
-      // The same assertion again: the counter moved since, nothing changes
-      assert.isFalse(yield* passkeys.recordUse(p.credentialId, { ...use, at: T + 61 }))
-      assert.deepStrictEqual(some(yield* passkeys.find(p.credentialId), "passkey"), after)
-      assert.isFalse(yield* passkeys.recordUse(F.hash(), use))
-    })
+  it.effect(
+    "passkeys: recordUse stores the counter, backup state and time only from the counter it read",
+    () =>
+      Effect.gen(function* () {
+        const passkeys = yield* PasskeyStore.PasskeyStore
+        const p = F.passkey(F.id("user"), { counter: 3, backedUp: false })
+        yield* passkeys.insert(p)
+        const use = { expected: 3, counter: 4, backedUp: true, at: T + 60 }
+        assert.isTrue(yield* passkeys.recordUse(p.credentialId, use))
+        const after = { ...p, counter: 4, backedUp: true, lastUsedAt: T + 60 }
+        assert.deepStrictEqual(some(yield* passkeys.find(p.credentialId), "passkey"), after)
+        // The same assertion again: the counter moved since, nothing changes
+        assert.isFalse(yield* passkeys.recordUse(p.credentialId, { ...use, at: T + 61 }))
+        assert.deepStrictEqual(some(yield* passkeys.find(p.credentialId), "passkey"), after)
+        assert.isFalse(yield* passkeys.recordUse(F.hash(), use))
+      })
   )
 
   it.effect("passkeys: of sign-ins racing from the same counter exactly one records its use", () =>
@@ -131,25 +135,27 @@ const used = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 
 /** A session keeps how it was signed in. */
 const sessionMethod = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
-  it.effect("passkeys: a session signed in with a passkey keeps its method through save, signIn and renew", () =>
-    Effect.gen(function* () {
-      const sessions = yield* SessionStore.SessionStore
-      const userId = yield* insertUser
-      const user = some(yield* Effect.flatMap(UserStore.UserStore, (u) => u.findById(userId)), "user")
-      const saved = F.signedInSession({ method: "passkey" })
-      yield* sessions.save(saved)
-      assert.deepStrictEqual(some(yield* sessions.find(saved.idHash, T), "session"), saved)
-      const signedIn = F.signedInSession({ userId, username: user.username, method: "passkey" })
-      assert.isTrue(yield* sessions.signIn(signedIn, user))
-      assert.deepStrictEqual(some(yield* sessions.find(signedIn.idHash, T), "session"), signedIn)
-      const renewed = { ...signedIn, expiresAt: signedIn.expiresAt + 60 }
-      assert.isTrue(yield* sessions.renew(renewed))
-      assert.deepStrictEqual(some(yield* sessions.find(signedIn.idHash, T), "session"), renewed)
-      // A password's session has no method, as before
-      const password = F.signedInSession()
-      yield* sessions.save(password)
-      assert.isFalse("method" in some(yield* sessions.find(password.idHash, T), "session"))
-    })
+  it.effect(
+    "passkeys: a session signed in with a passkey keeps its method through save, signIn and renew",
+    () =>
+      Effect.gen(function* () {
+        const sessions = yield* SessionStore.SessionStore
+        const userId = yield* insertUser
+        const user = some(yield* Effect.flatMap(UserStore.UserStore, (u) => u.findById(userId)), "user")
+        const saved = F.signedInSession({ method: "passkey" })
+        yield* sessions.save(saved)
+        assert.deepStrictEqual(some(yield* sessions.find(saved.idHash, T), "session"), saved)
+        const signedIn = F.signedInSession({ userId, username: user.username, method: "passkey" })
+        assert.isTrue(yield* sessions.signIn(signedIn, user))
+        assert.deepStrictEqual(some(yield* sessions.find(signedIn.idHash, T), "session"), signedIn)
+        const renewed = { ...signedIn, expiresAt: signedIn.expiresAt + 60 }
+        assert.isTrue(yield* sessions.renew(renewed))
+        assert.deepStrictEqual(some(yield* sessions.find(signedIn.idHash, T), "session"), renewed)
+        // A password's session has no method, as before
+        const password = F.signedInSession()
+        yield* sessions.save(password)
+        assert.isFalse("method" in some(yield* sessions.find(password.idHash, T), "session"))
+      })
   )
 }
 

@@ -5,7 +5,8 @@ import type { State } from "./state.js"
 
 /** Oldest first: by `createdAt`, then credential id in code unit order. */
 export const byAge = (a: Passkey, b: Passkey): number =>
-  a.createdAt - b.createdAt || (a.credentialId < b.credentialId ? -1 : a.credentialId > b.credentialId ? 1 : 0)
+  a.createdAt - b.createdAt ||
+  (a.credentialId < b.credentialId ? -1 : a.credentialId > b.credentialId ? 1 : 0)
 
 /** Passkeys in `state.passkeys`, by credential id. */
 export const passkeyStore = ({ passkeys }: State): PasskeyStore["Type"] => ({
@@ -23,7 +24,12 @@ export const passkeyStore = ({ passkeys }: State): PasskeyStore["Type"] => ({
     Effect.sync(() => {
       const found = passkeys.get(credentialId)
       if (found === undefined || found.counter !== use.expected) return false
-      passkeys.set(credentialId, { ...found, counter: use.counter, backedUp: use.backedUp, lastUsedAt: use.at })
+      passkeys.set(credentialId, {
+        ...found,
+        counter: use.counter,
+        backedUp: use.backedUp,
+        lastUsedAt: use.at
+      })
       return true
     }),
   remove: (userId, credentialId) =>

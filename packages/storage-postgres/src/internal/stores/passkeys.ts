@@ -15,9 +15,8 @@ export const passkeyStore = ({ db }: Over): PasskeyStore.PasskeyStore["Type"] =>
       () => new PasskeyStore.CredentialTaken({ credentialId: p.credentialId })
     ),
   find: (credentialId) =>
-    Effect.flatMap(
-      db.lookup(selectFrom(Tables.passkeys, "WHERE credential_id = $1"), [credentialId]),
-      (r) => first(Tables.passkeys, r.rows)
+    Effect.flatMap(db.lookup(selectFrom(Tables.passkeys, "WHERE credential_id = $1"), [credentialId]), (r) =>
+      first(Tables.passkeys, r.rows)
     ),
   // Oldest first; credential ids by code point (collation "C"), whatever the database's collation
   listByUser: (userId) =>

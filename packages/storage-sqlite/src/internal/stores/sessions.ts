@@ -65,7 +65,8 @@ const prepare = ({ db }: Over) => ({
 export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
   const { db, write, shared, limits } = over
   const q = prepare(over)
-  const renew = (s: SessionStore.SessionRecord): boolean => q.update.run({ ...s, method: s.method ?? null }).changes > 0
+  const renew = (s: SessionStore.SessionRecord): boolean =>
+    q.update.run({ ...s, method: s.method ?? null }).changes > 0
   const tx = {
     // Past maxSessions: Eviction.sessionsToEvict over the oldest of each kind.
     save: db.transaction((s: SessionStore.SessionRecord): void => {
