@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import type { Interaction } from "@latchkey/core"
+import * as PasskeyScripts from "./internal/passkeys.js"
 import type { Catalogue, ProblemText, Reason, Rich } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
 
@@ -121,10 +122,15 @@ export const styleSource = `'sha256-${createHash("sha256").update(stylesheet).di
  * framing, and forms submit to this origin and (because browsers apply
  * form-action to the redirects a submission follows) to the client's origin.
  */
-export const contentSecurityPolicy = (formTargets: ReadonlyArray<string>): string =>
+export const contentSecurityPolicy = (
+  formTargets: ReadonlyArray<string>,
+  scripts: ReadonlyArray<string> = []
+): string =>
   [
     "default-src 'none'",
     `style-src ${styleSource}`,
+    // A page with a passkey script: that script alone, and its calls to this origin's endpoints
+    ...(scripts.length === 0 ? [] : [`script-src ${scripts.join(" ")}`, "connect-src 'self'"]),
     `form-action ${formTargets.length === 0 ? "'none'" : formTargets.join(" ")}`,
     "frame-ancestors 'none'",
     "base-uri 'none'"
@@ -203,7 +209,15 @@ interface SignInFields {
   readonly username?: string
   /** Why the last attempt failed. */
   readonly error?: Interaction.SignInProblem
+  /** "Sign in with a passkey", when the server has passkeys: the endpoints its script posts to. */
+  readonly passkey?: Interaction.PasskeyActions
 }
+
+/** The passkey button, its error line and its script (hidden until the script finds WebAuthn). */
+const passkeyButton = (t: Catalogue, p: Interaction.PasskeyActions): string =>
+  `<div class="submit"><button class="btn" type="button" id="passkey" hidden data-challenge="${escapeHtml(p.challenge)}" data-login="${escapeHtml(p.login)}">${escapeHtml(t.signIn.passkey)}</button></div>
+<p class="alert" role="alert" id="passkey-error" hidden>${escapeHtml(t.signIn.passkeyFailed)}</p>
+<script>${PasskeyScripts.signInScript}</script>`
 
 const signInForm = (t: Catalogue, p: SignInFields, extra = ""): string => {
   const invalid = p.error !== undefined ? ` aria-invalid="true" aria-describedby="form-error"` : ""
@@ -217,13 +231,15 @@ ${hidden("txn", p.txn)}
 ${hidden("csrf_token", p.csrf)}${extra}
 <div class="field">
 <label for="username">${escapeHtml(t.signIn.username)}</label>
-<input class="input" id="username" name="username" type="text" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
+<input class="input" id="username" name="username" type="text" autocomplete="username${p.passkey === undefined ? "" : " webauthn"}" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
 </div>
 <div class="field">
 <label for="password">${escapeHtml(t.signIn.password)}</label>
 <input class="input" id="password" name="password" type="password" autocomplete="current-password" maxlength="1024" required${hasUser ? " autofocus" : ""}${invalid}>
 </div>
-<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.signIn.submit)}</button></div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.signIn.submit)}</button></div>${
+    p.passkey === undefined ? "" : `\n${passkeyButton(t, p.passkey)}`
+  }
 </form>`
 }
 
@@ -435,3 +451,12 @@ ${
     footer: rich(t.frame.securedBy(p.productName))
   })
 }
+
+/**
+ * The passkey registration script a page of the account includes (`window.latchkeyRegisterPasskey`),
+ * and the CSP source that allows it (with `connect-src 'self'`): `contentSecurityPolicy(targets, [source])`.
+ */
+export {
+  registerScript as passkeyRegistrationScript,
+  registerScriptSource as passkeyRegistrationSource
+} from "./internal/passkeys.js"

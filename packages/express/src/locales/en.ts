@@ -22,6 +22,8 @@ export const en: Catalogue = {
     password: "Password",
     submit: "Sign in",
     footer: (redirectHost) => ["After you sign in you will return to ", strong(redirectHost), "."],
+    passkey: "Sign in with a passkey",
+    passkeyFailed: "Signing in with a passkey did not work. Try again, or use your password.",
     problems: {
       missing_fields: "Enter your username and password.",
       bad_credentials: "Username or password is incorrect."

@@ -22,6 +22,8 @@ export const zhCN: Catalogue = {
     password: "密码",
     submit: "登录",
     footer: (redirectHost) => ["登录后你将返回 ", strong(redirectHost), "。"],
+    passkey: "使用通行密钥登录",
+    passkeyFailed: "通行密钥登录未成功。请重试，或使用密码登录。",
     problems: {
       missing_fields: "请输入用户名和密码。",
       bad_credentials: "用户名或密码不正确。"
