@@ -208,6 +208,18 @@ describe("passkey sign-in", () => {
     }).pipe(Effect.provide(WithPasskeys()))
   )
 
+  it.effect("a challenge issued within a second (its ticket's time rounded up) is live", () =>
+    Effect.gen(function* () {
+      const { b, query } = yield* signedIn
+      const auth = new Authenticator()
+      yield* TestClock.adjust("500 millis")
+      yield* register(b, auth)
+      const owner = new Browser()
+      const { done } = yield* passkeySignIn(owner, query, (o) => auth.get(o))
+      assert.isNotNull((yield* follow(owner, done)).searchParams.get("code"))
+    }).pipe(Effect.provide(WithPasskeys()))
+  )
+
   it.effect("a sign-in challenge is good once: the same answer again is refused and signs nobody in", () =>
     Effect.gen(function* () {
       const { b, query } = yield* signedIn

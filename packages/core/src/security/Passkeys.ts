@@ -37,9 +37,11 @@ export const challengeOf = (purpose: Purpose, sessionHash: string, txn: string) 
     )
   )
 
-/** Whether a ticket created at `createdAt` still carries a live challenge at `now`. */
-export const isLive = (createdAt: number, now: number): boolean =>
-  now >= createdAt && now - createdAt <= challengeTtl
+/**
+ * Whether a ticket created at `createdAt` (an issue time, rounded up: it may be a second past
+ * `now`, rounded down) still carries a live challenge at `now`.
+ */
+export const isLive = (createdAt: number, now: number): boolean => now - createdAt <= challengeTtl
 
 /**
  * The throttle keys of a passkey sign-in: a budget per credential id and one per address, both its

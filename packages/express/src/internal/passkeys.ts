@@ -44,7 +44,7 @@ export const registerScript = `(()=>{${codec}
 window.latchkeyRegisterPasskey=async(url,name)=>{const l=await (await fetch(url,{headers:{accept:"application/json"},credentials:"same-origin"})).json();
 const o=await post(url,{txn:l.txn,csrf_token:l.csrf_token,action:"options"});if(!o.ok)throw new Error(o.body.error);const p=o.body.publicKey;
 const cred=await navigator.credentials.create({publicKey:{...p,challenge:bin(p.challenge),user:{...p.user,id:bin(p.user.id)},excludeCredentials:(p.excludeCredentials||[]).map((c)=>({...c,id:bin(c.id)}))}});
-const r=await post(url,{txn:o.body.txn,csrf_token:o.body.csrf_token,action:"register",credential:asJson(cred),name:name||""});if(!r.ok)throw new Error(r.body.error);return r.body}})()`
+const r=await post(url,{txn:o.body.txn,csrf_token:o.body.csrf_token,action:"register",credential:asJson(cred),name:name||""});if(!r.ok)throw new Error(r.body.error_description||r.body.error);return r.body}})()`
 
 const hashOf = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`
 
