@@ -115,6 +115,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
     databaseUrl,
     pgPoolMax: get("LATCHKEY_PG_POOL_MAX"),
     pgPreparedStatements: get("LATCHKEY_PG_PREPARED_STATEMENTS") === "on",
+    passkeys: get("LATCHKEY_PASSKEYS") === "on",
     secret,
     scopeDescriptions,
     productName,

@@ -20,7 +20,7 @@ import {
   type Stores,
   Throttle
 } from "@latchkey/core"
-import { NodeCrypto, ScryptHasher } from "@latchkey/node"
+import { NodeCrypto, ScryptHasher, WebAuthnServer } from "@latchkey/node"
 import { PostgresStorage } from "@latchkey/storage-postgres"
 import { SqliteStorage } from "@latchkey/storage-sqlite"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -129,7 +129,9 @@ export const layer = (
       concurrency: ScryptHasher.threads
     }),
     audit,
-    Log.effectLayer(log)
+    Log.effectLayer(log),
+    // Passkeys only when asked for: without the WebAuthn service the core has none
+    env.passkeys ? WebAuthnServer.layer : Layer.empty
   )
 }
 

@@ -4,9 +4,26 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Paths from "../src/http/Paths.js"
 import * as Interaction from "../src/interaction/Interaction.js"
 import * as Metadata from "../src/oauth/Metadata.js"
 import { cb, form, newApp, newUser } from "./fixtures.js"
+
+/** The path of a page. */
+const pathOf = (page: Interaction.Page | Interaction.PasskeyPage): string => {
+  switch (page) {
+    case "consents":
+      return Interaction.consentsPath
+    case "passkeyChallenge":
+      return Paths.passkeys.challenge
+    case "passkeyLogin":
+      return Paths.passkeys.login
+    case "passkeys":
+      return Paths.passkeys.account
+    default:
+      return Metadata.paths[page]
+  }
+}
 
 /** What the route answers. */
 export type Answer = Interaction.PageResponse
@@ -29,7 +46,7 @@ export class Browser {
   }
 
   request(
-    page: Interaction.Page,
+    page: Interaction.Page | Interaction.PasskeyPage,
     method: string,
     query: string,
     body = "",
@@ -39,12 +56,7 @@ export class Browser {
     return Effect.map(
       Interaction.handle({
         method,
-        path:
-          page === "consents"
-            ? Interaction.consentsPath
-            : page === "account"
-              ? Interaction.accountPath
-              : Metadata.paths[page],
+        path: pathOf(page),
         query,
         headers: {
           ...(this.cookies() !== undefined ? { cookie: this.cookies() as string } : {}),
@@ -66,7 +78,7 @@ export class Browser {
   }
 
   post(
-    page: Interaction.Page,
+    page: Interaction.Page | Interaction.PasskeyPage,
     fields: Record<string, string> | string,
     headers: Record<string, string> = {},
     query = ""

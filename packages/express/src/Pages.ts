@@ -39,10 +39,15 @@ export const styleSource = `'sha256-${createHash("sha256").update(stylesheet).di
  * framing, and forms submit to this origin and (because browsers apply
  * form-action to the redirects a submission follows) to the client's origin.
  */
-export const contentSecurityPolicy = (formTargets: ReadonlyArray<string>): string =>
+export const contentSecurityPolicy = (
+  formTargets: ReadonlyArray<string>,
+  scripts: ReadonlyArray<string> = []
+): string =>
   [
     "default-src 'none'",
     `style-src ${styleSource}`,
+    // A page with a passkey script: that script alone, and its calls to this origin's endpoints
+    ...(scripts.length === 0 ? [] : [`script-src ${scripts.join(" ")}`, "connect-src 'self'"]),
     `form-action ${formTargets.length === 0 ? "'none'" : formTargets.join(" ")}`,
     "frame-ancestors 'none'",
     "base-uri 'none'"
@@ -292,3 +297,12 @@ ${
     footer: rich(t.frame.securedBy(p.productName))
   })
 }
+
+/**
+ * The passkey registration script a page of the account includes (`window.latchkeyRegisterPasskey`),
+ * and the CSP source that allows it (with `connect-src 'self'`): `contentSecurityPolicy(targets, [source])`.
+ */
+export {
+  registerScript as passkeyRegistrationScript,
+  registerScriptSource as passkeyRegistrationSource
+} from "./internal/passkeys.js"

@@ -5,6 +5,7 @@ import type {
   Application,
   Audit,
   AuthorizationCode,
+  PasskeyStore,
   SessionStore,
   SigningKey,
   Token,
@@ -159,6 +160,24 @@ export const totpFactor = (overrides: Partial<TotpFactor.TotpFactor> = {}): Totp
   createdAt: baseTime,
   confirmedAt: null,
   lastStep: null,
+  ...overrides
+})
+
+/** A passkey of `userId` registered at `baseTime`, never used, with a fresh credential id and key. */
+export const passkey = (
+  userId: string,
+  overrides: Partial<PasskeyStore.Passkey> = {}
+): PasskeyStore.Passkey => ({
+  credentialId: hash(),
+  userId,
+  publicKey: `${hash()}${hash()}`,
+  counter: 0,
+  transports: ["internal", "hybrid"],
+  deviceType: "multiDevice",
+  backedUp: true,
+  name: "Passkey",
+  createdAt: baseTime,
+  lastUsedAt: null,
   ...overrides
 })
 

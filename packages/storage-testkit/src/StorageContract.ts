@@ -16,6 +16,7 @@ import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
+import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -61,5 +62,6 @@ export const storageContract = (
     keyCases(it, makeLayer)
     userinfoCases(it)
     factorCases(it)
+    passkeyCases(it)
   })
 }

@@ -4,7 +4,7 @@
  * catches undoes only itself, and a pending request taken inside units is still taken once.
  */
 import { assert, layer as sharedLayer } from "@effect/vitest"
-import { CodeStore, type Stores, Transaction } from "@latchkey/core"
+import { CodeStore, PasskeyStore, type Stores, Transaction } from "@latchkey/core"
 import { Data, Effect, Either, type Layer } from "effect"
 import * as F from "./Fixtures.js"
 import { isPending, Sessions, stored } from "./internal/sessions.js"
@@ -48,6 +48,38 @@ export const transactionContract = (
         assert.deepStrictEqual(yield* stored([session]), [false])
         assert.isFalse(yield* isPending(pending))
       })
+    )
+
+    it.effect(
+      "transaction: a passkey's recorded use and a session written in a unit that fails are both undone",
+      () =>
+        Effect.gen(function* () {
+          const sessions = yield* Sessions
+          const passkeys = yield* PasskeyStore.PasskeyStore
+          const passkey = F.passkey(F.id("user"), { counter: 2 })
+          yield* passkeys.insert(passkey)
+          const session = F.signedInSession({ userId: passkey.userId, method: "passkey" })
+          const use = { expected: 2, counter: 3, backedUp: true, at: F.baseTime + 1 }
+          const failed = yield* Effect.either(
+            Transaction.atomically(
+              Effect.zipRight(
+                Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session)),
+                Effect.fail(new Abandoned())
+              )
+            )
+          )
+          assert.isTrue(Either.isLeft(failed), "the unit's own failure")
+          assert.deepStrictEqual(yield* stored([session]), [false])
+          const kept = yield* passkeys.find(passkey.credentialId)
+          assert.deepStrictEqual(kept._tag === "Some" ? kept.value : null, passkey)
+          // The same unit, succeeding: both stored
+          yield* Transaction.atomically(
+            Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session))
+          )
+          assert.deepStrictEqual(yield* stored([session]), [true])
+          const moved = yield* passkeys.find(passkey.credentialId)
+          assert.strictEqual(moved._tag === "Some" ? moved.value.counter : null, 3)
+        })
     )
 
     it.effect("transaction: a write the unit refuses and catches undoes only itself", () =>

@@ -113,6 +113,8 @@ export const settings = {
     "Lifetime of the JWT access tokens (RFC 9068) of applications registered with `--access-token-format jwt`, seconds ({bounds}); a JWT cannot be revoked before it expires, so keep it short"),
   LATCHKEY_SIGNING_ALGORITHM: oneOf(Config.SigningAlgorithm.literals, Config.defaults.signingAlgorithm,
     "Algorithm of the first signing key (ID tokens, JWT access tokens) and of `keys rotate` without `--algorithm`: {bounds}. Keys already made keep theirs"),
+  LATCHKEY_PASSKEYS: oneOf(["on", "off"], "off",
+    "Passkeys (WebAuthn) as a first factor ({bounds}): `on` adds \"Sign in with a passkey\" to the sign-in page and the passkey endpoints of signed-in users (docs/sign-in.md of the Latchkey repository); the RP ID is the issuer's host name"),
   LATCHKEY_SESSION_TTL: whole(lifetime(60, 7 * day, Config.defaults.sessionTtl),
     "Idle lifetime of a sign-in session of the authorize pages, seconds ({bounds}); every page renews it"),
   LATCHKEY_SESSION_MAX_AGE: whole(lifetime(300, 30 * day, Config.defaults.sessionMaxAge),

@@ -37,6 +37,17 @@ export const consents = `${folder}/consents` as const
  */
 export const account = `${folder}/account` as const
 
+/**
+ * The passkey endpoints of the browser flow (JSON, under the session cookie's path): a passkey
+ * sign-in's challenge and its answer, from the sign-in page; the signed-in user's passkeys
+ * (list, register, remove), for the account page.
+ */
+export const passkeys = {
+  challenge: `${folder}/passkey/challenge`,
+  login: `${folder}/passkey/login`,
+  account: `${folder}/account/passkeys`
+} as const
+
 /** The JSON endpoints `Http.route` answers. */
 export const json: ReadonlyArray<string> = [
   oauth.token,
@@ -49,7 +60,16 @@ export const json: ReadonlyArray<string> = [
 ]
 
 /** The pages `Interaction.handle` answers. */
-export const pages: ReadonlyArray<string> = [oauth.authorize, oauth.login, consents, oauth.logout, account]
+export const pages: ReadonlyArray<string> = [
+  oauth.authorize,
+  oauth.login,
+  consents,
+  oauth.logout,
+  account,
+  passkeys.challenge,
+  passkeys.login,
+  passkeys.account
+]
 
 /** The reference server's example protected resource, relative to the issuer. */
 export const me = "/api/me"

@@ -23,6 +23,7 @@ import {
   errorPage,
   formTargets,
   frameOf,
+  passkeyActions,
   redirectHost,
   sessionSaving,
   uiLocalesOf,
@@ -102,7 +103,8 @@ export const signInPage = <E = never, R = never>(
         action: req.basePath + Metadata.paths.login,
         ticket,
         error,
-        formTargets: formTargets(ar)
+        formTargets: formTargets(ar),
+        ...(yield* passkeyActions(req))
       }),
       setCookie
     )

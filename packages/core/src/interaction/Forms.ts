@@ -79,6 +79,40 @@ export type LogoutRequest = typeof LogoutRequest.Type
 export const logoutRequestOf = (params: Params): LogoutRequest =>
   Schema.decodeUnknownSync(LogoutRequest)(params)
 
+/**
+ * A passkey ceremony's second post: the ticket the first one answered (its challenge's), and the
+ * browser's answer (`credential`, the `PublicKeyCredential` as JSON text).
+ */
+export const PasskeyForm = Schema.Struct({
+  ...Ticket.fields,
+  credential: optional(Schema.String)
+}).annotations({ identifier: "PasskeyForm" })
+
+/** The signed-in user's passkeys (`Paths.passkeys.account`): start a registration, finish it, or remove one. */
+export const PasskeysForm = Schema.Union(
+  Schema.Struct({ ...Ticket.fields, action: Schema.Literal("options") }),
+  Schema.Struct({
+    ...Ticket.fields,
+    action: Schema.Literal("register"),
+    credential: optional(Schema.String),
+    name: optional(Schema.String)
+  }),
+  Schema.Struct({
+    ...Ticket.fields,
+    action: Schema.Literal("remove"),
+    credential_id: optional(Schema.String)
+  })
+).annotations({ identifier: "PasskeysForm" })
+
+/** A decoded form of the passkeys endpoint. */
+export type PasskeysForm = typeof PasskeysForm.Type
+
+/** Decode a passkey sign-in's second post; with its ticket present, every form decodes. */
+export const passkeyFormOf = (params: Params) => Schema.decodeUnknownSync(PasskeyForm)(params)
+
+/** Decode a form of the passkeys endpoint; an unknown action is refused. */
+export const passkeysFormOf = Schema.decodeUnknownEither(PasskeysForm)
+
 /** Decode a form's ticket. */
 export const ticketOf = Schema.decodeUnknownOption(Ticket)
 

@@ -43,8 +43,10 @@ import {
   serverError,
   unavailable
 } from "./Page.js"
+import { passkeyChallenge, passkeyLogin } from "./PasskeySignIn.js"
+import { passkeysGet, passkeysPost } from "./PasskeysPage.js"
 import { signInPost } from "./SignIn.js"
-import type { Page, PageRequest, PageResponse, WayBack } from "./View.js"
+import type { Page, PageRequest, PageResponse, PasskeyPage, WayBack } from "./View.js"
 
 // The public names of the browser flow, from the files that declare them
 export { maxAuthorizeQuery, storedQuery } from "./AuthorizeFlow.js"
@@ -57,6 +59,8 @@ export type {
   PageRequest,
   PageResponse,
   PasswordProblem,
+  PasskeyActions,
+  PasskeyPage,
   Problem,
   SignedInSession,
   SignInProblem,
@@ -66,7 +70,7 @@ export { View } from "./View.js"
 
 const route = (
   req: PageRequest,
-  page: Page
+  page: Page | PasskeyPage
 ): Effect.Effect<PageResponse, Early | StorageError, Requirements | Audit.RequestInfo> => {
   switch (page) {
     case "login":
@@ -97,6 +101,23 @@ const route = (
         default:
           return Effect.succeed(answer(refused(accountFrame(req), Http.methodNotAllowed("GET, HEAD, POST"))))
       }
+    case "passkeyChallenge":
+    case "passkeyLogin":
+      return req.method === "POST"
+        ? page === "passkeyChallenge"
+          ? passkeyChallenge(req)
+          : passkeyLogin(req)
+        : Effect.succeed(answer(refused(frameOf(""), Http.methodNotAllowed("POST"))))
+    case "passkeys":
+      switch (req.method) {
+        case "GET":
+        case "HEAD":
+          return passkeysGet(req)
+        case "POST":
+          return passkeysPost(req)
+        default:
+          return Effect.succeed(answer(refused(frameOf(""), Http.methodNotAllowed("GET, HEAD, POST"))))
+      }
     case "authorize":
       switch (req.method) {
         case "GET":
@@ -114,7 +135,7 @@ const route = (
  * The frame of a page that failed unexpectedly: a GET of the authorize endpoint or the
  * consents page may simply be tried again.
  */
-const failureFrame = (req: PageRequest, page: Page): Frame => {
+const failureFrame = (req: PageRequest, page: Page | PasskeyPage): Frame => {
   if (page === "consents") return consentsFrame(req)
   if (page === "account") return accountFrame(req)
   const retry =

@@ -15,11 +15,20 @@ import * as Form from "../oauth/requests/Form.js"
 import * as Audit from "../security/Audit.js"
 import * as Session from "../security/Session.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
+import { WebAuthn } from "../services/WebAuthn.js"
 import type { Step } from "../storage/SessionStore.js"
 import { UserStore } from "../storage/UserStore.js"
 import { ticketOf } from "./Forms.js"
 import * as Locale from "./Locale.js"
-import { type Page, type PageRequest, type PageResponse, type Problem, View, type WayBack } from "./View.js"
+import {
+  type Page,
+  type PageRequest,
+  type PageResponse,
+  type PasskeyPage,
+  type Problem,
+  View,
+  type WayBack
+} from "./View.js"
 
 /** Path of the consents page, relative to the mount path: `Paths.consents`. */
 export const consentsPath = Paths.consents
@@ -27,19 +36,33 @@ export const consentsPath = Paths.consents
 /** Path of the account page, relative to the mount path: `Paths.account`. */
 export const accountPath = Paths.account
 
+/** Where the sign-in page's "Sign in with a passkey" posts, when the server has passkeys (a `WebAuthn` service). */
+export const passkeyActions = (req: PageRequest) =>
+  Effect.map(Effect.serviceOption(WebAuthn), (w) =>
+    Option.isNone(w)
+      ? {}
+      : {
+          passkey: {
+            challenge: req.basePath + Paths.passkeys.challenge,
+            login: req.basePath + Paths.passkeys.login
+          }
+        }
+  )
+
+const pages: ReadonlyArray<readonly [string, Page | PasskeyPage]> = [
+  [Metadata.paths.authorize, "authorize"],
+  [Metadata.paths.login, "login"],
+  [consentsPath, "consents"],
+  [Metadata.paths.logout, "logout"],
+  [accountPath, "account"],
+  [Paths.passkeys.challenge, "passkeyChallenge"],
+  [Paths.passkeys.login, "passkeyLogin"],
+  [Paths.passkeys.account, "passkeys"]
+]
+
 /** Which page a path names, relative to the mount path; none for other paths. */
-export const pageOf = (path: string): Option.Option<Page> =>
-  path === Metadata.paths.authorize
-    ? Option.some("authorize")
-    : path === Metadata.paths.login
-      ? Option.some("login")
-      : path === consentsPath
-        ? Option.some("consents")
-        : path === Metadata.paths.logout
-          ? Option.some("logout")
-          : path === accountPath
-            ? Option.some("account")
-            : Option.none()
+export const pageOf = (path: string): Option.Option<Page | PasskeyPage> =>
+  Option.map(Option.fromNullable(pages.find(([p]) => p === path)), ([, page]) => page)
 
 /** The `ui_locales` of a query string, first choice first; none when the query cannot be read. */
 export const uiLocalesOf = (query: string): ReadonlyArray<string> =>
@@ -220,7 +243,9 @@ export const currentUser = (session: Option.Option<Session.Session>) =>
 export const anonymousOf = (session: Option.Option<Session.Session>) =>
   Option.isSome(session)
     ? Effect.succeed<Session.Session>({
-        ...session.value,
+        id: session.value.id,
+        idHash: session.value.idHash,
+        stored: session.value.stored,
         userId: null,
         username: null,
         authenticatedAt: null
@@ -347,7 +372,8 @@ export const claimForm = <F>(
     const take = Effect.flatMap(pending.value.write, (taken) =>
       taken ? Effect.void : early(forbidden(frame))
     )
-    return { form, session: session.value, rawQuery: pending.value.value.rawQuery, take }
+    const { rawQuery, createdAt } = pending.value.value
+    return { form, session: session.value, rawQuery, createdAt, take }
   })
 
 /** `claimForm`, with the pending request taken at once. */

@@ -21,6 +21,12 @@ export interface PageRequest extends HttpRequest {
   readonly ownOrigin: string
 }
 
+/** The passkey endpoints a sign-in page's script posts to: the challenge, then the answer. */
+export interface PasskeyActions {
+  readonly challenge: string
+  readonly login: string
+}
+
 /** Why the sign-in form is shown again. */
 export type SignInProblem = "missing_fields" | "bad_credentials"
 
@@ -49,6 +55,8 @@ export type Problem =
         | "method_not_allowed"
         /** A logout request that cannot be trusted: a bad `id_token_hint`, or an unregistered `post_logout_redirect_uri`. */
         | "bad_logout"
+        | "passkey_refused"
+        | "login_required"
     }
 
 /**
@@ -131,6 +139,8 @@ export type View = Data.TaggedEnum<{
     readonly ticket: Session.FormTicket
     readonly error: Option.Option<SignInError>
     readonly formTargets: ReadonlyArray<string>
+    /** Where "Sign in with a passkey" posts, when the server has passkeys (absent otherwise). */
+    readonly passkey?: PasskeyActions
   }
   /** The consent page, with a "Not you?" form that signs in as someone else. */
   Consent: {
@@ -217,6 +227,8 @@ export type View = Data.TaggedEnum<{
     readonly ticket: Session.FormTicket
     readonly formTargets: ReadonlyArray<string>
   }
+  /** A JSON answer of a passkey endpoint (no caching); errors are `ErrorPage`s, which a client asking for JSON gets as JSON. */
+  Json: { readonly status: number; readonly body: unknown }
   /** An error shown to the user (or as JSON to a client that asks for it), never sent to the client's redirect URI. */
   ErrorPage: {
     readonly status: number
@@ -254,3 +266,6 @@ export interface PageResponse {
 
 /** The pages, by what they serve. */
 export type Page = "authorize" | "login" | "consents" | "logout" | "account"
+
+/** The passkey endpoints (`Paths.passkeys`), answered only when the server has passkeys. */
+export type PasskeyPage = "passkeyChallenge" | "passkeyLogin" | "passkeys"

@@ -35,7 +35,10 @@ export const EventType = Schema.Literal(
   "mfa_reset",
   "logout",
   "password_changed",
-  "session_ended"
+  "session_ended",
+  "passkey_registered",
+  "passkey_signed_in",
+  "passkey_removed"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -12,7 +12,13 @@ import { isPlainText } from "../oauth/requests/Params.js"
 import { hmac, sha256, timingSafeEqual } from "../services/Digest.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
-import { type PendingRecord, type SessionRecord, SessionStore, type Step } from "../storage/SessionStore.js"
+import {
+  type PendingRecord,
+  type SessionRecord,
+  SessionStore,
+  type SignInMethod,
+  type Step
+} from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 
 /** Name of the session cookie. */
@@ -29,7 +35,12 @@ export interface Session {
   readonly authenticatedAt: number | null
   /** Read from the store: saving it only renews it, and a session ended since stays ended. */
   readonly stored: boolean
+  /** How the user signed in, when not with a password (`SessionRecord.method`). */
+  readonly method?: SignInMethod
 }
+
+// A session's sign-in method as an optional field: absent for a password
+const methodOf = (method: SignInMethod | undefined) => (method === undefined ? {} : { method })
 
 /** What a page needs to continue a pending request: the hidden fields of its form. */
 export interface FormTicket {
@@ -87,12 +98,20 @@ export const load = Effect.fnUntraced(function* (cookieHeader: string | undefine
   const now = yield* nowSeconds
   const found = yield* Effect.flatMap(SessionStore, (s) => s.find(idHash, now))
   if (Option.isNone(found)) return Option.none<Session>()
-  const { userId, username, authenticatedAt } = found.value
+  const { userId, username, authenticatedAt, method } = found.value
   // ASVS V3.3.2: checked here too, so a shorter sessionMaxAge applies at once to stored sessions
   if (userId !== null && (authenticatedAt === null || (yield* absoluteEnd(authenticatedAt)) <= now)) {
     return Option.none<Session>()
   }
-  return Option.some<Session>({ id, idHash, userId, username, authenticatedAt, stored: true })
+  return Option.some<Session>({
+    id,
+    idHash,
+    userId,
+    username,
+    authenticatedAt,
+    stored: true,
+    ...methodOf(method)
+  })
 })
 
 /**
@@ -124,7 +143,8 @@ const renewed = Effect.fnUntraced(function* (session: Session) {
     userId: session.userId,
     username: session.username,
     authenticatedAt: session.authenticatedAt,
-    expiresAt
+    expiresAt,
+    ...methodOf(session.method)
   }
   return { record, maxAge: Math.max(0, expiresAt - now) }
 })
@@ -184,14 +204,16 @@ export const regenerate = Effect.fnUntraced(function* (
  * session only while the account is still enabled with that password (D16, docs/security.md),
  * then deletes the old session, and answers whether it did; nothing is stored and the old
  * session is kept when the account was disabled, deleted or given a new password since it was
- * read. The value is the new session's `Set-Cookie`.
+ * read. The value is the new session's `Set-Cookie`. `method` records a sign-in that was not
+ * with a password (a passkey's: the account as it was read, password hash included).
  */
 export const signingIn = Effect.fnUntraced(function* (
   old: Session,
   user: Pick<User, "userId" | "username" | "passwordHash">,
-  cookie: { path: string; secure: boolean }
+  cookie: { path: string; secure: boolean },
+  method?: SignInMethod
 ) {
-  const next = yield* regenerate(Option.none(), user)
+  const next = { ...(yield* regenerate(Option.none(), user)), ...methodOf(method) }
   const { record, maxAge } = yield* renewed(next)
   const write = Effect.flatMap(SessionStore, (store) =>
     Effect.flatMap(

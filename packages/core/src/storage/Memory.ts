@@ -13,6 +13,7 @@ import { consentStore as consents } from "./memory/consents.js"
 import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
+import { passkeyStore as passkeys } from "./memory/passkeys.js"
 import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
 import { tokenStore as tokens } from "./memory/tokens.js"
@@ -28,7 +29,20 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const sessions = (held: typeof state) => held.sessions.store
   const throttle = () => memoryThrottleStore()
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
+    {
+      applications,
+      users,
+      codes,
+      tokens,
+      consents,
+      openIds,
+      settings,
+      sessions,
+      throttle,
+      keys,
+      factors,
+      passkeys
+    },
     state
   )
 }

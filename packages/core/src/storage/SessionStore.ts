@@ -8,6 +8,11 @@ import { Context, type Effect, type Option, Schema } from "effect"
 import { isDisabled, type User } from "../model/User.js"
 import { StorageError } from "./StorageError.js"
 
+/** How a session's user signed in, when it was not with a password. */
+export const SignInMethod = Schema.Literal("passkey")
+/** How a session's user signed in, when it was not with a password. */
+export type SignInMethod = typeof SignInMethod.Type
+
 /** A browser's session, as stored. Times are epoch seconds. */
 export const SessionRecord = Schema.Struct({
   /** SHA-256 of the session id the browser's cookie carries. */
@@ -21,7 +26,12 @@ export const SessionRecord = Schema.Struct({
    */
   authenticatedAt: Schema.NullOr(Schema.Number),
   /** The session is gone at this time (the lifetime slides on every save, never past the absolute one). */
-  expiresAt: Schema.Number
+  expiresAt: Schema.Number,
+  /**
+   * How the user signed in: `passkey` for a passkey sign-in; absent for a password (every sign-in
+   * before passkeys was one) and while nobody has signed in. A store reads a NULL column as absent.
+   */
+  method: Schema.optionalWith(SignInMethod, { exact: true, nullable: true })
 })
 /** A browser's session, as stored. */
 export type SessionRecord = typeof SessionRecord.Type

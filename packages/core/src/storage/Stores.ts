@@ -8,6 +8,7 @@ import { ConsentStore } from "./ConsentStore.js"
 import { FactorStore } from "./FactorStore.js"
 import { KeyStore } from "./KeyStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
+import { PasskeyStore } from "./PasskeyStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
 import { ThrottleStore } from "./ThrottleStore.js"
@@ -27,6 +28,7 @@ export type Stores =
   | ThrottleStore
   | KeyStore
   | FactorStore
+  | PasskeyStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -41,6 +43,7 @@ export interface Implementations {
   readonly throttle: ThrottleStore["Type"]
   readonly keys: KeyStore["Type"]
   readonly factors: FactorStore["Type"]
+  readonly passkeys: PasskeyStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -55,7 +58,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(SessionStore, of.sessions),
     Context.add(ThrottleStore, of.throttle),
     Context.add(KeyStore, of.keys),
-    Context.add(FactorStore, of.factors)
+    Context.add(FactorStore, of.factors),
+    Context.add(PasskeyStore, of.passkeys)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -74,5 +78,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     sessions: builders.sessions(over),
     throttle: builders.throttle(over),
     keys: builders.keys(over),
-    factors: builders.factors(over)
+    factors: builders.factors(over),
+    passkeys: builders.passkeys(over)
   })

@@ -13,6 +13,7 @@ import { Token } from "../model/Token.js"
 import { TotpFactor } from "../model/TotpFactor.js"
 import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
+import { Passkey } from "./PasskeyStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
 import { StorageError } from "./StorageError.js"
 
@@ -134,7 +135,8 @@ export const sessions: Table<SessionRecord> = table("sessions", SessionRecord, [
   ["user_id", "userId", "text"],
   ["username", "username", "text"],
   ["authenticated_at", "authenticatedAt", "int"],
-  ["expires_at", "expiresAt", "int"]
+  ["expires_at", "expiresAt", "int"],
+  ["sign_in_method", "method", "text"]
 ])
 
 /** Authorization requests pending in a session. */
@@ -187,6 +189,20 @@ export const consents: Table<Consent> = table(
     ["updated_at", "updatedAt", "int"]
   ]
 )
+
+/** Passkeys (WebAuthn credentials), by credential id. */
+export const passkeys: Table<Passkey> = table("passkeys", Passkey, [
+  ["credential_id", "credentialId", "text"],
+  ["user_id", "userId", "text"],
+  ["public_key", "publicKey", "text"],
+  ["counter", "counter", "int"],
+  ["transports", "transports", "json"],
+  ["device_type", "deviceType", "text"],
+  ["backed_up", "backedUp", "bool"],
+  ["name", "name", "text"],
+  ["created_at", "createdAt", "int"],
+  ["last_used_at", "lastUsedAt", "int"]
+])
 
 /** The column names of `t` in insert order, comma-separated: `kind, token_hash, ...`. */
 export const columnList = (t: Table<unknown>): string => t.columns.map((c) => c.name).join(", ")

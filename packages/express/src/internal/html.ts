@@ -5,6 +5,7 @@
  */
 import type { Interaction } from "@latchkey/core"
 import type { Catalogue, Rich } from "../locales/Catalogue.js"
+import * as PasskeyScripts from "./passkeys.js"
 
 /** Page layout, chosen by `client_type`. */
 export type Layout = "PC" | "Mobile"
@@ -188,7 +189,15 @@ export interface SignInFields {
   readonly username?: string
   /** Why the last attempt failed. */
   readonly error?: Interaction.SignInProblem
+  /** "Sign in with a passkey", when the server has passkeys: the endpoints its script posts to. */
+  readonly passkey?: Interaction.PasskeyActions
 }
+
+/** The passkey button, its error line and its script (hidden until the script finds WebAuthn). */
+const passkeyButton = (t: Catalogue, p: Interaction.PasskeyActions): string =>
+  `<div class="submit"><button class="btn" type="button" id="passkey" hidden data-challenge="${escapeHtml(p.challenge)}" data-login="${escapeHtml(p.login)}">${escapeHtml(t.signIn.passkey)}</button></div>
+<p class="alert" role="alert" id="passkey-error" hidden>${escapeHtml(t.signIn.passkeyFailed)}</p>
+<script>${PasskeyScripts.signInScript}</script>`
 
 export const signInForm = (t: Catalogue, p: SignInFields, extra = ""): string => {
   const invalid = p.error !== undefined ? ` aria-invalid="true" aria-describedby="form-error"` : ""
@@ -202,13 +211,15 @@ ${hidden("txn", p.txn)}
 ${hidden("csrf_token", p.csrf)}${extra}
 <div class="field">
 <label for="username">${escapeHtml(t.signIn.username)}</label>
-<input class="input" id="username" name="username" type="text" autocomplete="username" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
+<input class="input" id="username" name="username" type="text" autocomplete="username${p.passkey === undefined ? "" : " webauthn"}" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="128" required${hasUser ? ` value="${escapeHtml(p.username as string)}"` : " autofocus"}${invalid}>
 </div>
 <div class="field">
 <label for="password">${escapeHtml(t.signIn.password)}</label>
 <input class="input" id="password" name="password" type="password" autocomplete="current-password" maxlength="1024" required${hasUser ? " autofocus" : ""}${invalid}>
 </div>
-<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.signIn.submit)}</button></div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.signIn.submit)}</button></div>${
+    p.passkey === undefined ? "" : `\n${passkeyButton(t, p.passkey)}`
+  }
 </form>`
 }
 

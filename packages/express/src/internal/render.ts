@@ -9,6 +9,7 @@ import { Option } from "effect"
 import type { Request, Response } from "express"
 import { type Catalogue, catalogue, defaultLanguage, languages } from "../locales/index.js"
 import * as Pages from "../Pages.js"
+import * as PasskeyScripts from "./passkeys.js"
 
 /** What a view is rendered with: the request and its response, and the router's page options. */
 export interface PageContext {
@@ -60,15 +61,25 @@ const describe = (ctx: PageContext, scope: Scope.ScopeSet, t: Catalogue): Readon
   scope.map((name) => describeScope(ctx, name, t))
 
 /** The headers of every page: its CSP (forms post only to `formTargets`), no caching. */
-const pageHeaders = (res: Response, formTargets: ReadonlyArray<string>): void => {
-  res.setHeader("content-security-policy", Pages.contentSecurityPolicy(formTargets))
+const pageHeaders = (
+  res: Response,
+  formTargets: ReadonlyArray<string>,
+  scripts: ReadonlyArray<string> = []
+): void => {
+  res.setHeader("content-security-policy", Pages.contentSecurityPolicy(formTargets, scripts))
   res.setHeader("cache-control", "no-store")
   res.setHeader("pragma", "no-cache")
 }
 
-/** Send a page. */
-const sendHtml = (res: Response, status: number, html: string, formTargets: ReadonlyArray<string>): void => {
-  pageHeaders(res, formTargets)
+/** Send a page (with the CSP sources of its scripts, if it has any). */
+const sendHtml = (
+  res: Response,
+  status: number,
+  html: string,
+  formTargets: ReadonlyArray<string>,
+  scripts: ReadonlyArray<string> = []
+): void => {
+  pageHeaders(res, formTargets, scripts)
   res.status(status)
   res.setHeader("content-type", "text/html; charset=utf-8")
   res.end(html)
@@ -122,10 +133,18 @@ const signIn = (ctx: PageContext, v: ViewOf<"SignIn">): void =>
       ...common(ctx, v),
       appName: v.appName,
       redirectHost: v.redirectHost,
-      ...signInFields(v)
+      ...signInFields(v),
+      ...(v.passkey === undefined ? {} : { passkey: v.passkey })
     }),
-    v.formTargets
+    v.formTargets,
+    v.passkey === undefined ? [] : [PasskeyScripts.signInScriptSource]
   )
+
+/** A passkey endpoint's JSON answer, never cached. */
+const json = ({ res }: PageContext, v: ViewOf<"Json">): void => {
+  pageHeaders(res, [])
+  NodeHttp.write(res, Http.json(v.status, v.body))
+}
 
 /** The consent page: the application and the scopes it asks for. */
 const consent = (ctx: PageContext, v: ViewOf<"Consent">): void => {
@@ -258,6 +277,7 @@ export const render = (ctx: PageContext, answer: Interaction.PageResponse): void
     LogoutConfirm: (v) => logoutConfirm(ctx, v),
     SignedOut: (v) => signedOut(ctx, v),
     Account: (v) => account(ctx, v),
+    Json: (v) => json(ctx, v),
     ErrorPage: (v) => errorPage(ctx, v)
   })
 }

@@ -48,6 +48,10 @@ export interface Catalogue {
     readonly password: string
     readonly submit: string
     readonly footer: (redirectHost: string) => Rich
+    /** The button of a passkey sign-in, when the server has passkeys. */
+    readonly passkey: string
+    /** The line under it when a passkey sign-in did not succeed. */
+    readonly passkeyFailed: string
     /** The message above the form when the sign-in failed. */
     readonly problems: { readonly [P in Interaction.SignInProblem]: string }
   }

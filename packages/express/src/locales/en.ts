@@ -24,6 +24,8 @@ export const en: Catalogue = {
     password: "Password",
     submit: "Sign in",
     footer: (redirectHost) => ["After you sign in you will return to ", strong(redirectHost), "."],
+    passkey: "Sign in with a passkey",
+    passkeyFailed: "Signing in with a passkey did not work. Try again, or use your password.",
     problems: {
       missing_fields: "Enter your username and password.",
       bad_credentials: "Username or password is incorrect."
@@ -190,6 +192,15 @@ export const en: Catalogue = {
         title: "This page can't be opened like this",
         explain: (_, productName) =>
           `This address only answers forms sent from ${productName}'s own pages, for example after a page was reloaded or bookmarked. Start again from the application.`
+      },
+      passkey_refused: {
+        title: "The passkey was not accepted",
+        explain: () =>
+          "The passkey could not be verified for this account. Nothing has been changed. Try again, or sign in with your password."
+      },
+      login_required: {
+        title: "Sign in first",
+        explain: () => "Managing passkeys needs you to be signed in. Nothing has been changed."
       }
     }
   }

@@ -24,6 +24,8 @@ export const zhCN: Catalogue = {
     password: "密码",
     submit: "登录",
     footer: (redirectHost) => ["登录后你将返回 ", strong(redirectHost), "。"],
+    passkey: "使用通行密钥登录",
+    passkeyFailed: "通行密钥登录未成功。请重试，或使用密码登录。",
     problems: {
       missing_fields: "请输入用户名和密码。",
       bad_credentials: "用户名或密码不正确。"
@@ -181,6 +183,14 @@ export const zhCN: Catalogue = {
         title: "无法以这种方式打开此页面",
         explain: (_, productName) =>
           `此地址只接受从 ${productName} 自身页面提交的表单，例如在页面被刷新或收藏后再次打开时。请从应用重新开始。`
+      },
+      passkey_refused: {
+        title: "通行密钥未被接受",
+        explain: () => "无法为此账号验证该通行密钥。没有任何更改。请重试，或使用密码登录。"
+      },
+      login_required: {
+        title: "请先登录",
+        explain: () => "管理通行密钥需要先登录。没有任何更改。"
       }
     }
   }

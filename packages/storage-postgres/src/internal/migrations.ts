@@ -338,6 +338,31 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
         PRIMARY KEY (user_id, code_digest)
       );
     `
+  },
+  {
+    version: 8,
+    name: "passkeys",
+    sql: `
+      -- WebAuthn credentials (PasskeyStore), by the credential id the authenticator chose (base64url).
+      -- public_key is the COSE public key (base64url); counter the signature counter last seen;
+      -- transports a JSON array; device_type 'singleDevice' or 'multiDevice'.
+      -- UserStore.remove deletes a user's passkeys in its transaction.
+      CREATE TABLE passkeys (
+        credential_id text PRIMARY KEY,
+        user_id       text NOT NULL,
+        public_key    text NOT NULL,
+        counter       bigint NOT NULL,
+        transports    jsonb NOT NULL,
+        device_type   text NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+        backed_up     boolean NOT NULL,
+        name          text NOT NULL,
+        created_at    bigint NOT NULL,
+        last_used_at  bigint
+      );
+      CREATE INDEX passkeys_by_user ON passkeys (user_id, created_at);
+      -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
+      ALTER TABLE sessions ADD COLUMN sign_in_method text;
+    `
   }
 ]
 

@@ -13,6 +13,7 @@ import { consentStore as consents } from "./stores/consents.js"
 import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
 import type { Over } from "./stores/shared.js"
@@ -24,7 +25,20 @@ import { userStore as users } from "./stores/users.js"
 export const make = (db: Database, limits: SessionStore.SessionLimits): Context.Context<Stores.Stores> => {
   const over: Over = { db, limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
+    {
+      applications,
+      users,
+      codes,
+      tokens,
+      consents,
+      openIds,
+      settings,
+      sessions,
+      throttle,
+      keys,
+      factors,
+      passkeys
+    },
     over
   )
 }

@@ -348,6 +348,31 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
         PRIMARY KEY (user_id, code_digest)
       );
     `
+  },
+  {
+    version: 15,
+    name: "passkeys",
+    sql: `
+      -- WebAuthn credentials (PasskeyStore), by the credential id the authenticator chose (base64url).
+      -- public_key is the COSE public key (base64url); counter the signature counter last seen;
+      -- transports a JSON array; device_type 'singleDevice' or 'multiDevice'; backed_up 0 or 1.
+      -- UserStore.remove deletes a user's passkeys in its transaction.
+      CREATE TABLE passkeys (
+        credential_id TEXT PRIMARY KEY NOT NULL,
+        user_id       TEXT NOT NULL,
+        public_key    TEXT NOT NULL,
+        counter       INTEGER NOT NULL,
+        transports    TEXT NOT NULL,
+        device_type   TEXT NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+        backed_up     INTEGER NOT NULL CHECK (backed_up IN (0, 1)),
+        name          TEXT NOT NULL,
+        created_at    INTEGER NOT NULL,
+        last_used_at  INTEGER
+      );
+      CREATE INDEX passkeys_by_user ON passkeys (user_id, created_at);
+      -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
+      ALTER TABLE sessions ADD COLUMN sign_in_method TEXT;
+    `
   }
 ]
 

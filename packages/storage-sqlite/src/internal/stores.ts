@@ -11,6 +11,7 @@ import { consentStore as consents } from "./stores/consents.js"
 import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
 import { type Over, sharedWrites } from "./stores/shared.js"
@@ -30,7 +31,20 @@ export const make = (
 ): Context.Context<Stores.Stores> => {
   const over: Over = { db, write: writer.write, shared: sharedWrites(db), limits }
   return Stores.build(
-    { applications, users, codes, tokens, consents, openIds, settings, sessions, throttle, keys, factors },
+    {
+      applications,
+      users,
+      codes,
+      tokens,
+      consents,
+      openIds,
+      settings,
+      sessions,
+      throttle,
+      keys,
+      factors,
+      passkeys
+    },
     over
   )
 }

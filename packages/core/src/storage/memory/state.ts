@@ -12,6 +12,7 @@ import type { Token } from "../../model/Token.js"
 import type { TotpFactor } from "../../model/TotpFactor.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
+import type { Passkey } from "../PasskeyStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
 import { refusal } from "../UserStore.js"
@@ -38,6 +39,8 @@ export interface State {
   readonly factors: Map<string, TotpFactor>
   /** User id → the digests of their unused recovery codes. */
   readonly recoveryCodes: Map<string, Set<string>>
+  /** Passkeys by credential id. */
+  readonly passkeys: Map<string, Passkey>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -55,6 +58,7 @@ export const empty = (limits: SessionLimits): State => {
     keys: [],
     factors: new Map(),
     recoveryCodes: new Map(),
+    passkeys: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId))
   }
 }

@@ -47,6 +47,7 @@ export const userStore = (state: State): UserStore["Type"] => {
         state.factors.delete(userId)
         state.recoveryCodes.delete(userId)
         if (!users.delete(userId)) return false
+        for (const [id, p] of state.passkeys) if (p.userId === userId) state.passkeys.delete(id)
         sessions.endSessionsOf(userId)
         return true
       })

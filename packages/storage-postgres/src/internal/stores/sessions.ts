@@ -11,7 +11,7 @@ import { all, bound, changed, count, first, insertSql, params, purgeSql, selectF
 import { dropPendingOf, endSessionsOf, idHashes, type Over, sessionLock } from "./shared.js"
 
 const updateSql =
-  "UPDATE sessions SET user_id = $2, username = $3, authenticated_at = $4, expires_at = $5 WHERE id_hash = $1"
+  "UPDATE sessions SET user_id = $2, username = $3, authenticated_at = $4, expires_at = $5, sign_in_method = $6 WHERE id_hash = $1"
 
 // The oldest sessions are those whose lifetime ends first; seq breaks ties. Locked, as a delete would.
 const oldestSql = (signedIn: boolean) => `SELECT id_hash FROM sessions

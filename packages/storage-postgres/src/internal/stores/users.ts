@@ -65,6 +65,7 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
         // A removed user's second factor goes with them (migration 6).
         yield* tx.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId])
         yield* tx.query("DELETE FROM totp_factors WHERE user_id = $1", [userId])
+        yield* tx.query("DELETE FROM passkeys WHERE user_id = $1", [userId])
         yield* tx.query(retireCodesOfUser, [userId])
         yield* tx.query(revokeUserSql, [userId, now])
         if (changed(deleted) === 0) return false

@@ -20,7 +20,7 @@ const prepare = ({ db }: Over) => ({
   find: db.prepare(selectFrom(Tables.sessions, "WHERE id_hash = ? AND expires_at > ?")),
   // An update keeps the row (and its rowid); only an insert can take the store past maxSessions.
   update: db.prepare(
-    "UPDATE sessions SET user_id = @userId, username = @username, authenticated_at = @authenticatedAt, expires_at = @expiresAt WHERE id_hash = @idHash"
+    "UPDATE sessions SET user_id = @userId, username = @username, authenticated_at = @authenticatedAt, expires_at = @expiresAt, sign_in_method = @method WHERE id_hash = @idHash"
   ),
   insert: db.prepare(insertSql(Tables.sessions)),
   count: db.prepare("SELECT count(*) FROM sessions").pluck(),
@@ -73,7 +73,8 @@ const prepare = ({ db }: Over) => ({
 export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
   const { db, write, shared, limits } = over
   const q = prepare(over)
-  const renew = (s: SessionStore.SessionRecord): boolean => q.update.run(s).changes > 0
+  const renew = (s: SessionStore.SessionRecord): boolean =>
+    q.update.run({ ...s, method: s.method ?? null }).changes > 0
   const tx = {
     // Past maxSessions: Eviction.sessionsToEvict over the oldest of each kind.
     save: db.transaction((s: SessionStore.SessionRecord): void => {

@@ -16,7 +16,8 @@ const prepare = ({ db }: Over) => ({
   deleteConsentsOf: db.prepare("DELETE FROM consents WHERE user_id = ?"),
   // A removed user's second factor goes with them (migration 14).
   deleteFactorOf: db.prepare("DELETE FROM totp_factors WHERE user_id = ?"),
-  deleteRecoveryCodesOf: db.prepare("DELETE FROM recovery_codes WHERE user_id = ?")
+  deleteRecoveryCodesOf: db.prepare("DELETE FROM recovery_codes WHERE user_id = ?"),
+  deletePasskeysOf: db.prepare("DELETE FROM passkeys WHERE user_id = ?")
 })
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
@@ -31,6 +32,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
       q.deleteFactorOf.run(userId)
       q.deleteRecoveryCodesOf.run(userId)
       if (q.remove.run(userId).changes === 0) return false
+      q.deletePasskeysOf.run(userId)
       shared.endSessionsOf(userId)
       return true
     }),
