@@ -3,13 +3,48 @@
  * `Transaction`: a unit of store calls commits all of its writes or none, a write it refuses and
  * catches undoes only itself, and a pending request taken inside units is still taken once.
  */
-import { assert, layer as sharedLayer } from "@effect/vitest"
+import { assert, layer as sharedLayer, type Vitest } from "@effect/vitest"
 import { CodeStore, PasskeyStore, type Stores, Transaction } from "@latchkey/core"
 import { Data, Effect, Either, type Layer } from "effect"
 import * as F from "./Fixtures.js"
 import { isPending, Sessions, stored } from "./internal/sessions.js"
 
 class Abandoned extends Data.TaggedError("Abandoned")<object> {}
+
+/** A passkey's recorded use belongs to the unit it is written in, as a session does. */
+const passkeyUseCase = (it: Vitest.MethodsNonLive<Stores.Stores | Transaction.Transaction>): void => {
+  it.effect(
+    "transaction: a passkey's recorded use and a session written in a unit that fails are both undone",
+    () =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const passkeys = yield* PasskeyStore.PasskeyStore
+        const passkey = F.passkey(F.id("user"), { counter: 2 })
+        yield* passkeys.insert(passkey)
+        const session = F.signedInSession({ userId: passkey.userId, method: "passkey" })
+        const use = { expected: 2, counter: 3, backedUp: true, at: F.baseTime + 1 }
+        const failed = yield* Effect.either(
+          Transaction.atomically(
+            Effect.zipRight(
+              Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session)),
+              Effect.fail(new Abandoned())
+            )
+          )
+        )
+        assert.isTrue(Either.isLeft(failed), "the unit's own failure")
+        assert.deepStrictEqual(yield* stored([session]), [false])
+        const kept = yield* passkeys.find(passkey.credentialId)
+        assert.deepStrictEqual(kept._tag === "Some" ? kept.value : null, passkey)
+        // The same unit, succeeding: both stored
+        yield* Transaction.atomically(
+          Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session))
+        )
+        assert.deepStrictEqual(yield* stored([session]), [true])
+        const moved = yield* passkeys.find(passkey.credentialId)
+        assert.strictEqual(moved._tag === "Some" ? moved.value.counter : null, 3)
+      })
+  )
+}
 
 /**
  * Register a `describe` block named `name` that runs the transaction contract against `layer`,
@@ -50,37 +85,7 @@ export const transactionContract = (
       })
     )
 
-    it.effect(
-      "transaction: a passkey's recorded use and a session written in a unit that fails are both undone",
-      () =>
-        Effect.gen(function* () {
-          const sessions = yield* Sessions
-          const passkeys = yield* PasskeyStore.PasskeyStore
-          const passkey = F.passkey(F.id("user"), { counter: 2 })
-          yield* passkeys.insert(passkey)
-          const session = F.signedInSession({ userId: passkey.userId, method: "passkey" })
-          const use = { expected: 2, counter: 3, backedUp: true, at: F.baseTime + 1 }
-          const failed = yield* Effect.either(
-            Transaction.atomically(
-              Effect.zipRight(
-                Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session)),
-                Effect.fail(new Abandoned())
-              )
-            )
-          )
-          assert.isTrue(Either.isLeft(failed), "the unit's own failure")
-          assert.deepStrictEqual(yield* stored([session]), [false])
-          const kept = yield* passkeys.find(passkey.credentialId)
-          assert.deepStrictEqual(kept._tag === "Some" ? kept.value : null, passkey)
-          // The same unit, succeeding: both stored
-          yield* Transaction.atomically(
-            Effect.zipRight(passkeys.recordUse(passkey.credentialId, use), sessions.save(session))
-          )
-          assert.deepStrictEqual(yield* stored([session]), [true])
-          const moved = yield* passkeys.find(passkey.credentialId)
-          assert.strictEqual(moved._tag === "Some" ? moved.value.counter : null, 3)
-        })
-    )
+    passkeyUseCase(it)
 
     it.effect("transaction: a write the unit refuses and catches undoes only itself", () =>
       Effect.gen(function* () {
