@@ -14,6 +14,8 @@ const pathOf = (page: Interaction.Page | Interaction.PasskeyPage): string => {
   switch (page) {
     case "consents":
       return Interaction.consentsPath
+    case "account":
+      return Interaction.accountPath
     case "passkeyChallenge":
       return Paths.passkeys.challenge
     case "passkeyLogin":
