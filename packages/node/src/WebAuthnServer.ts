@@ -6,16 +6,15 @@
  * offers them without a username. The challenge, the RP ID and the origins are the core's.
  */
 import { WebAuthn } from "@latchkey/core"
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  RegistrationResponseJSON
 } from "@simplewebauthn/server"
 import { Effect, Layer } from "effect"
+
+/** The library, as `import()` gives it. */
+type Library = typeof import("@simplewebauthn/server")
 
 /** How long the browser waits for the user (ms): the core's challenge lifetime. */
 const timeout = 300_000
@@ -30,7 +29,13 @@ const failed = (e: unknown) =>
 
 const transportsOf = (t: ReadonlyArray<string>) => t as Array<AuthenticatorTransportFuture>
 
-const service: WebAuthn.WebAuthn["Type"] = {
+/** The service over the loaded library. */
+const over = ({
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse
+}: Library): WebAuthn.WebAuthn["Type"] => ({
   registrationOptions: (r) =>
     Effect.promise(() =>
       generateRegistrationOptions({
@@ -112,10 +117,16 @@ const service: WebAuthn.WebAuthn["Type"] = {
           : Effect.fail(new WebAuthn.CeremonyFailed({ reason: "assertion not verified" }))
       )
     )
-}
+})
 
-/** The WebAuthn service over `@simplewebauthn/server`. */
-export const make = (): WebAuthn.WebAuthn["Type"] => service
+/**
+ * The WebAuthn service over `@simplewebauthn/server`, loaded now: a server without passkeys never
+ * loads the library and what it brings (about 20 MiB of resident memory).
+ */
+export const make: Effect.Effect<WebAuthn.WebAuthn["Type"]> = Effect.map(
+  Effect.promise(() => import("@simplewebauthn/server")),
+  over
+)
 
 /** A layer of the WebAuthn service: passkeys on (the core's passkey endpoints answer only with it). */
-export const layer: Layer.Layer<WebAuthn.WebAuthn> = Layer.succeed(WebAuthn.WebAuthn, service)
+export const layer: Layer.Layer<WebAuthn.WebAuthn> = Layer.effect(WebAuthn.WebAuthn, make)

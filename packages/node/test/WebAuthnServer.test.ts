@@ -6,7 +6,7 @@ import { flags, SoftAuthenticator } from "./softAuthenticator.js"
 
 const rpId = "auth.example"
 const origin = "https://auth.example"
-const service = WebAuthnServer.make()
+const service = await Effect.runPromise(WebAuthnServer.make)
 const challenge = () => randomBytes(32).toString("base64url")
 const expected = (c: string) => ({ rpId, challenge: c, origins: [origin] })
 
