@@ -181,6 +181,36 @@ describe.skipIf(!haveChromium)("openid-client against a running server", () => {
     assert.strictEqual(refreshed.claims()?.sub, claims.sub)
   })
 
+  it("a password sign-in: openid-client reads acr urn:latchkey:acr:password and amr pwd; the refreshed ID token and introspection keep the sign-in's acr and auth_time", async () => {
+    const config = await client.discovery(
+      new URL(server.base),
+      confidential.app_key,
+      undefined,
+      client.ClientSecretBasic(confidential.app_secret),
+      insecure
+    )
+    assert.deepStrictEqual(config.serverMetadata().acr_values_supported, [
+      "urn:latchkey:acr:password",
+      "urn:latchkey:acr:mfa",
+      "phr"
+    ])
+    assert.includeMembers(config.serverMetadata().claims_supported ?? [], ["acr", "amr", "auth_time"])
+    const { tokens, claims, refreshed } = await codeFlow(config)
+    assert.deepStrictEqual([claims.acr, claims.amr], ["urn:latchkey:acr:password", ["pwd"]])
+    const again = refreshed.claims()
+    assert.deepStrictEqual(
+      [again?.acr, again?.amr, again?.auth_time],
+      [claims.acr, claims.amr, claims.auth_time]
+    )
+    for (const token of [tokens.access_token, refreshed.access_token]) {
+      const introspected = await client.tokenIntrospection(config, token)
+      assert.deepStrictEqual(
+        [introspected.active, introspected.acr, introspected.auth_time],
+        [true, claims.acr, claims.auth_time]
+      )
+    }
+  })
+
   it("openid-client's default client authentication (client_secret_post) for an application registered for it: the same flow, scopes joined with spaces", async () => {
     // A client secret given as the metadata argument makes openid-client send it in the body
     const config = await client.discovery(

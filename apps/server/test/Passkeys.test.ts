@@ -3,15 +3,18 @@
  * user registers a passkey; in a new browser context (signed out) "Sign in with a passkey" signs
  * them in with no password and the application gets its code; and while an address-rotating
  * password-guessing loop hammers the same username, the passkey sign-in still succeeds. Counts,
- * not timings: the loop is bounded and is still running when the passkey sign-in lands.
+ * not timings: the loop is bounded and is still running when the passkey sign-in lands. A relying
+ * party (openid-client) reads the `acr` and `amr` of a passkey sign-in: `hwk` for a passkey bound to
+ * the authenticator, `swk` for one that may be synced (backup eligible).
  */
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Pages } from "@latchkey/express"
+import * as client from "openid-client"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { type Callback, executablePath, seedBrowserFlows, startCallback } from "./browserFlows.js"
-import { createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
+import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
 const db = join(tmp.dir, "passkeys.sqlite")
@@ -21,12 +24,25 @@ let server: ServerProcess
 let browser: Browser
 let callback: Callback
 let app: { readonly app_key: string }
+let oidcApp: { readonly app_key: string; readonly app_secret: string }
 let port: number
 
 beforeAll(async () => {
   callback = await startCallback()
   app = await seedBrowserFlows(db, callback.base, {}, true)
   await createUser(db, username, password, {}, true)
+  oidcApp = await createApp(db, [
+    "--name",
+    "OIDC passkey app",
+    "--redirect-uri",
+    `${callback.base}/cb`,
+    "--scope",
+    "openid,profile",
+    "--grant-types",
+    "authorization_code,refresh_token"
+  ])
+  for (const name of ["passkey-device-owner", "passkey-synced-owner"])
+    await createUser(db, name, password, {}, true)
   port = await freePort()
   // WebAuthn needs a domain for its RP ID: the issuer is localhost, mapped to the 127.0.0.1 listener
   server = await spawnServer(
@@ -69,8 +85,11 @@ const authorizeUrl = (state: string) =>
     state
   })}`
 
-/** A page with a virtual platform authenticator (resident keys, user verification), and its DevTools session. */
-const withAuthenticator = async (context: BrowserContext) => {
+/**
+ * A page with a virtual platform authenticator (resident keys, user verification; its passkeys
+ * backup eligible when `synced`), and its DevTools session.
+ */
+const withAuthenticator = async (context: BrowserContext, synced = false) => {
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   await cdp.send("WebAuthn.enable")
@@ -81,7 +100,8 @@ const withAuthenticator = async (context: BrowserContext) => {
       hasResidentKey: true,
       hasUserVerification: true,
       isUserVerified: true,
-      automaticPresenceSimulation: true
+      automaticPresenceSimulation: true,
+      defaultBackupEligibility: synced
     }
   })
   return { page, cdp, authenticatorId }
@@ -210,4 +230,76 @@ describe.skipIf(!existsSync(executablePath))("passkeys in Chromium", () => {
     )
     assert.isAtLeast(attack.statuses.filter((s) => s === 429).length, 1)
   }, 120_000)
+})
+
+describe.skipIf(!existsSync(executablePath))("a relying party reads a passkey sign-in", () => {
+  /** Register a passkey of `owner` (signed in with the password, OpenID consent given through `url`). */
+  const registerPasskey = async (owner: string, url: string, synced: boolean) => {
+    const context = await browser.newContext({ bypassCSP: true })
+    const { page, cdp, authenticatorId } = await withAuthenticator(context, synced)
+    await page.goto(url)
+    await page.getByLabel("Username").fill(owner)
+    await page.getByLabel("Password").fill(password)
+    await page.getByRole("button", { name: "Sign in", exact: true }).click()
+    await page.getByRole("button", { name: "Allow" }).click()
+    await page.waitForURL((u) => u.toString().startsWith(`${callback.base}/cb`), { timeout: 15_000 })
+    await page.goto(`${server.base}/oauth2/oauth2/consents`)
+    await page.addScriptTag({ content: Pages.passkeyRegistrationScript })
+    await page.evaluate(
+      (endpoint) =>
+        (
+          window as unknown as { latchkeyRegisterPasskey: (u: string, n: string) => Promise<unknown> }
+        ).latchkeyRegisterPasskey(endpoint, "Chromium"),
+      `${server.base}/oauth2/oauth2/account/passkeys`
+    )
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId })
+    await context.close()
+    return credentials
+  }
+
+  for (const [owner, synced, amr] of [
+    ["passkey-device-owner", false, ["hwk", "user", "mfa"]],
+    ["passkey-synced-owner", true, ["swk", "user", "mfa"]]
+  ] as const) {
+    it(`a passkey ${synced ? "that may be synced" : "bound to its authenticator"}: openid-client reads acr phr and amr ${amr.join(" ")}`, async () => {
+      const config = await client.discovery(
+        new URL(server.base),
+        oidcApp.app_key,
+        undefined,
+        client.ClientSecretBasic(oidcApp.app_secret),
+        { execute: [client.allowInsecureRequests] }
+      )
+      const authorizeUrl = (state: string, nonce: string) =>
+        client.buildAuthorizationUrl(config, {
+          redirect_uri: `${callback.base}/cb`,
+          scope: "openid profile",
+          state,
+          nonce
+        }).href
+      const credentials = await registerPasskey(owner, authorizeUrl("consent", client.randomNonce()), synced)
+      // Signed out: a new context with the passkey, the button, then the code (consent given before)
+      const context = await browser.newContext()
+      await context.addInitScript(() => {
+        PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false)
+      })
+      const { page, cdp, authenticatorId } = await withAuthenticator(context, synced)
+      for (const credential of credentials)
+        await cdp.send("WebAuthn.addCredential", { authenticatorId, credential })
+      const nonce = client.randomNonce()
+      await page.goto(authorizeUrl("passkey", nonce))
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click()
+      await page.waitForURL((u) => u.toString().startsWith(`${callback.base}/cb`), { timeout: 15_000 })
+      const back = new URL(page.url())
+      await context.close()
+      const tokens = await client.authorizationCodeGrant(config, back, {
+        expectedNonce: nonce,
+        expectedState: "passkey",
+        idTokenExpected: true
+      })
+      const claims = tokens.claims()
+      assert.deepStrictEqual([claims?.acr, claims?.amr], ["phr", [...amr]])
+      const introspected = await client.tokenIntrospection(config, tokens.access_token)
+      assert.deepStrictEqual([introspected.acr, introspected.auth_time], ["phr", claims?.auth_time])
+    }, 60_000)
+  }
 })

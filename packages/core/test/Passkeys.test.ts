@@ -11,6 +11,7 @@ import { SessionStore } from "../src/storage/SessionStore.js"
 import { UserStore } from "../src/storage/UserStore.js"
 import { type Answer, Browser, errorOf, setup, signIn, ticketOf, view } from "./browser.js"
 import { issuer, TestLayer } from "./fixtures.js"
+import { allow, codeOf, openIdSetup, queryOf } from "./openid.js"
 import { Authenticator, FakeWebAuthn, verifications } from "./passkeys.js"
 
 const Audited = () => Layer.provideMerge(Audit.layer, Memory.auditLayer)
@@ -193,14 +194,14 @@ describe("passkey sign-in", () => {
       const redirect = yield* follow(fresh, done)
       assert.isNotNull(redirect.searchParams.get("code"))
       assert.strictEqual(redirect.searchParams.get("state"), "s-1")
-      // The session records how it was signed in
+      // The session records how it was signed in: this authenticator's passkey is bound to it
       const id = (fresh.cookie ?? "").split("=")[1]?.split(".")[0] ?? ""
       const session = yield* Effect.flatMap(SessionStore, (s) =>
         Effect.flatMap(sha256(id), (h) => s.find(h, 0))
       )
       assert.deepStrictEqual(
         Option.map(session, (s) => [s.userId, s.method]),
-        Option.some([user.userId, "passkey"])
+        Option.some([user.userId, "passkey-device"])
       )
       const stored = yield* Effect.flatMap(PasskeyStore, (s) => s.listByUser(user.userId))
       assert.strictEqual(stored[0]?.counter, 1)
@@ -329,4 +330,50 @@ describe("passkey sign-in", () => {
         yield* Fiber.interrupt(guesses)
       }).pipe(Effect.provide(WithPasskeys()))
   )
+})
+
+describe("the sign-in method a code of an OpenID request records", () => {
+  /** A browser that signed in with a password and allowed an OpenID request; the code it got. */
+  const passwordSignedIn = (query: string, username: string, password: string) =>
+    Effect.gen(function* () {
+      const b = new Browser()
+      yield* TestClock.setTime(1_000_000)
+      const consent = yield* b.get(queryOf(yield* signIn(b, query, username, password)))
+      return { b, code: yield* codeOf(yield* allow(b, consent)) }
+    })
+
+  it.effect("a password sign-in: password, at the sign-in's time; a plain OAuth code records none", () =>
+    Effect.gen(function* () {
+      const s = yield* openIdSetup()
+      const { code } = yield* passwordSignedIn(s.query, s.user.username, s.password)
+      assert.deepStrictEqual([code.signInMethod, code.authTime], ["password", 1000])
+      const plain = yield* setup()
+      const b = new Browser()
+      yield* signIn(b, plain.query, plain.user.username, plain.password)
+      const consent = yield* b.get(plain.query)
+      const oauth = yield* codeOf(yield* allow(b, consent))
+      assert.notProperty(oauth, "signInMethod")
+      assert.isNull(oauth.authTime ?? null)
+    }).pipe(Effect.provide(WithPasskeys()))
+  )
+
+  for (const [deviceType, method] of [
+    ["singleDevice", "passkey-device"],
+    ["multiDevice", "passkey"]
+  ] as const) {
+    it.effect(`a ${deviceType} passkey: the session and the code record ${method}`, () =>
+      Effect.gen(function* () {
+        const s = yield* openIdSetup()
+        const { b } = yield* passwordSignedIn(s.query, s.user.username, s.password)
+        const auth = new Authenticator(new URL(issuer).origin, deviceType)
+        yield* register(b, auth)
+        yield* TestClock.setTime(2_000_000)
+        const fresh = new Browser()
+        const { done } = yield* passkeySignIn(fresh, s.query, (o) => auth.get(o))
+        const location = new URL(jsonOf(done).location, issuer)
+        const code = yield* codeOf(yield* fresh.get(location.search.slice(1)))
+        assert.deepStrictEqual([code.signInMethod, code.authTime], [method, 2000])
+      }).pipe(Effect.provide(WithPasskeys()))
+    )
+  }
 })

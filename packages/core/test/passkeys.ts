@@ -19,6 +19,8 @@ interface Answer {
     readonly signature?: string
     readonly counter: number
     readonly userHandle?: string
+    /** Registration: whether the credential may be synced (backup eligible) or is bound to this device. */
+    readonly deviceType?: "singleDevice" | "multiDevice"
   }
 }
 
@@ -52,8 +54,8 @@ export const FakeWebAuthn = Layer.succeed(WebAuthn, {
       publicKey: r.response.publicKey ?? "",
       counter: r.response.counter,
       transports: ["internal"],
-      deviceType: "singleDevice" as const,
-      backedUp: false
+      deviceType: r.response.deviceType ?? "singleDevice",
+      backedUp: r.response.deviceType === "multiDevice"
     })
   },
   authenticationOptions: (c) =>
@@ -76,10 +78,16 @@ export const FakeWebAuthn = Layer.succeed(WebAuthn, {
   }
 })
 
-/** An authenticator holding passkeys: it answers the options of `create()` and `get()` as the browser's JSON. */
+/**
+ * An authenticator holding passkeys: it answers the options of `create()` and `get()` as the
+ * browser's JSON. Its passkeys are bound to it (`singleDevice`) unless it syncs them (`multiDevice`).
+ */
 export class Authenticator {
   readonly passkeys = new Map<string, { publicKey: string; counter: number; userHandle: string }>()
-  constructor(readonly origin: string = new URL(issuer).origin) {}
+  constructor(
+    readonly origin: string = new URL(issuer).origin,
+    readonly deviceType: "singleDevice" | "multiDevice" = "singleDevice"
+  ) {}
 
   create(options: unknown): string {
     const o = options as { challenge: string; user: { id: string } }
@@ -90,7 +98,13 @@ export class Authenticator {
       id,
       rawId: id,
       type: "public-key",
-      response: { challenge: o.challenge, origin: this.origin, publicKey, counter: 0 }
+      response: {
+        challenge: o.challenge,
+        origin: this.origin,
+        publicKey,
+        counter: 0,
+        deviceType: this.deviceType
+      }
     })
   }
 

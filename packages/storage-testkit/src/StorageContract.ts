@@ -21,6 +21,7 @@ import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
 import { signInCases } from "./internal/signInCases.js"
+import { signInRecordCases } from "./internal/signInRecordCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 import { tokenCases } from "./internal/tokenCases.js"
 import { userCases } from "./internal/userCases.js"
@@ -63,5 +64,6 @@ export const storageContract = (
     userinfoCases(it)
     factorCases(it)
     passkeyCases(it)
+    signInRecordCases(it)
   })
 }

@@ -52,7 +52,7 @@ export const consentPost = (req: PageRequest) =>
       return answer(forbidden(frameOf(rawQuery)), setCookie)
     }
     const { issuer } = yield* Config
-    const { userId, authenticatedAt } = user.value
+    const { userId, authenticatedAt, method } = user.value
     // The ID token's sid: only an OpenID request's code carries one
     const sid = ar.openId === undefined ? null : yield* Session.sidOf(user.value.idHash)
     if (form.right.decision === "deny") {
@@ -63,10 +63,10 @@ export const consentPost = (req: PageRequest) =>
     // A token (implicit) is signed after the form is taken, in a transaction of its own
     const redirect =
       ar.responseType === "code"
-        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid))
+        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid, method))
         : yield* Effect.zipRight(
             settled,
-            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid)
+            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid, method)
           )
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

@@ -181,7 +181,12 @@ export const passkeyLogin = (req: PageRequest) =>
       return notAccepted
     }
     const { passkey, user, asserted } = outcome.right
-    const signingIn = yield* Session.signingIn(session, user, yield* cookieOf(req), "passkey")
+    const signingIn = yield* Session.signingIn(
+      session,
+      user,
+      yield* cookieOf(req),
+      Passkeys.signInMethodOf(passkey)
+    )
     const at = yield* nowSeconds
     // The attempt settled, the passkey's counter moved, the new session stored: one transaction
     const stored = yield* atomically(

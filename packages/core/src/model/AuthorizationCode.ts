@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import * as Pkce from "./Pkce.js"
 import * as Scope from "./Scope.js"
+import { SignedInWith } from "./SignIn.js"
 
 /** A stored authorization code. `usedAt` null means issued; set means used (a tombstone). */
 export const AuthorizationCode = Schema.Struct({
@@ -32,7 +33,13 @@ export const AuthorizationCode = Schema.Struct({
    * OpenID Connect: the sign-in session the code was issued in (`Session.sidOf`), the ID token's
    * `sid`; absent means null.
    */
-  sid: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  sid: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /**
+   * OpenID Connect: how the user signed in at `authTime` (`SignIn.SignedInWith`), which the ID
+   * token's `acr` and `amr` and its tokens tell; absent (a store reads NULL so) for a code of no
+   * sign-in it knows of.
+   */
+  signInMethod: Schema.optionalWith(SignedInWith, { exact: true, nullable: true })
 })
 /** A stored authorization code. */
 export type AuthorizationCode = typeof AuthorizationCode.Type

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import * as Scope from "./Scope.js"
+import { SignedInWith } from "./SignIn.js"
 
 /** Which kind of token a row is; lookups are namespaced by kind (no type confusion). */
 export const Kind = Schema.Literal("access", "refresh")
@@ -28,7 +29,15 @@ export const Token = Schema.Struct({
   expiresAt: Schema.Number,
   revokedAt: Schema.NullOr(Schema.Number),
   /** Refresh tokens only: when it was exchanged for a successor (a tombstone from then on). */
-  rotatedAt: Schema.NullOr(Schema.Number)
+  rotatedAt: Schema.NullOr(Schema.Number),
+  /**
+   * When the user signed in, for a token of an OpenID request's browser sign-in (its code, and the
+   * refreshes of its tokens), with `signInMethod`: introspection's and a JWT's `auth_time`. Absent
+   * (a store reads NULL so) for every other token.
+   */
+  authTime: Schema.optionalWith(Schema.Number, { exact: true, nullable: true }),
+  /** How the user signed in at `authTime` (`SignIn.SignedInWith`): the `acr` the token tells. */
+  signInMethod: Schema.optionalWith(SignedInWith, { exact: true, nullable: true })
 })
 /** A stored token. */
 export type Token = typeof Token.Type

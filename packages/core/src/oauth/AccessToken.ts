@@ -28,7 +28,11 @@ export const Claims = Schema.Struct({
     {
       exact: true
     }
-  )
+  ),
+  /** RFC 9068 §2.2.1: the `acr` of the browser sign-in the token came from, when it records one. */
+  acr: Schema.optionalWith(Schema.String, { exact: true }),
+  /** RFC 9068 §2.2.1: when the user signed in (epoch seconds), with `acr`. */
+  auth_time: Schema.optionalWith(Schema.Int, { exact: true })
 }).annotations({ identifier: "AccessTokenClaims" })
 /** The claims of a JWT access token. */
 export type Claims = typeof Claims.Type
@@ -46,6 +50,9 @@ export interface Subject {
   readonly jti: string
   readonly issuedAt: number
   readonly expiresAt: number
+  /** The `acr` of the browser sign-in the token came from, with `authTime`; absent without one. */
+  readonly acr?: string
+  readonly authTime?: number
 }
 
 /** The claims of the JWT access token for `subject`. */
@@ -58,7 +65,10 @@ export const claims = (subject: Subject): Claims => ({
   jti: subject.jti,
   iat: subject.issuedAt,
   exp: subject.expiresAt,
-  ...(subject.openId === null ? {} : { subject_type: subject.subjectType })
+  ...(subject.openId === null ? {} : { subject_type: subject.subjectType }),
+  ...(subject.acr === undefined || subject.authTime === undefined
+    ? {}
+    : { acr: subject.acr, auth_time: subject.authTime })
 })
 
 /** Sign the JWT access token for `subject` with the signing key, `typ` at+jwt. */

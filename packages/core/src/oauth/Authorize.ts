@@ -10,6 +10,7 @@ import { Config } from "../model/Config.js"
 import { candidate, forUser } from "../model/OpenId.js"
 import type * as Pkce from "../model/Pkce.js"
 import * as Scope from "../model/Scope.js"
+import { recorded, type SignInMethod } from "../model/SignIn.js"
 import * as Audit from "../security/Audit.js"
 import { sha256 } from "../services/Digest.js"
 import * as Entropy from "../services/Entropy.js"
@@ -279,13 +280,15 @@ const grantConsent = (
  * The user allowed a code request, prepared: the store calls (for `Transaction.atomically`, with
  * whatever else the request writes) that remember the consent, issue the code and answer the
  * redirect. The code of an OpenID request carries its `nonce`, `authTime` (when the user
- * signed in) and `sid` (the sign-in session, `Session.sidOf`).
+ * signed in), `sid` (the sign-in session, `Session.sidOf`) and, with `authTime`, how the user
+ * signed in (`method`, the session's: absent for a password alone).
  */
 export const codeApproval = Effect.fnUntraced(function* (
   req: AuthorizationRequest,
   userId: string,
   authTime: number | null = null,
-  sid: string | null = null
+  sid: string | null = null,
+  method?: SignInMethod
 ) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
@@ -317,7 +320,8 @@ export const codeApproval = Effect.fnUntraced(function* (
       issuedAt,
       expiresAt: issuedAt + codeTtl,
       usedAt: null,
-      ...(req.openId === undefined ? {} : { nonce: req.openId.nonce, authTime, sid })
+      ...(req.openId === undefined ? {} : { nonce: req.openId.nonce, authTime, sid }),
+      ...(req.openId === undefined || authTime === null ? {} : { signInMethod: recorded(method) })
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
@@ -328,15 +332,18 @@ export const codeApproval = Effect.fnUntraced(function* (
 /**
  * The user allowed the request: remember the consent, issue the code (`codeApproval`, in one
  * transaction) or token, and return the redirect (an `access_denied` one when the token could
- * not be stored under the consent).
+ * not be stored under the consent). The implicit grant's token is OAuth 2.0 only: it records no
+ * sign-in (docs/decisions.md).
  */
 export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   req: AuthorizationRequest,
   userId: string,
   authTime: number | null = null,
-  sid: string | null = null
+  sid: string | null = null,
+  method?: SignInMethod
 ) {
-  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, authTime, sid))
+  if (req.responseType === "code")
+    return yield* atomically(yield* codeApproval(req, userId, authTime, sid, method))
   const { issuer } = yield* Config
   const now = yield* nowSeconds
   const openId = yield* forUser(req.app.appKey, userId)

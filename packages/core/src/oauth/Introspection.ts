@@ -6,7 +6,9 @@ import { Effect, Either, Option, Schema } from "effect"
 import { type Application, scopeDelimiter } from "../model/Application.js"
 import type { InvalidRequest } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
+import * as SignIn from "../model/SignIn.js"
 import { isActive, type Kind, type SubjectType, subjectType, type Token } from "../model/Token.js"
+import * as Strength from "../security/Strength.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import * as Call from "./Call.js"
@@ -17,6 +19,7 @@ import { caps, decode, Text } from "./requests/Params.js"
  * RFC 7662 §2.2 response, as the OpenAPI document shows it: exactly `{active: false}` for
  * anything not active and owned. `subject_type` says how `sub` was established: `user` (a
  * platform user signed in or gave a password), `application` (asserted by the application).
+ * `acr` and `auth_time` tell the browser sign-in a token of an OpenID request came from.
  */
 export const IntrospectionResponse = Schema.Union(
   Schema.Struct({ active: Schema.Literal(false) }),
@@ -33,7 +36,9 @@ export const IntrospectionResponse = Schema.Union(
       {
         exact: true
       }
-    )
+    ),
+    acr: Schema.optionalWith(Schema.String, { exact: true }),
+    auth_time: Schema.optionalWith(Schema.Int, { exact: true })
   })
 ).annotations({ identifier: "IntrospectionResponse" })
 /** An introspection response. */
@@ -86,9 +91,18 @@ const answer = (found: Option.Option<Token>, app: Application, now: number): Int
   const scope = Scope.format(t.scope, scopeDelimiter(app))
   const tokenType = t.kind === "access" ? "Bearer" : "refresh_token"
   // Each shape built whole (no spread per answer)
-  return t.openId === null
-    ? { active: true, scope, client_id: t.appKey, token_type: tokenType, exp: t.expiresAt, iat: t.issuedAt }
-    : {
+  if (t.openId === null)
+    return {
+      active: true,
+      scope,
+      client_id: t.appKey,
+      token_type: tokenType,
+      exp: t.expiresAt,
+      iat: t.issuedAt
+    }
+  const signIn = SignIn.of(t)
+  return signIn === undefined
+    ? {
         active: true,
         scope,
         client_id: t.appKey,
@@ -97,6 +111,18 @@ const answer = (found: Option.Option<Token>, app: Application, now: number): Int
         iat: t.issuedAt,
         sub: t.openId,
         subject_type: subjectType(t)
+      }
+    : {
+        active: true,
+        scope,
+        client_id: t.appKey,
+        token_type: tokenType,
+        exp: t.expiresAt,
+        iat: t.issuedAt,
+        sub: t.openId,
+        subject_type: subjectType(t),
+        acr: Strength.acrOf(SignIn.sessionMethod(signIn.method)),
+        auth_time: signIn.authTime
       }
 }
 

@@ -6,6 +6,7 @@ import * as Paths from "../http/Paths.js"
 import { GrantType, TokenEndpointAuthMethod } from "../model/Application.js"
 import type { Settings } from "../model/Config.js"
 import * as Discovery from "../openid/Discovery.js"
+import * as Strength from "../security/Strength.js"
 
 /** The paths of the OAuth endpoints and the sign-in form, relative to the issuer: `Paths.oauth`. */
 export const paths = Paths.oauth
@@ -35,6 +36,8 @@ export const document = (settings: Settings): Record<string, unknown> => {
       userinfo: base + paths.userinfo,
       jwks: base + paths.jwks,
       endSession: base + paths.logout
-    })
+    }),
+    // OpenID Connect Discovery 1.0 §3: the `acr` values ID tokens, introspection and JWTs carry
+    acr_values_supported: [...Strength.acrValuesSupported]
   }
 }

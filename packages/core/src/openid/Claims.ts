@@ -33,8 +33,22 @@ export const scopesSupported: ReadonlyArray<SupportedScope> = [
   ...(Object.keys(byScope) as Array<keyof typeof byScope>)
 ]
 
-/** The claims of an ID token without a user claim: who issued it, to whom, about whom, when. */
-const tokenClaims = ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "at_hash"] as const
+/**
+ * The claims of an ID token without a user claim: who issued it, to whom, about whom, when, and
+ * how the user signed in (`acr`, `amr`).
+ */
+const tokenClaims = [
+  "sub",
+  "iss",
+  "aud",
+  "exp",
+  "iat",
+  "auth_time",
+  "acr",
+  "amr",
+  "nonce",
+  "at_hash"
+] as const
 
 /** Every claim an ID token or a userinfo answer may carry (the discovery document's `claims_supported`). */
 export const claimsSupported: ReadonlyArray<string> = [

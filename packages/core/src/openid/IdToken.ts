@@ -30,6 +30,12 @@ export interface Subject {
   readonly authTime: number | null
   /** The sign-in session the code was issued in (`Session.sidOf`); null on a refresh or when unknown. */
   readonly sid?: string | null
+  /**
+   * The `acr` and RFC 8176 `amr` of the browser sign-in the token came from (`Strength`), when
+   * the code or refresh token recorded one; absent otherwise.
+   */
+  readonly acr?: string
+  readonly amr?: ReadonlyArray<string>
 }
 
 /**
@@ -55,6 +61,8 @@ export const mint = (
       exp: expiry(time, config.idTokenTtl),
       iat: time.issuedAt,
       ...(subject.authTime === null ? {} : { auth_time: subject.authTime }),
+      ...(subject.acr === undefined ? {} : { acr: subject.acr }),
+      ...(subject.amr === undefined ? {} : { amr: [...subject.amr] }),
       ...(subject.nonce === null ? {} : { nonce: subject.nonce }),
       ...(subject.sid === undefined || subject.sid === null ? {} : { sid: subject.sid }),
       at_hash: accessTokenHash(tokenHash),

@@ -7,8 +7,10 @@
  */
 import { Effect } from "effect"
 import { Config } from "../model/Config.js"
+import type { SignInMethod } from "../model/SignIn.js"
 import { hmac } from "../services/Digest.js"
 import { encode, utf8 } from "../services/internal/base64url.js"
+import type { Passkey } from "../storage/PasskeyStore.js"
 import type { Key } from "../storage/ThrottleStore.js"
 
 /** Seconds a ceremony's challenge is good for, from the ticket it was issued with (WebAuthn's recommended 300 s timeout). */
@@ -22,6 +24,14 @@ export const relyingParty = (issuer: string) => {
   const url = new URL(issuer)
   return { rpId: url.hostname, rpName: url.host, origins: [url.origin] as ReadonlyArray<string> }
 }
+
+/**
+ * The sign-in method a sign-in with `passkey` records: `passkey-device` when the credential is
+ * bound to one device (not backup eligible: a hardware key, RFC 8176 `hwk`), `passkey` when it
+ * may be synced to other devices (`swk`).
+ */
+export const signInMethodOf = (passkey: Pick<Passkey, "deviceType">): SignInMethod =>
+  passkey.deviceType === "singleDevice" ? "passkey-device" : "passkey"
 
 /**
  * The challenge of a ceremony for `purpose`, issued with the form ticket `txn` of the session

@@ -5,17 +5,12 @@
  * holds a value that would let its reader act as the browser.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
+import { SignInMethod } from "../model/SignIn.js"
 import { isDisabled, type User } from "../model/User.js"
 import { StorageError } from "./StorageError.js"
 
-/**
- * How a session's user signed in, when it was not with a password alone: `passkey` (one that may
- * be synced to other devices), `passkey-device` (bound to one device), `totp` (a password, then an
- * authenticator app's code or a recovery code). `security/Strength.ts` derives `acr` and `amr`.
- */
-export const SignInMethod = Schema.Literal("passkey", "passkey-device", "totp")
-/** How a session's user signed in, when it was not with a password. */
-export type SignInMethod = typeof SignInMethod.Type
+/** How a session's user signed in, when it was not with a password alone (`SignIn.SignInMethod`). */
+export { SignInMethod }
 
 /** A browser's session, as stored. Times are epoch seconds. */
 export const SessionRecord = Schema.Struct({

@@ -110,7 +110,8 @@ export const codes: Table<AuthorizationCode> = table("authorization_codes", Auth
   ["used_at", "usedAt", "int"],
   ["nonce", "nonce", "text"],
   ["auth_time", "authTime", "int"],
-  ["sid", "sid", "text"]
+  ["sid", "sid", "text"],
+  ["sign_in_method", "signInMethod", "text"]
 ])
 
 /** Access and refresh tokens, by kind and the digest of the token. */
@@ -126,7 +127,9 @@ export const tokens: Table<Token> = table("tokens", Token, [
   ["issued_at", "issuedAt", "int"],
   ["expires_at", "expiresAt", "int"],
   ["revoked_at", "revokedAt", "int"],
-  ["rotated_at", "rotatedAt", "int"]
+  ["rotated_at", "rotatedAt", "int"],
+  ["auth_time", "authTime", "int"],
+  ["sign_in_method", "signInMethod", "text"]
 ])
 
 /** Sign-in sessions. */

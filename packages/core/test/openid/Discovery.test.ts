@@ -37,9 +37,16 @@ describe("discovery and JWKS", () => {
         "exp",
         "iat",
         "auth_time",
+        "acr",
+        "amr",
         "nonce",
         "at_hash",
         "preferred_username"
+      ])
+      assert.deepStrictEqual(doc.acr_values_supported, [
+        "urn:latchkey:acr:password",
+        "urn:latchkey:acr:mfa",
+        "phr"
       ])
       assert.deepStrictEqual(doc.prompt_values_supported, ["none", "login", "consent", "select_account"])
       assert.deepStrictEqual(doc.response_types_supported, ["code", "token"])

@@ -1,5 +1,6 @@
 import { Clock, Effect, Either, Option } from "effect"
 import * as jose from "jose"
+import type { SignedInWith } from "../../src/model/SignIn.js"
 import { sha256 } from "../../src/services/Digest.js"
 import * as Keys from "../../src/signing/Keys.js"
 import { CodeStore } from "../../src/storage/CodeStore.js"
@@ -32,12 +33,17 @@ export const idClaims = (idToken: string, audience: string) =>
 
 /**
  * A code for `appKey` from the authorize flow, copied under a new value with the OpenID fields
- * the authorize side records (`nonce`, `authTime`).
+ * the authorize side records (`nonce`, `authTime`, and how the user signed in).
  */
 export const openIdCode = (
   appKey: string,
   userId: string,
-  options: { scope: string; nonce?: string | null; authTime?: number | null }
+  options: {
+    scope: string
+    nonce?: string | null
+    authTime?: number | null
+    signInMethod?: SignedInWith
+  }
 ) =>
   Effect.gen(function* () {
     const issued = yield* issueCode(appKey, userId, { scope: options.scope })
@@ -48,7 +54,8 @@ export const openIdCode = (
       ...stored,
       codeHash: yield* sha256(value),
       nonce: options.nonce ?? null,
-      authTime: options.authTime ?? null
+      authTime: options.authTime ?? null,
+      ...(options.signInMethod === undefined ? {} : { signInMethod: options.signInMethod })
     })
     return value
   })

@@ -373,6 +373,20 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
       ALTER TABLE sessions ADD COLUMN sign_in_method TEXT;
     `
+  },
+  {
+    version: 16,
+    name: "the sign-in of codes and tokens",
+    sql: `
+      -- OpenID Connect: how the user signed in at auth_time ('password', 'passkey', 'passkey-device' or
+      -- 'totp'), which the ID token's acr and amr tell; NULL for a code of no sign-in it knows of.
+      ALTER TABLE authorization_codes ADD COLUMN sign_in_method TEXT;
+      -- The browser sign-in a token of an OpenID request came from (its code, and the refreshes of its
+      -- tokens): when, and how; introspection and JWT access tokens tell its acr and auth_time. Both NULL
+      -- for every other token and for one issued before this version.
+      ALTER TABLE tokens ADD COLUMN auth_time INTEGER;
+      ALTER TABLE tokens ADD COLUMN sign_in_method TEXT;
+    `
   }
 ]
 

@@ -6,6 +6,7 @@ import { Effect, Option } from "effect"
 import { type Application, isPublic } from "../../model/Application.js"
 import { InvalidGrant } from "../../model/OAuthError.js"
 import * as Pkce from "../../model/Pkce.js"
+import * as SignIn from "../../model/SignIn.js"
 import { isDisabled } from "../../model/User.js"
 import { CodeStore } from "../../storage/CodeStore.js"
 import { TokenStore } from "../../storage/TokenStore.js"
@@ -82,6 +83,7 @@ export const handle = Effect.fnUntraced(function* (
   if (Option.isNone(user)) return yield* invalid("the user no longer exists")
   // A code issued before its user was disabled is not exchanged while the account is disabled
   if (isDisabled(user.value)) return yield* invalid("authorization code is invalid or expired")
+  const signIn = SignIn.of(code)
   const grant: Grant = {
     app,
     userId: code.userId,
@@ -96,7 +98,8 @@ export const handle = Effect.fnUntraced(function* (
       nonce: code.nonce ?? null,
       authTime: code.authTime ?? null,
       sid: code.sid ?? null
-    }
+    },
+    ...(signIn === undefined ? {} : { signIn })
   }
   const minted = yield* mint(call, grant)
   yield* Call.audited(call, codes.redeem(codeHash, now, minted.records), [

@@ -8,10 +8,12 @@ import type { Application } from "../../model/Application.js"
 import { accessTokenAudience, accessTokenFormat, allows, scopeDelimiter } from "../../model/Application.js"
 import { Config } from "../../model/Config.js"
 import * as Scope from "../../model/Scope.js"
+import { type SignIn, sessionMethod } from "../../model/SignIn.js"
 import type { Token } from "../../model/Token.js"
 import * as Claims from "../../openid/Claims.js"
 import * as IdToken from "../../openid/IdToken.js"
 import type * as Audit from "../../security/Audit.js"
+import * as Strength from "../../security/Strength.js"
 import * as Entropy from "../../services/Entropy.js"
 import { encode } from "../../services/internal/base64url.js"
 import { expiry, type IssueTime, issueTimeAt } from "../../services/internal/time.js"
@@ -49,6 +51,12 @@ export interface Grant {
    * the authorization_code and refresh_token grants only, minted when `scope` includes `openid`.
    */
   readonly openIdContext?: Pick<IdToken.Subject, "user" | "nonce" | "authTime" | "sid">
+  /**
+   * The browser sign-in the grant came from (an OpenID request's code, or a refresh token of one):
+   * its tokens record it, their introspection and JWT tell its `acr` and `auth_time`, and its ID
+   * token its `acr` and `amr`. Absent for every other grant.
+   */
+  readonly signIn?: SignIn
 }
 
 /** A minted token set: the records to store and the response to send once they are stored. */
@@ -73,6 +81,12 @@ export const refreshAllowed = (app: Application): boolean => allows(app, "refres
 export const registeredScope = (app: Application, scope: Scope.ScopeSet): Scope.ScopeSet =>
   Scope.make(scope.filter((item) => app.scopes.includes(item)))
 
+/** The `acr` and RFC 8176 `amr` of a sign-in (`Strength`). */
+const strengthOf = (signIn: SignIn): { readonly acr: string; readonly amr: ReadonlyArray<string> } => {
+  const method = sessionMethod(signIn.method)
+  return { acr: Strength.acrOf(method), amr: Strength.amrOf(method) }
+}
+
 /**
  * The JWT access token (RFC 9068) of a grant for an application whose format is `jwt`: its
  * open_id (or App Key) as subject, the application's audience, a fresh `jti`, living `ttl`.
@@ -89,7 +103,10 @@ const jwtAccessToken = (grant: Grant, time: IssueTime, ttl: number) =>
       scope: grant.scope,
       jti: yield* Entropy.id(),
       issuedAt: time.issuedAt,
-      expiresAt: expiry(time, ttl)
+      expiresAt: expiry(time, ttl),
+      ...(grant.signIn === undefined
+        ? {}
+        : { acr: strengthOf(grant.signIn).acr, authTime: grant.signIn.authTime })
     })
   })
 
@@ -100,7 +117,13 @@ const jwtAccessToken = (grant: Grant, time: IssueTime, ttl: number) =>
 const idTokenOf = (grant: Grant, tokenHash: string, time: IssueTime) => {
   const context = grant.openIdContext
   if (context === undefined || grant.openId === null || !Claims.requested(grant.scope)) return null
-  const subject = { ...context, appKey: grant.app.appKey, openId: grant.openId, scope: grant.scope }
+  const subject = {
+    ...context,
+    appKey: grant.app.appKey,
+    openId: grant.openId,
+    scope: grant.scope,
+    ...(grant.signIn === undefined ? {} : strengthOf(grant.signIn))
+  }
   return IdToken.mint(subject, tokenHash, time)
 }
 
@@ -158,7 +181,10 @@ export const mint = (call: Call.Call<MintRequirements>, grant: Grant) => {
   )
 }
 
-/** The record of a minted token (objects of one shape, built whole: no spread per token). */
+/**
+ * The record of a minted token (objects of one shape per kind of grant, built whole: no spread per
+ * token), with the sign-in the grant came from, if any.
+ */
 const record = (
   grant: Grant,
   time: IssueTime,
@@ -166,20 +192,38 @@ const record = (
   tokenHash: string,
   scope: Scope.ScopeSet,
   expiresAt: number
-): Token => ({
-  tokenHash,
-  kind,
-  appKey: grant.app.appKey,
-  userId: grant.userId,
-  openId: grant.openId,
-  scope,
-  familyId: grant.familyId,
-  parentHash: grant.parentHash,
-  issuedAt: time.issuedAt,
-  expiresAt,
-  revokedAt: null,
-  rotatedAt: null
-})
+): Token =>
+  grant.signIn === undefined
+    ? {
+        tokenHash,
+        kind,
+        appKey: grant.app.appKey,
+        userId: grant.userId,
+        openId: grant.openId,
+        scope,
+        familyId: grant.familyId,
+        parentHash: grant.parentHash,
+        issuedAt: time.issuedAt,
+        expiresAt,
+        revokedAt: null,
+        rotatedAt: null
+      }
+    : {
+        tokenHash,
+        kind,
+        appKey: grant.app.appKey,
+        userId: grant.userId,
+        openId: grant.openId,
+        scope,
+        familyId: grant.familyId,
+        parentHash: grant.parentHash,
+        issuedAt: time.issuedAt,
+        expiresAt,
+        revokedAt: null,
+        rotatedAt: null,
+        authTime: grant.signIn.authTime,
+        signInMethod: grant.signIn.method
+      }
 
 /** The records and response of a minted token set. */
 const minted = (

@@ -6,6 +6,7 @@ import { Effect, Option } from "effect"
 import type { Application } from "../../model/Application.js"
 import { InvalidGrant, InvalidScope } from "../../model/OAuthError.js"
 import * as Scope from "../../model/Scope.js"
+import * as SignIn from "../../model/SignIn.js"
 import { isDisabled, type User } from "../../model/User.js"
 import { TokenStore } from "../../storage/TokenStore.js"
 import { UserStore } from "../../storage/UserStore.js"
@@ -71,6 +72,11 @@ export const handle = Effect.fnUntraced(function* (
     if (isDisabled(found.value)) return yield* invalid("refresh token is invalid, expired or revoked")
     user = found.value
   }
+  const signIn = SignIn.of(old)
+  // OpenID Connect Core §12.2: a refreshed ID token keeps sub and aud, with no nonce and no sid (the
+  // browser's session may be gone); the sign-in it came from, when its tokens record one, stays
+  // (auth_time the original sign-in's, its acr and amr), as it does on the new tokens
+  const openIdContext = user === null ? null : { user, nonce: null, authTime: signIn?.authTime ?? null }
   const grant: Grant = {
     app,
     userId: old.userId,
@@ -80,8 +86,8 @@ export const handle = Effect.fnUntraced(function* (
     familyId: old.familyId,
     parentHash: hash,
     withRefresh: true,
-    // OpenID Connect Core §12.2: a refreshed ID token keeps sub and aud, with no nonce or auth_time
-    ...(user === null ? {} : { openIdContext: { user, nonce: null, authTime: null } })
+    ...(openIdContext === null ? {} : { openIdContext }),
+    ...(signIn === undefined ? {} : { signIn })
   }
   const minted = yield* mint(call, grant)
   yield* Call.audited(call, tokens.rotate(hash, now, refreshReuseGrace, minted.records), [
