@@ -69,11 +69,14 @@ const silentRedirect = (
     const redirect =
       ar.responseType === "code"
         ? yield* atomically(
-            Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, authTime, sid))
+            Effect.zipRight(
+              saving.write,
+              yield* Authorize.codeApproval(ar, userId, authTime, sid, user.idHash)
+            )
           )
         : yield* Effect.zipRight(
             atomically(saving.write),
-            Authorize.approveRedirect(ar, userId, authTime, sid)
+            Authorize.approveRedirect(ar, userId, authTime, sid, user.idHash)
           )
     return answer(View.Redirect({ status: 302, ...redirect }), saving.value)
   })

@@ -63,10 +63,12 @@ export const consentPost = (req: PageRequest) =>
     // A token (implicit) is signed after the form is taken, in a transaction of its own
     const redirect =
       ar.responseType === "code"
-        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid))
+        ? yield* commit(
+            yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid, user.value.idHash)
+          )
         : yield* Effect.zipRight(
             settled,
-            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid)
+            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid, user.value.idHash)
           )
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

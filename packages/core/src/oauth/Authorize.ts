@@ -4,7 +4,13 @@
  * code (query) or token (fragment) with `state` and `iss` (RFC 9207).
  */
 import { Data, Effect, Either, Option } from "effect"
-import { type Application, allows, isPublic, matchesRedirectUri } from "../model/Application.js"
+import {
+  type Application,
+  allows,
+  backchannelLogoutUri,
+  isPublic,
+  matchesRedirectUri
+} from "../model/Application.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { Config } from "../model/Config.js"
 import { candidate, forUser } from "../model/OpenId.js"
@@ -17,6 +23,7 @@ import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import { LogoutStore } from "../storage/LogoutStore.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { atomically } from "../storage/Transaction.js"
@@ -279,13 +286,16 @@ const grantConsent = (
  * The user allowed a code request, prepared: the store calls (for `Transaction.atomically`, with
  * whatever else the request writes) that remember the consent, issue the code and answer the
  * redirect. The code of an OpenID request carries its `nonce`, `authTime` (when the user
- * signed in) and `sid` (the sign-in session, `Session.sidOf`).
+ * signed in) and `sid` (the sign-in session, `Session.sidOf`); when the application registered a
+ * back-channel logout URI, the session (`sessionHash`, its id hash) records it as a client in the
+ * same transaction, so that its end notifies the application (`LogoutStore.record`).
  */
 export const codeApproval = Effect.fnUntraced(function* (
   req: AuthorizationRequest,
   userId: string,
   authTime: number | null = null,
-  sid: string | null = null
+  sid: string | null = null,
+  sessionHash: string | null = null
 ) {
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
@@ -321,6 +331,16 @@ export const codeApproval = Effect.fnUntraced(function* (
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
+    // OpenID Connect Back-Channel Logout 1.0 §2.2: opt-in, only for an application with a URI
+    if (
+      req.openId !== undefined &&
+      sid !== null &&
+      sessionHash !== null &&
+      backchannelLogoutUri(req.app) !== null
+    ) {
+      const client = { appKey: req.app.appKey, userId, sub: openId, sid }
+      yield* Effect.flatMap(LogoutStore, (logout) => logout.record(sessionHash, client))
+    }
     return success(location)
   })
 })
@@ -334,9 +354,11 @@ export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   req: AuthorizationRequest,
   userId: string,
   authTime: number | null = null,
-  sid: string | null = null
+  sid: string | null = null,
+  sessionHash: string | null = null
 ) {
-  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, authTime, sid))
+  if (req.responseType === "code")
+    return yield* atomically(yield* codeApproval(req, userId, authTime, sid, sessionHash))
   const { issuer } = yield* Config
   const now = yield* nowSeconds
   const openId = yield* forUser(req.app.appKey, userId)

@@ -64,7 +64,12 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     deleteSessionsOfUser: db
       .prepare("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ? RETURNING id_hash")
       .pluck(),
-    deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?")
+    deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?"),
+    // Back-channel logout (migration 16): an ended session's clients become its deliveries
+    owe: db.prepare(`INSERT INTO logout_deliveries (sid, app_key, user_id, sub, attempts, next_attempt_at)
+      SELECT sid, app_key, user_id, sub, 0, 0 FROM session_clients WHERE session_hash = ?
+      ON CONFLICT (sid, app_key) DO NOTHING`),
+    deleteClientsOf: db.prepare("DELETE FROM session_clients WHERE session_hash = ?")
   }
 
   /** The scopes a user consented to for an application, if any. */
@@ -90,9 +95,16 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     else for (const t of tokens) q.insertToken.run(tokenParams(t))
   }
 
-  /** Requests pending in deleted sessions go in the same transaction (there is no foreign key, see migration 3). */
+  /**
+   * Requests pending in deleted sessions go in the same transaction (there is no foreign key, see
+   * migration 3), and their back-channel logout clients become deliveries (LogoutStore).
+   */
   const dropPendingOf = (idHashes: ReadonlyArray<string>): number => {
-    for (const idHash of idHashes) q.deletePendingOf.run(idHash)
+    for (const idHash of idHashes) {
+      q.deletePendingOf.run(idHash)
+      q.owe.run(idHash)
+      q.deleteClientsOf.run(idHash)
+    }
     return idHashes.length
   }
 
