@@ -154,6 +154,10 @@ export const validateBackchannelLogoutUri = (uri: string): Either.Either<string,
       new InvalidRequest({ description: e.description.replace(/^redirect URI/, "back-channel logout URI") })
   )
 
+/** Whether the application requires `sid` in its logout tokens (every logout token carries one). */
+export const backchannelLogoutSessionRequired = (app: Application): boolean =>
+  app.backchannelLogoutSessionRequired ?? false
+
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048
 
