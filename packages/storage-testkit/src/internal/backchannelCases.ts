@@ -119,6 +119,11 @@ export const backchannelCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void
       })
   )
 
+  claimCases(it)
+}
+
+/** The cases of a rollback, clients and claims: the bound, a lease held, a crash retried, a retry due at its time. */
+const claimCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("a session's end rolled back writes no delivery", () =>
     Effect.gen(function* () {
       const tx = yield* Effect.serviceOption(Transaction.Transaction)
