@@ -5,7 +5,7 @@
  * label takes values from a fixed set the core declares (paths, grant types, error codes), except
  * `app_key`, bounded by the registered applications.
  */
-import { Application, type Audit, type OAuthError, Paths } from "@latchkey/core"
+import { Application, type Audit, type BackchannelLogout, type OAuthError, Paths } from "@latchkey/core"
 import {
   AggregatorRegistry,
   Counter,
@@ -64,6 +64,10 @@ export interface Metrics {
   readonly storage: (operation: string) => (seconds: number) => void
   /** Read the sessions gauge from `stats` at each scrape (errors leave the last value). */
   readonly bindSessions: (stats: SessionStats) => void
+  /** One run of the back-channel logout worker: its deliveries by outcome. */
+  readonly backchannelOutcome: (outcome: BackchannelLogout.Outcome) => void
+  /** Read the pending back-channel logout deliveries gauge from `pending` at each scrape (errors leave the last value). */
+  readonly bindBackchannel: (pending: () => Promise<number>) => void
 }
 
 /** Options of `make`. */
@@ -184,6 +188,41 @@ const sessionGauges = (registers: Registers): ((stats: SessionStats) => void) =>
   }
 }
 
+/**
+ * `latchkey_backchannel_logout_pending`, read from the store at each scrape (the same rows for every
+ * process: the highest reading counts), and the counter of delivery outcomes.
+ */
+const backchannelMetrics = (registers: Registers) => {
+  let pending: (() => Promise<number>) | undefined
+  let last: number | undefined
+  new Gauge({
+    name: "latchkey_backchannel_logout_pending",
+    help: "Back-channel logout tokens waiting to be delivered (due, claimed or waiting for a retry), read at each scrape",
+    aggregator: "max",
+    registers,
+    async collect() {
+      if (pending !== undefined) last = await pending().catch(() => last)
+      if (last !== undefined) this.set(last)
+    }
+  })
+  const outcomes = new Counter({
+    name: "latchkey_backchannel_logout_deliveries_total",
+    help: "Back-channel logout delivery attempts, by outcome: delivered, retried (will be tried again) or given_up",
+    labelNames: ["outcome"],
+    registers
+  })
+  return {
+    outcome: ({ delivered, retried, gaveUp }: BackchannelLogout.Outcome) => {
+      if (delivered > 0) outcomes.inc({ outcome: "delivered" }, delivered)
+      if (retried > 0) outcomes.inc({ outcome: "retried" }, retried)
+      if (gaveUp > 0) outcomes.inc({ outcome: "given_up" }, gaveUp)
+    },
+    bind: (p: () => Promise<number>) => {
+      pending = p
+    }
+  }
+}
+
 /** `latchkey_build_info`: 1, labelled with the server's version and Node.js's; the same in every process. */
 const buildInfo = (registers: Registers): void => {
   new Gauge({
@@ -204,6 +243,7 @@ export const make = (options: MakeOptions = {}): Metrics => {
   const { tokens, errors, throttle, audit } = counters(registers)
   const { requests, storage } = histograms(registers)
   const bindSessions = sessionGauges(registers)
+  const backchannel = backchannelMetrics(registers)
   return {
     registry,
     tokenIssued: (grantType, appKey) =>
@@ -224,7 +264,9 @@ export const make = (options: MakeOptions = {}): Metrics => {
         seconds
       ),
     storage: (operation) => storage.of({ operation }),
-    bindSessions
+    bindSessions,
+    backchannelOutcome: backchannel.outcome,
+    bindBackchannel: backchannel.bind
   }
 }
 

@@ -11,6 +11,7 @@ import {
   AuditStore,
   CodeStore,
   ConsentStore,
+  LogoutStore,
   OpenIdStore,
   SessionStore,
   SettingStore,
@@ -71,6 +72,7 @@ const stores = [
   OpenIdStore.OpenIdStore,
   SettingStore.SettingStore,
   SessionStore.SessionStore,
+  LogoutStore.LogoutStore,
   ThrottleStore.ThrottleStore,
   AuditStore.AuditStore
 ] as ReadonlyArray<Context.Tag<unknown, object>> as ReadonlyArray<Context.Tag<unknown, Store>>

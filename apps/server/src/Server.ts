@@ -6,7 +6,8 @@
  * the trace export (`Tracing`).
  */
 import type { RequestListener, Server } from "node:http"
-import { AuditStore, Sweep, Throttle, Time } from "@latchkey/core"
+import { AuditStore, BackchannelLogout, Sweep, Throttle, Time } from "@latchkey/core"
+import { LogoutSender } from "@latchkey/node"
 import { Duration, Effect, Fiber, Schedule } from "effect"
 import * as AdminServer from "./AdminServer.js"
 import * as App from "./App.js"
@@ -75,6 +76,22 @@ const sweeps = (retentionDays: number) => {
   )
   return Effect.zipRight(expired, audit).pipe(Effect.repeat(Schedule.spaced(sweepInterval)))
 }
+
+/**
+ * One run of the back-channel logout outbox (`BackchannelLogout.deliverDue`): the logout tokens
+ * due now POSTed with `fetch` (10 seconds each at most), delivered, retried or given up.
+ */
+export const deliverBackchannel = BackchannelLogout.deliverDue().pipe(Effect.provide(LogoutSender.layer()))
+
+/**
+ * The back-channel logout worker: `deliverBackchannel` every 5 seconds by the Clock, each outcome
+ * counted in `metrics`; forked beside the requests (its POSTs never hold one up) and interrupted
+ * at shutdown, a delivery in flight then tried again once its lease ends.
+ */
+const backchannel = (metrics: Metrics.Metrics) =>
+  BackchannelLogout.scheduled({}, (outcome) => Effect.sync(() => metrics.backchannelOutcome(outcome))).pipe(
+    Effect.provide(LogoutSender.layer())
+  )
 
 /** A running server. */
 export interface Running {
@@ -155,13 +172,14 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
   })
 
   const sweeper = runtime.runFork(sweeps(env.auditRetentionDays))
+  const deliverer = runtime.runFork(backchannel(metrics))
 
   let stopping: Promise<void> | undefined
   const stop = () => {
     stopping ??= (async () => {
       log.info("shutting down: no new connections, finishing in-flight requests")
       await Promise.all([closeGracefully(server), admin?.stop()])
-      await runtime.runPromise(Fiber.interrupt(sweeper))
+      await runtime.runPromise(Fiber.interruptAll([sweeper, deliverer]))
       await runtime.dispose()
       log.info("stopped")
       await new Promise<void>((resolve) => log.flush(() => resolve()))

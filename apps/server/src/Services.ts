@@ -12,6 +12,7 @@ import {
   Entropy,
   type Http,
   Keys,
+  LogoutStore,
   PasswordChecks,
   type PasswordHasher,
   SettingStore,
@@ -160,5 +161,8 @@ export const start = async (env: ServerEnv, issuer: string, log: Log.Log): Promi
     throw e
   }
   metrics.bindSessions(sessionStats((effect) => runtime.runPromise(effect)))
+  metrics.bindBackchannel(() =>
+    runtime.runPromise(Effect.flatMap(LogoutStore.LogoutStore, (s) => s.pending()))
+  )
   return { runtime, metrics }
 }

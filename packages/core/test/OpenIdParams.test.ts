@@ -157,7 +157,11 @@ describe("OpenID nonce on the code", () => {
           assert.strictEqual(accepted.left._tag === "ErrorRedirect" && accepted.left.error, "invalid_request")
           return
         }
-        const redirect = yield* Authorize.approveRedirect(accepted.right, user.userId, 42)
+        const redirect = yield* Authorize.approveRedirect(accepted.right, user.userId, {
+          authTime: 42,
+          sid: null,
+          sessionHash: null
+        })
         const code = yield* codeOf({ view: { _tag: "Redirect", status: 302, ...redirect }, setCookie: null })
         assert.deepStrictEqual([code.nonce, code.authTime], [nonce === "" ? null : nonce, 42])
       }).pipe(Effect.provide(TestLayer())),

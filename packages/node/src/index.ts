@@ -1,4 +1,5 @@
 export * as Body from "./Body.js"
+export * as LogoutSender from "./LogoutSender.js"
 export * as NodeCrypto from "./NodeCrypto.js"
 export * as NodeHttp from "./NodeHttp.js"
 export * as ScryptHasher from "./ScryptHasher.js"

@@ -53,6 +53,8 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   tokenEndpointAuthMethod: "client_secret_basic",
   scopeDelimiter: "comma",
   postLogoutRedirectUris: [],
+  backchannelLogoutUri: null,
+  backchannelLogoutSessionRequired: false,
   ...overrides
 })
 

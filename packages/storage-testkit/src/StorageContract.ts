@@ -8,6 +8,7 @@ import type { Layer } from "effect"
 import { accountSessionCases } from "./internal/accountSessionCases.js"
 import { adminCases } from "./internal/adminCases.js"
 import { applicationCases } from "./internal/applicationCases.js"
+import { backchannelCases } from "./internal/backchannelCases.js"
 import { clientFieldCases } from "./internal/clientFieldCases.js"
 import { codeCases } from "./internal/codeCases.js"
 import { consentCases, consentGrantCases } from "./internal/consentCases.js"
@@ -60,6 +61,7 @@ export const storageContract = (
     clientFieldCases(it)
     webOriginCases(it)
     logoutCases(it)
+    backchannelCases(it)
     keyCases(it, makeLayer)
     userinfoCases(it)
     factorCases(it)

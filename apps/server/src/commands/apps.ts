@@ -57,6 +57,11 @@ const clientLines = (a: Application.Application): Array<string> => {
     ...(shown.post_logout_redirect_uris !== undefined
       ? [`  After logout:  ${shown.post_logout_redirect_uris.join(", ")}`]
       : []),
+    ...(shown.backchannel_logout_uri !== undefined
+      ? [
+          `  Back-channel:  ${shown.backchannel_logout_uri}${shown.backchannel_logout_session_required === true ? " (sid required)" : ""}`
+        ]
+      : []),
     ...(shown.token_endpoint_auth_method !== undefined
       ? ["  Client auth:   client_secret_post (client_id and client_secret in the body)"]
       : []),
@@ -100,20 +105,25 @@ const registration = {
   "access-token-audience": { type: "string" },
   "web-origin": { type: "string", multiple: true },
   "post-logout-redirect-uri": { type: "string", multiple: true },
+  "backchannel-logout-uri": { type: "string" },
+  "backchannel-logout-session-required": { type: "boolean" },
   "token-endpoint-auth-method": { type: "string" },
   "scope-delimiter": { type: "string" }
 } as const
 
 /**
  * `--access-token-format`, `--access-token-audience` (`default`: the issuer, null),
- * `--web-origin` (repeated), `--post-logout-redirect-uri` (repeated), `--token-endpoint-auth-method`
- * and `--scope-delimiter`, as `Admin` takes them.
+ * `--web-origin` (repeated), `--post-logout-redirect-uri` (repeated), `--backchannel-logout-uri`,
+ * `--backchannel-logout-session-required`, `--token-endpoint-auth-method` and `--scope-delimiter`,
+ * as `Admin` takes them.
  */
 const tokenOptions = (values: {
   readonly "access-token-format"?: string | undefined
   readonly "access-token-audience"?: string | undefined
   readonly "web-origin"?: ReadonlyArray<string> | undefined
   readonly "post-logout-redirect-uri"?: ReadonlyArray<string> | undefined
+  readonly "backchannel-logout-uri"?: string | undefined
+  readonly "backchannel-logout-session-required"?: boolean | undefined
   readonly "token-endpoint-auth-method"?: string | undefined
   readonly "scope-delimiter"?: string | undefined
 }) => {
@@ -121,6 +131,7 @@ const tokenOptions = (values: {
   const audience = values["access-token-audience"]
   const origins = values["web-origin"]
   const afterLogout = values["post-logout-redirect-uri"]
+  const backchannel = values["backchannel-logout-uri"]
   const method = values["token-endpoint-auth-method"]
   const delimiter = values["scope-delimiter"]
   return {
@@ -128,6 +139,10 @@ const tokenOptions = (values: {
     ...(audience !== undefined ? { accessTokenAudience: audience === "default" ? null : audience } : {}),
     ...(origins !== undefined ? { webOrigins: origins } : {}),
     ...(afterLogout !== undefined ? { postLogoutRedirectUris: afterLogout } : {}),
+    ...(backchannel !== undefined ? { backchannelLogoutUri: backchannel } : {}),
+    ...(values["backchannel-logout-session-required"] === true
+      ? { backchannelLogoutSessionRequired: true }
+      : {}),
     ...(method !== undefined ? { tokenEndpointAuthMethod: method } : {}),
     ...(delimiter !== undefined ? { scopeDelimiter: delimiter } : {})
   }
@@ -198,6 +213,7 @@ export const commands: Record<string, Command> = {
         confidential: { type: "boolean" },
         "no-web-origins": { type: "boolean" },
         "no-post-logout-redirect-uris": { type: "boolean" },
+        "no-backchannel-logout-uri": { type: "boolean" },
         "access-token-ttl": { type: "string" },
         "refresh-token-ttl": { type: "string" }
       })
@@ -214,6 +230,10 @@ export const commands: Record<string, Command> = {
       const clearLogout = values["no-post-logout-redirect-uris"] === true
       if (values["post-logout-redirect-uri"] !== undefined && clearLogout) {
         throw new UsageError("give either --post-logout-redirect-uri or --no-post-logout-redirect-uris")
+      }
+      const clearBackchannel = values["no-backchannel-logout-uri"] === true
+      if (values["backchannel-logout-uri"] !== undefined && clearBackchannel) {
+        throw new UsageError("give either --backchannel-logout-uri or --no-backchannel-logout-uri")
       }
       const grantTypes = list(values["grant-types"])
       const accessTokenTtl = ttlOption(values["access-token-ttl"], "--access-token-ttl")
@@ -235,11 +255,12 @@ export const commands: Record<string, Command> = {
             : {}),
         ...tokenOptions(values),
         ...(values["no-web-origins"] === true ? { webOrigins: [] } : {}),
-        ...(clearLogout ? { postLogoutRedirectUris: [] } : {})
+        ...(clearLogout ? { postLogoutRedirectUris: [] } : {}),
+        ...(clearBackchannel ? { backchannelLogoutUri: null, backchannelLogoutSessionRequired: false } : {})
       }
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --post-logout-redirect-uri, --no-post-logout-redirect-uris, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --post-logout-redirect-uri, --no-post-logout-redirect-uris, --backchannel-logout-uri, --no-backchannel-logout-uri, --backchannel-logout-session-required, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
         )
       }
       const { app, appSecret } = await exec(runtime(), Admin.updateApplication(appKey, patch))

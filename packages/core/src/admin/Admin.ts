@@ -114,6 +114,10 @@ export interface NewApplication {
   readonly scopeDelimiter?: string
   /** Where RP-initiated logout may send the browser back to, checked like redirect URIs; none by default. */
   readonly postLogoutRedirectUris?: ReadonlyArray<string>
+  /** Where logout tokens are POSTed (back-channel logout; https, or http on loopback); none by default. */
+  readonly backchannelLogoutUri?: string | null
+  /** Whether its logout tokens must carry `sid` (they always do). */
+  readonly backchannelLogoutSessionRequired?: boolean
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -142,6 +146,9 @@ export interface ApplicationPatch {
   readonly scopeDelimiter?: string
   /** The whole new list of post-logout redirect URIs; empty removes them all. */
   readonly postLogoutRedirectUris?: ReadonlyArray<string>
+  /** The back-channel logout URI; null removes it. */
+  readonly backchannelLogoutUri?: string | null
+  readonly backchannelLogoutSessionRequired?: boolean
 }
 
 /** A created confidential application and its secret, shown this once. */

@@ -131,7 +131,11 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.token_endpoint_auth_method !== undefined
     ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method }
     : {}),
-  ...(body.scope_delimiter !== undefined ? { scopeDelimiter: body.scope_delimiter } : {})
+  ...(body.scope_delimiter !== undefined ? { scopeDelimiter: body.scope_delimiter } : {}),
+  ...(body.backchannel_logout_uri !== undefined ? { backchannelLogoutUri: body.backchannel_logout_uri } : {}),
+  ...(body.backchannel_logout_session_required !== undefined
+    ? { backchannelLogoutSessionRequired: body.backchannel_logout_session_required }
+    : {})
 })
 
 /** `PATCH /users/{user}`: the password first (checked before anything changes), then disabled. */

@@ -10,6 +10,7 @@ import {
   AccessTokenFormat,
   type Application,
   accessTokenFormat,
+  backchannelLogoutSessionRequired,
   GrantType,
   isPublic,
   livePreviousSecret,
@@ -64,12 +65,21 @@ const PostLogoutRedirectUris = Schema.Array(Schema.String).annotations({
   description:
     "where RP-initiated logout (the end session endpoint's post_logout_redirect_uri) may send the browser back to, matched exactly; each checked like a redirect URI; duplicates dropped"
 })
+const BackchannelLogoutUri = Schema.NullOr(Schema.String).annotations({
+  description:
+    "where logout tokens are POSTed when a sign-in session the application received an ID token in ends (OpenID Connect Back-Channel Logout); https, or http on 127.0.0.1, [::1] or localhost, no fragment; null for none (the default)"
+})
+const SessionRequired = Schema.Boolean.annotations({
+  description: "whether its logout tokens must carry sid; they always do (default false)"
+})
 /** The optional fields a registration and a patch share beyond the kind of client. */
 const optionFields = {
   access_token_format: optional(Format),
   access_token_audience: optional(Audience),
   token_endpoint_auth_method: optional(AuthMethod),
-  scope_delimiter: optional(Delimiter)
+  scope_delimiter: optional(Delimiter),
+  backchannel_logout_uri: optional(BackchannelLogoutUri),
+  backchannel_logout_session_required: optional(SessionRequired)
 }
 
 /** `POST /admin/v1/applications`. */
@@ -170,7 +180,10 @@ const shownClientFields = {
   web_origins: WebOrigins,
   post_logout_redirect_uris: PostLogoutRedirectUris,
   token_endpoint_auth_method: ShownAuthMethod,
-  scope_delimiter: Delimiter
+  scope_delimiter: Delimiter,
+  /** Shown only for an application that registered one (back-channel logout is opt-in). */
+  backchannel_logout_uri: optional(Schema.String),
+  backchannel_logout_session_required: optional(SessionRequired)
 }
 
 const applicationFields = {
@@ -359,7 +372,13 @@ const clientJson = (app: Application): Schema.Struct.Type<typeof shownClientFiel
   web_origins: [...webOrigins(app)],
   post_logout_redirect_uris: [...postLogoutRedirectUris(app)],
   token_endpoint_auth_method: isPublic(app) ? "none" : tokenEndpointAuthMethod(app),
-  scope_delimiter: scopeDelimiter(app)
+  scope_delimiter: scopeDelimiter(app),
+  ...(app.backchannelLogoutUri === undefined || app.backchannelLogoutUri === null
+    ? {}
+    : {
+        backchannel_logout_uri: app.backchannelLogoutUri,
+        backchannel_logout_session_required: backchannelLogoutSessionRequired(app)
+      })
 })
 
 const secretJson = (appSecret: string | null) => (appSecret === null ? {} : { app_secret: appSecret })

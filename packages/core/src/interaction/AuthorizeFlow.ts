@@ -66,18 +66,11 @@ const silentRedirect = (
     const userId = user.userId as string
     // The ID token's sid: only an OpenID request's code carries one
     const sid = ar.openId === undefined ? null : yield* Session.sidOf(user.idHash)
+    const from = { authTime, sid, method: user.method, sessionHash: user.idHash }
     const redirect =
       ar.responseType === "code"
-        ? yield* atomically(
-            Effect.zipRight(
-              saving.write,
-              yield* Authorize.codeApproval(ar, userId, authTime, sid, user.method)
-            )
-          )
-        : yield* Effect.zipRight(
-            atomically(saving.write),
-            Authorize.approveRedirect(ar, userId, authTime, sid, user.method)
-          )
+        ? yield* atomically(Effect.zipRight(saving.write, yield* Authorize.codeApproval(ar, userId, from)))
+        : yield* Effect.zipRight(atomically(saving.write), Authorize.approveRedirect(ar, userId, from))
     return answer(View.Redirect({ status: 302, ...redirect }), saving.value)
   })
 

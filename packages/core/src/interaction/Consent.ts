@@ -55,6 +55,7 @@ export const consentPost = (req: PageRequest) =>
     const { userId, authenticatedAt, method } = user.value
     // The ID token's sid: only an OpenID request's code carries one
     const sid = ar.openId === undefined ? null : yield* Session.sidOf(user.value.idHash)
+    const from = { authTime: authenticatedAt, sid, method, sessionHash: user.value.idHash }
     if (form.right.decision === "deny") {
       yield* settled
       const redirect = Authorize.rejectRedirect(ar, issuer, "access_denied", "the user denied the request")
@@ -63,10 +64,7 @@ export const consentPost = (req: PageRequest) =>
     // A token (implicit) is signed after the form is taken, in a transaction of its own
     const redirect =
       ar.responseType === "code"
-        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, authenticatedAt, sid, method))
-        : yield* Effect.zipRight(
-            settled,
-            Authorize.approveRedirect(ar, userId as string, authenticatedAt, sid, method)
-          )
+        ? yield* commit(yield* Authorize.codeApproval(ar, userId as string, from))
+        : yield* Effect.zipRight(settled, Authorize.approveRedirect(ar, userId as string, from))
     return answer(View.Redirect({ status: 303, ...redirect }), setCookie)
   })

@@ -97,7 +97,14 @@ export const Application = Schema.Struct({
    * Where RP-initiated logout may send the browser back to (`post_logout_redirect_uri`, OpenID
    * Connect RP-Initiated Logout 1.0 §3), matched exactly; absent means none (`postLogoutRedirectUris`).
    */
-  postLogoutRedirectUris: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  postLogoutRedirectUris: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /**
+   * Where a logout token is POSTed when a session it received an ID token in ends (OpenID Connect
+   * Back-Channel Logout 1.0 §2.2 `backchannel_logout_uri`); absent or null means none (`backchannelLogoutUri`).
+   */
+  backchannelLogoutUri: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /** Whether its logout tokens must carry `sid` (§2.2 `backchannel_logout_session_required`); absent means false. */
+  backchannelLogoutSessionRequired: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -125,6 +132,31 @@ export const scopeDelimiter = (app: Application): ScopeDelimiter => app.scopeDel
 /** Where RP-initiated logout may send the browser back to. */
 export const postLogoutRedirectUris = (app: Application): ReadonlyArray<string> =>
   app.postLogoutRedirectUris ?? []
+
+/**
+ * Where the application receives logout tokens, or null: a registered URI `validateBackchannelLogoutUri`
+ * still accepts (a row written around the admin's checks receives nothing).
+ */
+export const backchannelLogoutUri = (app: Application): string | null => {
+  const uri = app.backchannelLogoutUri ?? null
+  return uri !== null && Either.isRight(validateBackchannelLogoutUri(uri)) ? uri : null
+}
+
+/**
+ * Check a back-channel logout URI for registration (OpenID Connect Back-Channel Logout 1.0 §2.2:
+ * absolute, no fragment): checked like a confidential application's redirect URI (https, or http
+ * on a loopback host; no user information, printable ASCII), never a private-use scheme.
+ */
+export const validateBackchannelLogoutUri = (uri: string): Either.Either<string, InvalidRequest> =>
+  Either.mapLeft(
+    validateRedirectUri(uri, { public: false }),
+    (e) =>
+      new InvalidRequest({ description: e.description.replace(/^redirect URI/, "back-channel logout URI") })
+  )
+
+/** Whether the application requires `sid` in its logout tokens (every logout token carries one). */
+export const backchannelLogoutSessionRequired = (app: Application): boolean =>
+  app.backchannelLogoutSessionRequired ?? false
 
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048

@@ -4,7 +4,13 @@
  * code (query) or token (fragment) with `state` and `iss` (RFC 9207).
  */
 import { Data, Effect, Either, Option } from "effect"
-import { type Application, allows, isPublic, matchesRedirectUri } from "../model/Application.js"
+import {
+  type Application,
+  allows,
+  backchannelLogoutUri,
+  isPublic,
+  matchesRedirectUri
+} from "../model/Application.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { Config } from "../model/Config.js"
 import { candidate, forUser } from "../model/OpenId.js"
@@ -18,6 +24,7 @@ import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import { LogoutStore } from "../storage/LogoutStore.js"
 import { OpenIdStore } from "../storage/OpenIdStore.js"
 import { TokenStore } from "../storage/TokenStore.js"
 import { atomically } from "../storage/Transaction.js"
@@ -276,20 +283,36 @@ const grantConsent = (
     [["consent_granted", { ...who, detail: Scope.format(req.scope) }]]
   )
 
+/** The browser's sign-in session an approval is made in. */
+export interface FromSession {
+  /** When the user signed in (OpenID Connect `auth_time`), or null. */
+  readonly authTime: number | null
+  /** The session's `sid` (`Session.sidOf`), or null. */
+  readonly sid: string | null
+  /** How the user signed in: absent for a password alone. */
+  readonly method?: SignInMethod | undefined
+  /** The session's id hash (its back-channel logout clients are recorded under it), or null. */
+  readonly sessionHash: string | null
+}
+
+/** An approval made in no sign-in session (a program's, or a test's). */
+const noSession: FromSession = { authTime: null, sid: null, sessionHash: null }
+
 /**
  * The user allowed a code request, prepared: the store calls (for `Transaction.atomically`, with
  * whatever else the request writes) that remember the consent, issue the code and answer the
  * redirect. The code of an OpenID request carries its `nonce`, `authTime` (when the user
  * signed in), `sid` (the sign-in session, `Session.sidOf`) and, with `authTime`, how the user
- * signed in (`method`, the session's: absent for a password alone).
+ * signed in (`method`, the session's: absent for a password alone); when the application
+ * registered a back-channel logout URI, the session (`sessionHash`, its id hash) records it as a
+ * client in the same transaction, so that its end notifies the application (`LogoutStore.record`).
  */
 export const codeApproval = Effect.fnUntraced(function* (
   req: AuthorizationRequest,
   userId: string,
-  authTime: number | null = null,
-  sid: string | null = null,
-  method?: SignInMethod
+  from: FromSession = noSession
 ) {
+  const { authTime, sid, method, sessionHash } = from
   const { issuer, codeTtl } = yield* Config
   const now = yield* nowSeconds
   const first = yield* candidate(req.app.appKey, userId)
@@ -325,6 +348,16 @@ export const codeApproval = Effect.fnUntraced(function* (
     }
     // D15: the code redeems only while this consent stands (CodeStore.redeem checks it)
     yield* Effect.flatMap(CodeStore, (codes) => codes.insert(code))
+    // OpenID Connect Back-Channel Logout 1.0 §2.2: opt-in, only for an application with a URI
+    if (
+      req.openId !== undefined &&
+      sid !== null &&
+      sessionHash !== null &&
+      backchannelLogoutUri(req.app) !== null
+    ) {
+      const client = { appKey: req.app.appKey, userId, sub: openId, sid }
+      yield* Effect.flatMap(LogoutStore, (logout) => logout.record(sessionHash, client))
+    }
     return success(location)
   })
 })
@@ -338,12 +371,9 @@ export const codeApproval = Effect.fnUntraced(function* (
 export const approveRedirect = Effect.fn("Authorize.approve")(function* (
   req: AuthorizationRequest,
   userId: string,
-  authTime: number | null = null,
-  sid: string | null = null,
-  method?: SignInMethod
+  from: FromSession = noSession
 ) {
-  if (req.responseType === "code")
-    return yield* atomically(yield* codeApproval(req, userId, authTime, sid, method))
+  if (req.responseType === "code") return yield* atomically(yield* codeApproval(req, userId, from))
   const { issuer } = yield* Config
   const now = yield* nowSeconds
   const openId = yield* forUser(req.app.appKey, userId)

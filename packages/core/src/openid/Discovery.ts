@@ -11,7 +11,8 @@ const promptValues = ["none", "login", "consent", "select_account"] as const
 /**
  * The OpenID Connect fields of the provider metadata, given the absolute URLs of the userinfo,
  * JWKS and end session (RP-Initiated Logout 1.0 §2.1) endpoints. Subjects are pairwise: each
- * application has its own open_id of a user.
+ * application has its own open_id of a user. Back-channel logout is offered to the applications
+ * that register a URI for it.
  */
 export const fields = (urls: {
   readonly userinfo: string
@@ -25,5 +26,8 @@ export const fields = (urls: {
   claims_supported: [...Claims.claimsSupported],
   subject_types_supported: ["pairwise"],
   id_token_signing_alg_values_supported: [...SigningAlgorithm.literals],
-  prompt_values_supported: [...promptValues]
+  prompt_values_supported: [...promptValues],
+  // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens, and they always carry sid
+  backchannel_logout_supported: true,
+  backchannel_logout_session_supported: true
 })

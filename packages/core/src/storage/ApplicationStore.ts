@@ -43,6 +43,8 @@ export type ApplicationChanges = Partial<
     | "tokenEndpointAuthMethod"
     | "scopeDelimiter"
     | "postLogoutRedirectUris"
+    | "backchannelLogoutUri"
+    | "backchannelLogoutSessionRequired"
     | "secretDigest"
   >
 >

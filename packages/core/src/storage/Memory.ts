@@ -12,6 +12,7 @@ import { codeStore as codes } from "./memory/codes.js"
 import { consentStore as consents } from "./memory/consents.js"
 import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
+import { logoutStore } from "./memory/logout.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
 import { passkeyStore as passkeys } from "./memory/passkeys.js"
 import { settingStore as settings } from "./memory/settings.js"
@@ -28,6 +29,7 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
   const state = empty(limits)
   const sessions = (held: typeof state) => held.sessions.store
   const throttle = () => memoryThrottleStore()
+  const logout = (held: typeof state) => logoutStore(held.logout, held.sessions.has)
   return Stores.build(
     {
       applications,
@@ -41,7 +43,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       throttle,
       keys,
       factors,
-      passkeys
+      passkeys,
+      logout
     },
     state
   )

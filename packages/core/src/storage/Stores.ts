@@ -7,6 +7,7 @@ import { CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
 import { FactorStore } from "./FactorStore.js"
 import { KeyStore } from "./KeyStore.js"
+import { LogoutStore } from "./LogoutStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { PasskeyStore } from "./PasskeyStore.js"
 import { SessionStore } from "./SessionStore.js"
@@ -29,6 +30,7 @@ export type Stores =
   | KeyStore
   | FactorStore
   | PasskeyStore
+  | LogoutStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -44,6 +46,7 @@ export interface Implementations {
   readonly keys: KeyStore["Type"]
   readonly factors: FactorStore["Type"]
   readonly passkeys: PasskeyStore["Type"]
+  readonly logout: LogoutStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -59,7 +62,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(ThrottleStore, of.throttle),
     Context.add(KeyStore, of.keys),
     Context.add(FactorStore, of.factors),
-    Context.add(PasskeyStore, of.passkeys)
+    Context.add(PasskeyStore, of.passkeys),
+    Context.add(LogoutStore, of.logout)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -79,5 +83,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     throttle: builders.throttle(over),
     keys: builders.keys(over),
     factors: builders.factors(over),
-    passkeys: builders.passkeys(over)
+    passkeys: builders.passkeys(over),
+    logout: builders.logout(over)
   })

@@ -13,6 +13,7 @@ import { Token } from "../model/Token.js"
 import { TotpFactor } from "../model/TotpFactor.js"
 import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
+import { Delivery } from "./LogoutStore.js"
 import { Passkey } from "./PasskeyStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
 import { StorageError } from "./StorageError.js"
@@ -82,7 +83,9 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["web_origins", "webOrigins", "json", []],
   ["token_endpoint_auth_method", "tokenEndpointAuthMethod", "text", "client_secret_basic"],
   ["scope_delimiter", "scopeDelimiter", "text", "comma"],
-  ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []]
+  ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []],
+  ["backchannel_logout_uri", "backchannelLogoutUri", "text"],
+  ["backchannel_logout_session_required", "backchannelLogoutSessionRequired", "bool", false]
 ])
 
 /** Platform users. */
@@ -205,6 +208,19 @@ export const passkeys: Table<Passkey> = table("passkeys", Passkey, [
   ["name", "name", "text"],
   ["created_at", "createdAt", "int"],
   ["last_used_at", "lastUsedAt", "int"]
+])
+
+/**
+ * Back-channel logout deliveries owed (`LogoutStore`), by `sid` and App Key; the table also holds
+ * the claim and its lease, which no record carries.
+ */
+export const logoutDeliveries: Table<Delivery> = table("logout_deliveries", Delivery, [
+  ["sid", "sid", "text"],
+  ["app_key", "appKey", "text"],
+  ["user_id", "userId", "text"],
+  ["sub", "sub", "text"],
+  ["attempts", "attempts", "int"],
+  ["next_attempt_at", "nextAttemptAt", "int"]
 ])
 
 /** The column names of `t` in insert order, comma-separated: `kind, token_hash, ...`. */

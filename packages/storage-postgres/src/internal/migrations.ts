@@ -377,6 +377,40 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       ALTER TABLE tokens ADD COLUMN auth_time bigint;
       ALTER TABLE tokens ADD COLUMN sign_in_method text;
     `
+  },
+  {
+    version: 10,
+    name: "back-channel logout",
+    sql: `
+      -- OpenID Connect Back-Channel Logout: where the application receives logout tokens (NULL: none),
+      -- and whether they must carry sid.
+      ALTER TABLE applications ADD COLUMN backchannel_logout_uri text;
+      ALTER TABLE applications ADD COLUMN backchannel_logout_session_required boolean NOT NULL DEFAULT false;
+      -- The applications a session handed an ID token to (LogoutStore.record), at most 32 a session;
+      -- they become logout_deliveries in the transaction that deletes the session.
+      CREATE TABLE session_clients (
+        session_hash text NOT NULL,
+        app_key      text NOT NULL,
+        user_id      text NOT NULL,
+        sub          text NOT NULL,
+        sid          text NOT NULL,
+        PRIMARY KEY (session_hash, app_key)
+      );
+      -- The outbox: one logout token owed per ended session and application. attempts counts the
+      -- claims; a claim holds a row until lease_until (0: unclaimed); next_attempt_at 0 is at once.
+      CREATE TABLE logout_deliveries (
+        sid             text NOT NULL,
+        app_key         text NOT NULL,
+        user_id         text NOT NULL,
+        sub             text NOT NULL,
+        attempts        integer NOT NULL,
+        next_attempt_at bigint NOT NULL,
+        lease_until     bigint NOT NULL DEFAULT 0,
+        claim           text,
+        PRIMARY KEY (sid, app_key)
+      );
+      CREATE INDEX logout_deliveries_by_due ON logout_deliveries (next_attempt_at);
+    `
   }
 ]
 

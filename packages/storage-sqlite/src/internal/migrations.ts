@@ -387,6 +387,41 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       ALTER TABLE tokens ADD COLUMN auth_time INTEGER;
       ALTER TABLE tokens ADD COLUMN sign_in_method TEXT;
     `
+  },
+  {
+    version: 17,
+    name: "back-channel logout",
+    sql: `
+      -- OpenID Connect Back-Channel Logout: where the application receives logout tokens (NULL: none),
+      -- and whether they must carry sid (0 or 1).
+      ALTER TABLE applications ADD COLUMN backchannel_logout_uri TEXT;
+      ALTER TABLE applications ADD COLUMN backchannel_logout_session_required INTEGER NOT NULL DEFAULT 0
+        CHECK (backchannel_logout_session_required IN (0, 1));
+      -- The applications a session handed an ID token to (LogoutStore.record), at most 32 a session;
+      -- they become logout_deliveries in the transaction that deletes the session.
+      CREATE TABLE session_clients (
+        session_hash TEXT NOT NULL,
+        app_key      TEXT NOT NULL,
+        user_id      TEXT NOT NULL,
+        sub          TEXT NOT NULL,
+        sid          TEXT NOT NULL,
+        PRIMARY KEY (session_hash, app_key)
+      );
+      -- The outbox: one logout token owed per ended session and application. attempts counts the
+      -- claims; a claim holds a row until lease_until (0: unclaimed); next_attempt_at 0 is at once.
+      CREATE TABLE logout_deliveries (
+        sid             TEXT NOT NULL,
+        app_key         TEXT NOT NULL,
+        user_id         TEXT NOT NULL,
+        sub             TEXT NOT NULL,
+        attempts        INTEGER NOT NULL,
+        next_attempt_at INTEGER NOT NULL,
+        lease_until     INTEGER NOT NULL DEFAULT 0,
+        claim           TEXT,
+        PRIMARY KEY (sid, app_key)
+      );
+      CREATE INDEX logout_deliveries_by_due ON logout_deliveries (next_attempt_at);
+    `
   }
 ]
 

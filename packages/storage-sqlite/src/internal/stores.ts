@@ -10,6 +10,7 @@ import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
 import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
+import { logoutStore as logout } from "./stores/logout.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
 import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
@@ -43,7 +44,8 @@ export const make = (
       throttle,
       keys,
       factors,
-      passkeys
+      passkeys,
+      logout
     },
     over
   )

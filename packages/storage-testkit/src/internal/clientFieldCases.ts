@@ -55,6 +55,8 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           tokenEndpointAuthMethod: _m,
           scopeDelimiter: _d,
           postLogoutRedirectUris: _l,
+          backchannelLogoutUri: _b,
+          backchannelLogoutSessionRequired: _s,
           ...bare
         } = F.application()
         yield* apps.insert(bare)
@@ -67,7 +69,9 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           webOrigins: [],
           tokenEndpointAuthMethod: "client_secret_basic",
           scopeDelimiter: "comma",
-          postLogoutRedirectUris: []
+          postLogoutRedirectUris: [],
+          backchannelLogoutUri: null,
+          backchannelLogoutSessionRequired: false
         })
         assert.isFalse(Application.isPublic(found))
         assert.strictEqual(Application.accessTokenFormat(found), "opaque")

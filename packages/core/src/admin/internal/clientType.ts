@@ -18,7 +18,7 @@ import {
 import { secretDigest } from "../../oauth/ClientAuth.js"
 import * as Entropy from "../../services/Entropy.js"
 import type { ApplicationChanges } from "../../storage/ApplicationStore.js"
-import { checkWebOrigins, type InvalidField, invalid } from "./fields.js"
+import { checkBackchannelLogoutUri, checkWebOrigins, type InvalidField, invalid } from "./fields.js"
 
 /** What the optional client fields of a registration or patch hold. */
 interface TokenInput {
@@ -27,6 +27,8 @@ interface TokenInput {
   readonly webOrigins?: ReadonlyArray<string>
   readonly tokenEndpointAuthMethod?: string
   readonly scopeDelimiter?: string
+  readonly backchannelLogoutUri?: string | null
+  readonly backchannelLogoutSessionRequired?: boolean
 }
 
 /** The admin API name of each optional client field. */
@@ -35,7 +37,9 @@ const fieldNames = {
   accessTokenAudience: "access_token_audience",
   webOrigins: "web_origins",
   tokenEndpointAuthMethod: "token_endpoint_auth_method",
-  scopeDelimiter: "scope_delimiter"
+  scopeDelimiter: "scope_delimiter",
+  backchannelLogoutUri: "backchannel_logout_uri",
+  backchannelLogoutSessionRequired: "backchannel_logout_session_required"
 } as const satisfies Record<keyof TokenInput, string>
 
 /** What a patch says about the kind of client. */
@@ -116,7 +120,13 @@ export const tokenFields = Effect.fnUntraced(function* (input: TokenInput) {
     ...(audience === undefined ? {} : { accessTokenAudience: yield* checkAudience(audience) }),
     ...(webOrigins === undefined ? {} : { webOrigins: yield* checkWebOrigins(webOrigins) }),
     ...(method === undefined ? {} : { tokenEndpointAuthMethod: yield* checkAuthMethod(method) }),
-    ...(scopeDelimiter === undefined ? {} : { scopeDelimiter: yield* checkDelimiter(scopeDelimiter) })
+    ...(scopeDelimiter === undefined ? {} : { scopeDelimiter: yield* checkDelimiter(scopeDelimiter) }),
+    ...(input.backchannelLogoutUri === undefined
+      ? {}
+      : { backchannelLogoutUri: yield* checkBackchannelLogoutUri(input.backchannelLogoutUri) }),
+    ...(input.backchannelLogoutSessionRequired === undefined
+      ? {}
+      : { backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired })
   }
 })
 

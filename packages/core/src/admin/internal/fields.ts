@@ -7,6 +7,7 @@ import { Effect, Either, Schema } from "effect"
 import {
   GrantType,
   type RedirectUriOwner,
+  validateBackchannelLogoutUri,
   validateRedirectUri,
   validateWebOrigin
 } from "../../model/Application.js"
@@ -92,6 +93,18 @@ export const checkPostLogoutRedirectUris = (
   owner: RedirectUriOwner
 ): Effect.Effect<Array<string>, InvalidField> =>
   checkEach("post_logout_redirect_uris", uris, (uri) => validateRedirectUri(uri, owner))
+
+/**
+ * A back-channel logout URI (OpenID Connect Back-Channel Logout 1.0 §2.2,
+ * `Application.validateBackchannelLogoutUri`), or null for none.
+ */
+export const checkBackchannelLogoutUri = (uri: string | null): Effect.Effect<string | null, InvalidField> => {
+  if (uri === null) return Effect.succeed(null)
+  const valid = validateBackchannelLogoutUri(uri)
+  return Either.isLeft(valid)
+    ? invalid("backchannel_logout_uri", valid.left.description)
+    : Effect.succeed(uri)
+}
 
 /** Web origins (`Application.validateWebOrigin`), duplicates dropped; none at all is allowed. */
 export const checkWebOrigins = (origins: ReadonlyArray<string>): Effect.Effect<Array<string>, InvalidField> =>

@@ -29,6 +29,8 @@ export interface MemorySessions {
   readonly store: SessionStore["Type"]
   /** Delete every session of `userId` (but `keep`, an id hash) and the requests pending in them; how many. */
   readonly endSessionsOf: (userId: string, keep?: string) => number
+  /** Whether a session with this id hash is stored. */
+  readonly has: (idHash: string) => boolean
 }
 
 /**
@@ -41,6 +43,8 @@ interface Held {
   readonly signedIn: Map<string, SessionRecord>
   readonly pending: Map<string, Map<string, PendingRecord>>
   pendingBytes: number
+  /** The back-channel logout store's: a session was deleted (in the same synchronous step). */
+  readonly ended: (idHash: string) => void
 }
 
 const dropPending = (h: Held, sessionHash: string, txn: string): boolean => {
@@ -56,6 +60,7 @@ const dropPending = (h: Held, sessionHash: string, txn: string): boolean => {
 const remove = (h: Held, idHash: string): void => {
   h.anonymous.delete(idHash)
   h.signedIn.delete(idHash)
+  h.ended(idHash)
   for (const txn of [...(h.pending.get(idHash)?.keys() ?? [])]) dropPending(h, idHash, txn)
 }
 
@@ -140,13 +145,14 @@ const latestFirst = (a: SessionRecord, b: SessionRecord): number =>
 
 /**
  * Sessions in this process's memory, bounded by `limits` whatever anonymous requests carry.
- * `userOf` reads the user store's users.
+ * `userOf` reads the user store's users; `ended` is called for each session deleted.
  */
 export const sessionStore = (
   limits: SessionLimits,
-  userOf: (userId: string) => User | undefined
+  userOf: (userId: string) => User | undefined,
+  ended: (idHash: string) => void = () => {}
 ): MemorySessions => {
-  const h: Held = { anonymous: new Map(), signedIn: new Map(), pending: new Map(), pendingBytes: 0 }
+  const h: Held = { anonymous: new Map(), signedIn: new Map(), pending: new Map(), pendingBytes: 0, ended }
   const endSessionsOf = (userId: string, keep?: string): number => {
     let n = 0
     for (const [idHash, s] of [...h.signedIn]) {
@@ -201,5 +207,5 @@ export const sessionStore = (
     stats: () =>
       Effect.sync(() => ({ sessions: h.anonymous.size + h.signedIn.size, pendingBytes: h.pendingBytes }))
   }
-  return { store, endSessionsOf }
+  return { store, endSessionsOf, has: (idHash) => h.signedIn.has(idHash) || h.anonymous.has(idHash) }
 }

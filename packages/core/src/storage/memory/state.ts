@@ -16,6 +16,7 @@ import type { Passkey } from "../PasskeyStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
 import { refusal } from "../UserStore.js"
+import { logoutState, type MemoryLogout } from "./logout.js"
 import { type MemorySessions, sessionStore } from "./sessions.js"
 
 /** The records of one set of memory stores. */
@@ -33,6 +34,8 @@ export interface State {
   readonly usersByOpenId: Map<string, string>
   readonly settings: Map<string, string>
   readonly sessions: MemorySessions
+  /** Back-channel logout: sessions' clients and the outbox. */
+  readonly logout: MemoryLogout
   /** Signing keys, oldest first. */
   readonly keys: Array<SigningKey>
   /** Authenticator apps, by user id. */
@@ -46,6 +49,7 @@ export interface State {
 /** A fresh, empty state whose session store keeps `limits`. */
 export const empty = (limits: SessionLimits): State => {
   const users = new Map<string, User>()
+  const logout = logoutState()
   return {
     apps: new Map(),
     users,
@@ -59,7 +63,8 @@ export const empty = (limits: SessionLimits): State => {
     factors: new Map(),
     recoveryCodes: new Map(),
     passkeys: new Map(),
-    sessions: sessionStore(limits, (userId) => users.get(userId))
+    logout,
+    sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }
 

@@ -172,8 +172,8 @@ export const sessionStore = ({ db, limits }: Over): SessionStore.SessionStore["T
     remove: (idHash) =>
       db.transaction((tx) =>
         Effect.zipRight(
-          tx.query("DELETE FROM pending_authorizations WHERE session_hash = $1", [idHash]),
-          Effect.asVoid(tx.query("DELETE FROM sessions WHERE id_hash = $1", [idHash]))
+          tx.query("DELETE FROM sessions WHERE id_hash = $1", [idHash]),
+          Effect.asVoid(dropPendingOf(tx, [idHash]))
         )
       ),
     listOf: (userId, now) => listOf(db, userId, now),

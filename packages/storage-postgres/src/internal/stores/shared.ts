@@ -22,12 +22,24 @@ export const idHashes = (r: {
   readonly rows: ReadonlyArray<Record<string, unknown>>
 }): ReadonlyArray<string> => r.rows.map((row) => String(row.id_hash))
 
-/** Requests pending in deleted sessions go in the same transaction (there is no foreign key); how many sessions. */
+// Back-channel logout (migration 9): an ended session's clients become its deliveries, one statement
+const oweSql = `WITH ended AS (DELETE FROM session_clients WHERE session_hash = ANY($1::text[])
+    RETURNING sid, app_key, user_id, sub)
+  INSERT INTO logout_deliveries (sid, app_key, user_id, sub, attempts, next_attempt_at)
+  SELECT sid, app_key, user_id, sub, 0, 0 FROM ended ON CONFLICT (sid, app_key) DO NOTHING`
+
+/**
+ * Requests pending in deleted sessions go in the same transaction (there is no foreign key), and
+ * their back-channel logout clients become deliveries (LogoutStore); how many sessions.
+ */
 export const dropPendingOf = (tx: Tx, ids: ReadonlyArray<string>) =>
   ids.length === 0
     ? Effect.succeed(0)
     : Effect.as(
-        tx.query("DELETE FROM pending_authorizations WHERE session_hash = ANY($1::text[])", [ids]),
+        Effect.zipRight(
+          tx.query("DELETE FROM pending_authorizations WHERE session_hash = ANY($1::text[])", [ids]),
+          tx.query(oweSql, [ids])
+        ),
         ids.length
       )
 

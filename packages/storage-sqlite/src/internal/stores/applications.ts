@@ -111,6 +111,10 @@ const prepare = ({ db }: Over) => ({
     token_endpoint_auth_method = coalesce(@tokenEndpointAuthMethod, token_endpoint_auth_method),
     scope_delimiter = coalesce(@scopeDelimiter, scope_delimiter),
     post_logout_redirect_uris = coalesce(@postLogoutRedirectUris, post_logout_redirect_uris),
+    backchannel_logout_uri = CASE WHEN @setBackchannelLogoutUri THEN @backchannelLogoutUri
+      ELSE backchannel_logout_uri END,
+    backchannel_logout_session_required = coalesce(@backchannelLogoutSessionRequired,
+      backchannel_logout_session_required),
     secret_digest = coalesce(@secretDigest, secret_digest),
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
@@ -149,6 +153,9 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
     tokenEndpointAuthMethod: changes.tokenEndpointAuthMethod ?? null,
     scopeDelimiter: changes.scopeDelimiter ?? null,
     postLogoutRedirectUris: json(changes.postLogoutRedirectUris),
+    setBackchannelLogoutUri: changes.backchannelLogoutUri === undefined ? 0 : 1,
+    backchannelLogoutUri: changes.backchannelLogoutUri ?? null,
+    backchannelLogoutSessionRequired: flag(changes.backchannelLogoutSessionRequired),
     secretDigest: changes.secretDigest ?? null
   }
 }

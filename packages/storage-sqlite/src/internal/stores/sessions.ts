@@ -52,7 +52,6 @@ const prepare = ({ db }: Over) => ({
     selectFrom(Tables.pending, "WHERE session_hash = ? AND txn = ? AND expires_at > ?")
   ),
   takePending: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ? AND txn = ?"),
-  deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?"),
   // Kept by the triggers of migration 4.
   pendingChars: db.prepare("SELECT chars FROM pending_totals WHERE id = 1").pluck(),
   // The oldest requests (pending_authorizations_by_created_at) of sessions nobody signed in to:
@@ -98,12 +97,12 @@ export const sessionStore = (over: Over): SessionStore.SessionStore["Type"] => {
       return true
     }),
     remove: db.transaction((idHash: string): void => {
-      q.deletePendingOf.run(idHash)
       q.remove.run(idHash)
+      shared.dropPendingOf([idHash])
     }),
     endOf: db.transaction((userId: string, idHash: string): boolean => {
       if (q.removeOf.run(idHash, userId).changes === 0) return false
-      q.deletePendingOf.run(idHash)
+      shared.dropPendingOf([idHash])
       return true
     }),
     // Past maxPending the session's oldest go, past maxPendingBytes the store's (Eviction).

@@ -45,27 +45,35 @@ export const insertNew = <A, E>(
 /** The writes several stores share. */
 export type Shared = ReturnType<typeof sharedWrites>
 
+// The statements of the shared writes
+const statements = (db: BetterSqlite3.Database) => ({
+  findUser: db.prepare(selectFrom(Tables.users, "WHERE user_id = ?")),
+  userActive: db.prepare("SELECT 1 FROM users WHERE user_id = ? AND disabled_at IS NULL").pluck(),
+  findConsent: db.prepare("SELECT scope FROM consents WHERE user_id = ? AND app_key = ?").pluck(),
+  insertToken: db.prepare(insertSql(Tables.tokens)),
+  // A token set (an access token and its refresh token): one statement, not two
+  insertTokenPair: db.prepare(insertSql(Tables.tokens, 2)),
+  revokeByAppUser: db.prepare(
+    "UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND user_id = ? AND revoked_at IS NULL"
+  ),
+  revokeByUser: db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
+  // A code is retired by deleting it: redeemed later, it is unknown (nothing issued, nothing revoked).
+  retireCodesOfUser: db.prepare("DELETE FROM authorization_codes WHERE user_id = ? AND used_at IS NULL"),
+  // sessions_by_user (migration 10)
+  deleteSessionsOfUser: db
+    .prepare("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ? RETURNING id_hash")
+    .pluck(),
+  deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?"),
+  // Back-channel logout (migration 16): an ended session's clients become its deliveries
+  owe: db.prepare(`INSERT INTO logout_deliveries (sid, app_key, user_id, sub, attempts, next_attempt_at)
+      SELECT sid, app_key, user_id, sub, 0, 0 FROM session_clients WHERE session_hash = ?
+      ON CONFLICT (sid, app_key) DO NOTHING`),
+  deleteClientsOf: db.prepare("DELETE FROM session_clients WHERE session_hash = ?")
+})
+
 /** Prepare the shared statements over `db`. */
 export const sharedWrites = (db: BetterSqlite3.Database) => {
-  const q = {
-    findUser: db.prepare(selectFrom(Tables.users, "WHERE user_id = ?")),
-    userActive: db.prepare("SELECT 1 FROM users WHERE user_id = ? AND disabled_at IS NULL").pluck(),
-    findConsent: db.prepare("SELECT scope FROM consents WHERE user_id = ? AND app_key = ?").pluck(),
-    insertToken: db.prepare(insertSql(Tables.tokens)),
-    // A token set (an access token and its refresh token): one statement, not two
-    insertTokenPair: db.prepare(insertSql(Tables.tokens, 2)),
-    revokeByAppUser: db.prepare(
-      "UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND user_id = ? AND revoked_at IS NULL"
-    ),
-    revokeByUser: db.prepare("UPDATE tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL"),
-    // A code is retired by deleting it: redeemed later, it is unknown (nothing issued, nothing revoked).
-    retireCodesOfUser: db.prepare("DELETE FROM authorization_codes WHERE user_id = ? AND used_at IS NULL"),
-    // sessions_by_user (migration 10)
-    deleteSessionsOfUser: db
-      .prepare("DELETE FROM sessions WHERE user_id = ? AND id_hash <> ? RETURNING id_hash")
-      .pluck(),
-    deletePendingOf: db.prepare("DELETE FROM pending_authorizations WHERE session_hash = ?")
-  }
+  const q = statements(db)
 
   /** The scopes a user consented to for an application, if any. */
   const findConsent = (userId: string, appKey: string): Scope.ScopeSet | undefined => {
@@ -90,9 +98,16 @@ export const sharedWrites = (db: BetterSqlite3.Database) => {
     else for (const t of tokens) q.insertToken.run(tokenParams(t))
   }
 
-  /** Requests pending in deleted sessions go in the same transaction (there is no foreign key, see migration 3). */
+  /**
+   * Requests pending in deleted sessions go in the same transaction (there is no foreign key, see
+   * migration 3), and their back-channel logout clients become deliveries (LogoutStore).
+   */
   const dropPendingOf = (idHashes: ReadonlyArray<string>): number => {
-    for (const idHash of idHashes) q.deletePendingOf.run(idHash)
+    for (const idHash of idHashes) {
+      q.deletePendingOf.run(idHash)
+      q.owe.run(idHash)
+      q.deleteClientsOf.run(idHash)
+    }
     return idHashes.length
   }
 
