@@ -11,6 +11,7 @@ import { applicationCases } from "./internal/applicationCases.js"
 import { clientFieldCases } from "./internal/clientFieldCases.js"
 import { codeCases } from "./internal/codeCases.js"
 import { consentCases, consentGrantCases } from "./internal/consentCases.js"
+import { deviceCases } from "./internal/deviceCases.js"
 import { factorCases } from "./internal/factorCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
@@ -63,5 +64,6 @@ export const storageContract = (
     userinfoCases(it)
     factorCases(it)
     passkeyCases(it)
+    deviceCases(it)
   })
 }

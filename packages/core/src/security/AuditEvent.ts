@@ -38,7 +38,9 @@ export const EventType = Schema.Literal(
   "session_ended",
   "passkey_registered",
   "passkey_signed_in",
-  "passkey_removed"
+  "passkey_removed",
+  "passkey_renamed",
+  "devices_forgotten"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -373,6 +373,15 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
       ALTER TABLE sessions ADD COLUMN sign_in_method TEXT;
     `
+  },
+  {
+    version: 16,
+    name: "trusted-device generation",
+    sql: `
+      -- A user's trusted-device generation (UserStore.forgetDevices), signed into every
+      -- trusted-device cookie: moved on by one, it ends the trust of every browser signed before.
+      ALTER TABLE users ADD COLUMN device_generation INTEGER NOT NULL DEFAULT 0;
+    `
   }
 ]
 
