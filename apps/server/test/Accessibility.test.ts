@@ -8,12 +8,13 @@
  * pages' CSP forbids: only these audit contexts bypass it. Keyboard focus is checked too:
  * every control gets a visible focus indicator, in top-to-bottom reading order.
  */
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser, Page } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import { type Callback, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
@@ -147,7 +148,7 @@ const focusWalk = async (page: Page): Promise<ReadonlyArray<string>> => {
   return problems
 }
 
-describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 AA)", () => {
+describe.skipIf(!haveChromium)("accessibility (axe-core, WCAG 2.1 AA)", () => {
   for (const c of combinations) {
     it(`every page, ${c.layout} layout, ${c.lang}`, async () => {
       const context = await browser.newContext({

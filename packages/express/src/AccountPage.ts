@@ -6,6 +6,7 @@
 import type { Interaction } from "@latchkey/core"
 import { Option } from "effect"
 import { alertIcon, type Common, escapeHtml, hidden, ownPage } from "./internal/html.js"
+import * as PasskeyScripts from "./internal/passkeys.js"
 import type { Catalogue } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
 
@@ -164,6 +165,7 @@ ${s.passkeys.length === 0 ? `<p class="empty">${escapeHtml(texts.empty)}</p>` : 
 <div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(texts.add)}</button></div>
 <p class="hint" id="passkey-add-error" role="alert" hidden>${escapeHtml(texts.addFailed)}</p>
 </form>
+<script>${PasskeyScripts.accountScript}</script>
 </section>`
 }
 
