@@ -161,7 +161,7 @@ ${pageForm(p, "remove_passkey", `${credential}<button class="btn btn-secondary" 
 <p class="lead">${escapeHtml(texts.lead)}</p>
 ${s.passkeys.length === 0 ? `<p class="empty">${escapeHtml(texts.empty)}</p>` : `<ul class="sessions">\n${items}\n</ul>`}
 <form id="passkey-add" data-endpoint="${escapeHtml(s.endpoint)}" hidden>
-<div class="field"><label for="passkey-add-name">${escapeHtml(texts.name)}</label><input class="input" id="passkey-add-name" name="name" type="text" maxlength="64" autocomplete="off"></div>
+<div class="field"><label for="passkey-add-name">${escapeHtml(texts.name)}</label><input class="input" id="passkey-add-name" name="passkey_name" type="text" maxlength="64" autocomplete="off"></div>
 <div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(texts.add)}</button></div>
 <p class="hint" id="passkey-add-error" role="alert" hidden>${escapeHtml(texts.addFailed)}</p>
 </form>

@@ -51,7 +51,7 @@ ${register}})()`
 
 /**
  * The account page's script: the registration (`register`), run by the passkeys section's Add form
- * (`#passkey-add`, its `data-endpoint`, its `name` field), shown only where the browser has
+ * (`#passkey-add`, its `data-endpoint`, its `passkey_name` field), shown only where the browser has
  * WebAuthn; once added, the page is loaded again to list it, else the form's error line shows.
  */
 export const accountScript = `(()=>{${codec}
@@ -59,7 +59,7 @@ ${register};
 const f=document.getElementById("passkey-add"),err=document.getElementById("passkey-add-error");
 if(!f||!window.PublicKeyCredential)return;f.hidden=false;
 f.addEventListener("submit",(e)=>{e.preventDefault();err.hidden=true;
-window.latchkeyRegisterPasskey(f.dataset.endpoint,f.elements.namedItem("name").value).then(()=>location.reload(),()=>{err.hidden=false})})})()`
+window.latchkeyRegisterPasskey(f.dataset.endpoint,f.elements.namedItem("passkey_name").value).then(()=>location.reload(),()=>{err.hidden=false})})})()`
 
 const hashOf = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`
 
