@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from "playwright-core"
 
 /** Debian's Chromium. */
-export const executablePath = "/usr/bin/chromium"
+const executablePath = "/usr/bin/chromium"
 
 /** Whether this machine has it: the browser tests are skipped without it. */
 export const haveChromium = existsSync(executablePath)

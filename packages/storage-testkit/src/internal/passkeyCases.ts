@@ -118,6 +118,23 @@ const used = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
     })
   )
 
+  it.effect("passkeys: removing a user removes their passkeys in the same write", () =>
+    Effect.gen(function* () {
+      const passkeys = yield* PasskeyStore.PasskeyStore
+      const userId = yield* insertUser
+      const other = F.passkey(yield* insertUser)
+      const p = F.passkey(userId)
+      yield* passkeys.insert(p)
+      yield* passkeys.insert(other)
+      assert.isTrue(yield* Effect.flatMap(UserStore.UserStore, (users) => users.remove(userId, T)))
+      assert.isTrue(Option.isNone(yield* passkeys.find(p.credentialId)))
+      assert.deepStrictEqual(yield* passkeys.listByUser(other.userId), [other])
+    })
+  )
+}
+
+/** Renaming. */
+const renamed = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("passkeys: rename renames only the user's own passkey, leaving the rest of it as it was", () =>
     Effect.gen(function* () {
       const passkeys = yield* PasskeyStore.PasskeyStore
@@ -132,20 +149,6 @@ const used = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
         ...mine,
         name: "Work laptop"
       })
-    })
-  )
-
-  it.effect("passkeys: removing a user removes their passkeys in the same write", () =>
-    Effect.gen(function* () {
-      const passkeys = yield* PasskeyStore.PasskeyStore
-      const userId = yield* insertUser
-      const other = F.passkey(yield* insertUser)
-      const p = F.passkey(userId)
-      yield* passkeys.insert(p)
-      yield* passkeys.insert(other)
-      assert.isTrue(yield* Effect.flatMap(UserStore.UserStore, (users) => users.remove(userId, T)))
-      assert.isTrue(Option.isNone(yield* passkeys.find(p.credentialId)))
-      assert.deepStrictEqual(yield* passkeys.listByUser(other.userId), [other])
     })
   )
 }
@@ -180,5 +183,6 @@ const sessionMethod = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 export const passkeyCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   registered(it)
   used(it)
+  renamed(it)
   sessionMethod(it)
 }

@@ -12,7 +12,9 @@ const prepare = ({ db }: Over) => ({
   remove: db.prepare("DELETE FROM users WHERE user_id = ?"),
   deviceGeneration: db.prepare("SELECT device_generation FROM users WHERE user_id = ?").pluck(),
   forgetDevices: db
-    .prepare("UPDATE users SET device_generation = device_generation + 1 WHERE user_id = ? RETURNING device_generation")
+    .prepare(
+      "UPDATE users SET device_generation = device_generation + 1 WHERE user_id = ? RETURNING device_generation"
+    )
     .pluck(),
   setPasswordHash: db.prepare("UPDATE users SET password_hash = ? WHERE user_id = ?"),
   // Disabling an account already disabled keeps the first time.
