@@ -3,17 +3,19 @@
  * wcag21aa) over the sign-in page (also with an error), the consent page, the consents page
  * signed out, signed in and after a withdrawal, error pages with and without a way back,
  * the end session endpoint's question and signed-out page, and the account page signed out,
- * signed in and with its password form refused, in both layouts and both languages. Axe's
+ * signed in (passkeys on, with a passkey added on the page by a virtual authenticator) and with
+ * its password form refused, in both layouts and both languages. Axe's
  * source is injected into the page, which the
  * pages' CSP forbids: only these audit contexts bypass it. Keyboard focus is checked too:
  * every control gets a visible focus indicator, in top-to-bottom reading order.
  */
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser, Page } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import { type Callback, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium, withAuthenticator } from "./chromium.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
@@ -53,14 +55,16 @@ beforeAll(async () => {
   server = await spawnServer({
     LATCHKEY_DB: db,
     PORT: String(port),
-    LATCHKEY_ISSUER: `http://127.0.0.1:${port}`,
+    // Passkeys on: WebAuthn needs a domain, so the issuer is localhost, mapped to the 127.0.0.1 listener
+    LATCHKEY_ISSUER: `http://localhost:${port}`,
+    LATCHKEY_PASSKEYS: "on",
     LATCHKEY_SCOPE_DESCRIPTIONS: JSON.stringify({
       profile: { en: "See your name and profile picture", "zh-CN": "查看你的姓名和头像" },
       email: { en: "See your email address", "zh-CN": "查看你的电子邮件地址" },
       "notes.read": "Read your notes"
     })
   })
-  browser = await launchChromium()
+  browser = await launchChromium({ localhost: true })
 }, 60_000)
 
 afterAll(async () => {
@@ -147,7 +151,7 @@ const focusWalk = async (page: Page): Promise<ReadonlyArray<string>> => {
   return problems
 }
 
-describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 AA)", () => {
+describe.skipIf(!haveChromium)("accessibility (axe-core, WCAG 2.1 AA)", () => {
   for (const c of combinations) {
     it(`every page, ${c.layout} layout, ${c.lang}`, async () => {
       const context = await browser.newContext({
@@ -182,7 +186,7 @@ describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 
         if (keyboard) for (const p of await focusWalk(page)) report.push(`${name}: ${p}`)
       }
       try {
-        const page = await context.newPage()
+        const { page } = await withAuthenticator(context)
         await page.goto(`${base}/oauth2/oauth2/consents?${view}`)
         await check(page, "consents, signed out")
         await page.goto(`${base}/oauth2/oauth2/account?${view}`)
@@ -224,6 +228,13 @@ describe.skipIf(!existsSync(executablePath))("accessibility (axe-core, WCAG 2.1 
         await check(page, "error 403 (a way back)")
         await page.goto(`${base}/oauth2/oauth2/account?${view}`)
         await page.locator("#password-heading").waitFor()
+        await check(page, "account, no passkey")
+        await page.locator("#passkey-add-name").fill("Laptop")
+        await Promise.all([
+          page.waitForEvent("load"),
+          page.locator("#passkey-add button[type=submit]").click()
+        ])
+        await page.locator("#passkey-0").waitFor()
         await check(page, "account")
         await page.locator("#current_password").fill("not the password")
         await page.locator("#new_password").fill("a new passphrase")

@@ -3,11 +3,11 @@
  * password there, and the user's other browser is signed out while this one stays signed in; a
  * form posted to the page from another site is refused.
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import { type Callback, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import { cliInProcess, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
@@ -53,7 +53,7 @@ const signedIn = async (password: string): Promise<{ context: BrowserContext; pa
   return { context, page }
 }
 
-describe.skipIf(!existsSync(executablePath))("the account page in Chromium", () => {
+describe.skipIf(!haveChromium)("the account page in Chromium", () => {
   it("sign in → account → change password: the other session ends, this one stays, the new password signs in", async () => {
     const here = await signedIn(firstPassword)
     const there = await signedIn(firstPassword)

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser } from "playwright-core"
@@ -7,13 +6,12 @@ import {
   type BrowserFlowTarget,
   browserFlowTests,
   type Callback,
-  executablePath,
-  launchChromium,
   scopeDescriptions,
   seedBrowserFlows,
   signIn,
   startCallback
 } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import { basic, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
@@ -44,7 +42,7 @@ afterAll(async () => {
   tmp.cleanup()
 })
 
-describe.skipIf(!existsSync(executablePath))("in Chromium", () => {
+describe.skipIf(!haveChromium)("in Chromium", () => {
   browserFlowTests(() => target, { screenshots: true })
 
   it("lists the consent on the consents page; Withdraw revokes the refresh token and the next authorization asks again", async () => {

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser, Page } from "playwright-core"
-import { executablePath, launchChromium } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 /** A site of its own origin (127.0.0.1 and a port of its own): a blank page at every path. */
@@ -95,7 +94,7 @@ afterAll(async () => {
   tmp.cleanup()
 })
 
-describe.skipIf(!existsSync(executablePath))("CORS in Chromium", () => {
+describe.skipIf(!haveChromium)("CORS in Chromium", () => {
   it("a page of the registered origin reads discovery and the JWK Set, redeems its code, refreshes, reads userinfo and revokes", async () => {
     const context = await browser.newContext()
     try {

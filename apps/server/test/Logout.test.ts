@@ -6,18 +6,12 @@
  * the user is asked first. An unregistered URI stops on an error page. The CLI registers and
  * clears the post-logout URIs.
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as client from "openid-client"
 import type { Browser, BrowserContext } from "playwright-core"
-import {
-  type Callback,
-  executablePath,
-  launchChromium,
-  signInAndAllowIn,
-  startCallback
-} from "./browserFlows.js"
+import { type Callback, signInAndAllowIn, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import {
   cliInProcess,
   createApp,
@@ -32,7 +26,6 @@ const tmp = tempDir()
 const db = join(tmp.dir, "logout.sqlite")
 const user = { username: "logout-user", password: "logout password 123" }
 const insecure = { execute: [client.allowInsecureRequests] }
-const haveChromium = existsSync(executablePath)
 
 let server: ServerProcess
 let callback: Callback

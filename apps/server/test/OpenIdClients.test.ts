@@ -7,19 +7,13 @@
  * server using jose's remote JWKS verifies JWT access tokens, `iat` with no leeway, across a key
  * rotation made on the admin API.
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as jose from "jose"
 import * as client from "openid-client"
 import type { Browser } from "playwright-core"
-import {
-  type Callback,
-  executablePath,
-  launchChromium,
-  signInAndAllowIn,
-  startCallback
-} from "./browserFlows.js"
+import { type Callback, signInAndAllowIn, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import {
   basic,
   createApp,
@@ -45,8 +39,6 @@ let publicApp: { app_key: string }
 let jwtApp: { app_key: string; app_secret: string }
 let postApp: { app_key: string; app_secret: string }
 let nativeApp: { app_key: string }
-
-const haveChromium = existsSync(executablePath)
 
 beforeAll(async () => {
   callback = await startCallback()

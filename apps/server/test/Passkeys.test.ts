@@ -1,19 +1,21 @@
 /**
- * Passkeys in Chromium with its virtual authenticator (DevTools protocol `WebAuthn`): a signed-in
- * user registers a passkey; in a new browser context (signed out) "Sign in with a passkey" signs
- * them in with no password and the application gets its code; and while an address-rotating
- * password-guessing loop hammers the same username, the passkey sign-in still succeeds. Counts,
- * not timings: the loop is bounded and is still running when the passkey sign-in lands. A relying
- * party (openid-client) reads the `acr` and `amr` of a passkey sign-in: `hwk` for a passkey bound to
- * the authenticator, `swk` for one that may be synced (backup eligible).
+ * Passkeys in Chromium with its virtual authenticator (DevTools protocol `WebAuthn`): a user signed
+ * in on the account page adds a passkey in its Passkeys section (the page's own script, under the
+ * page's CSP), names it and renames it there, and signs out; in a new browser context (signed out)
+ * "Sign in with a passkey" signs them in with no password and the application gets its code; while
+ * an address-rotating password-guessing loop hammers the same username, the passkey sign-in is
+ * answered at once with the signed-in redirect; then the passkey is removed on the account page.
+ * Counts, not timings: the loop is bounded and is still running when the passkey sign-in lands.
+ * A relying party (openid-client) reads the `acr` and `amr` of a passkey sign-in: `hwk` for a
+ * passkey bound to the authenticator, `swk` for one that may be synced (backup eligible).
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Pages } from "@latchkey/express"
 import * as client from "openid-client"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { type Callback, executablePath, seedBrowserFlows, startCallback } from "./browserFlows.js"
+import type { Browser, Page } from "playwright-core"
+import { type Callback, seedBrowserFlows, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium, withAuthenticator } from "./chromium.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
@@ -57,16 +59,7 @@ beforeAll(async () => {
     undefined,
     { timeoutMs: 60_000 }
   )
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--host-resolver-rules=MAP localhost 127.0.0.1"
-    ]
-  })
+  browser = await launchChromium({ localhost: true })
 }, 180_000)
 
 afterAll(async () => {
@@ -84,28 +77,6 @@ const authorizeUrl = (state: string) =>
     scope: "profile",
     state
   })}`
-
-/**
- * A page with a virtual platform authenticator (resident keys, user verification; its passkeys
- * backup eligible when `synced`), and its DevTools session.
- */
-const withAuthenticator = async (context: BrowserContext, synced = false) => {
-  const page = await context.newPage()
-  const cdp = await context.newCDPSession(page)
-  await cdp.send("WebAuthn.enable")
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-      defaultBackupEligibility: synced
-    }
-  })
-  return { page, cdp, authenticatorId }
-}
 
 /** The callback hit of `state`, once the browser lands there. */
 const landed = async (page: Page, state: string) => {
@@ -161,42 +132,68 @@ const guessing = (max: number) => {
   }
 }
 
-describe.skipIf(!existsSync(executablePath))("passkeys in Chromium", () => {
-  it("registers a passkey while signed in; signed out, signs in with it and gets a code; and does so during a password-guessing attack", async () => {
-    // Signed in with the password, consent given: the session registers a passkey
-    const registering = await browser.newContext({ bypassCSP: true })
+const accountUrl = () => `${server.base}/oauth2/oauth2/account`
+
+/** Sign in with the password on the account page of `page`. */
+const signInOnAccountPage = async (page: Page) => {
+  await page.goto(accountUrl())
+  await page.getByLabel("Username").fill(username)
+  await page.getByLabel("Password", { exact: true }).fill(password)
+  await page.getByRole("button", { name: "Sign in", exact: true }).click()
+  await page.getByRole("heading", { name: "Your account" }).waitFor({ timeout: 10_000 })
+}
+
+/** The account page's Passkeys section. */
+const passkeysSection = (page: Page) => page.getByRole("region", { name: "Passkeys" })
+
+describe.skipIf(!haveChromium)("passkeys in Chromium", () => {
+  it("adds, names and renames a passkey on the account page; signed out, signs in with it, also during a password-guessing attack; removes it on the page", async () => {
+    // Signed in with the password on the account page: its Passkeys section adds one, under the page's CSP
+    const registering = await browser.newContext()
     const owner = await withAuthenticator(registering)
-    await owner.page.goto(authorizeUrl("register"))
-    await owner.page.getByLabel("Username").fill(username)
-    await owner.page.getByLabel("Password").fill(password)
-    await owner.page.getByRole("button", { name: "Sign in", exact: true }).click()
+    const errors: Array<string> = []
+    owner.page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text())
+    })
+    await signInOnAccountPage(owner.page)
+    // Signed in, the user allows the application once: later sign-ins land on its callback
+    await owner.page.goto(authorizeUrl("consent"))
     await owner.page.getByRole("button", { name: "Allow" }).click()
-    assert.isNotNull(await landed(owner.page, "register"))
-    // The account page's part: the registration script on a page of the issuer (the consents page)
-    await owner.page.goto(`${server.base}/oauth2/oauth2/consents`)
-    await owner.page.addScriptTag({ content: Pages.passkeyRegistrationScript })
-    const registered = await owner.page.evaluate(
-      (url) =>
-        (
-          window as unknown as { latchkeyRegisterPasskey: (u: string, n: string) => Promise<unknown> }
-        ).latchkeyRegisterPasskey(url, "Chromium"),
-      `${server.base}/oauth2/oauth2/account/passkeys`
+    assert.isNotNull(await landed(owner.page, "consent"))
+    await owner.page.goto(accountUrl())
+    const section = passkeysSection(owner.page)
+    assert.strictEqual(await section.getByText("You have no passkeys yet.").count(), 1)
+    const add = owner.page.locator("#passkey-add")
+    await add.getByLabel("Name").fill("Chromium")
+    await Promise.all([
+      owner.page.waitForEvent("load"),
+      add.getByRole("button", { name: "Add a passkey" }).click()
+    ])
+    const listed = section.getByRole("listitem")
+    assert.strictEqual(await listed.count(), 1)
+    assert.strictEqual(await listed.locator("strong").textContent(), "Chromium")
+    assert.strictEqual(await listed.getByText("Not used yet", { exact: false }).count(), 1)
+    // Renamed on the page: one form, the page's ticket
+    await listed.getByLabel("Name").fill("Work laptop")
+    await listed.getByRole("button", { name: "Rename" }).click()
+    await owner.page.getByText("The passkey has been renamed.").waitFor()
+    assert.strictEqual(
+      await passkeysSection(owner.page).getByRole("listitem").locator("strong").textContent(),
+      "Work laptop"
     )
-    const { passkey } = registered as { passkey: { credential_id: string; name: string } }
-    assert.strictEqual(passkey.name, "Chromium")
+    assert.deepStrictEqual(errors, [])
     let { credentials } = await owner.cdp.send("WebAuthn.getCredentials", {
       authenticatorId: owner.authenticatorId
     })
     assert.strictEqual(credentials.length, 1)
-    assert.strictEqual(
-      credentials[0]?.credentialId.replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_"),
-      passkey.credential_id
-    )
+    await owner.page.getByRole("button", { name: "Sign out" }).first().click()
+    await owner.page.getByRole("heading", { name: "Sign in to manage your account" }).waitFor()
     await registering.close()
 
     // Signed out: a new context, the same passkey on its authenticator. With the browser's
     // autofill (conditional mediation) the virtual authenticator answers at once, nothing clicked;
-    // without it (as in a browser that lacks it) the button is the way.
+    // without it (as in a browser that lacks it) the button is the way. What the passkey sign-in
+    // endpoint answered is kept, and the context stays open for what comes next.
     const signIn = async (state: string, autofill: boolean) => {
       const context = await browser.newContext()
       if (!autofill)
@@ -206,33 +203,66 @@ describe.skipIf(!existsSync(executablePath))("passkeys in Chromium", () => {
       const { page, cdp, authenticatorId } = await withAuthenticator(context)
       for (const credential of credentials)
         await cdp.send("WebAuthn.addCredential", { authenticatorId, credential })
+      const answers: Array<{ status: number; body: string }> = []
+      // Read on its way to the page (a body the page navigated away from is gone)
+      await page.route("**/oauth2/oauth2/passkey/login", async (route) => {
+        const response = await route.fetch()
+        const body = await response.text()
+        answers.push({ status: response.status(), body })
+        await route.fulfill({ response, body })
+      })
       await page.goto(authorizeUrl(state))
       if (!autofill) await page.getByRole("button", { name: "Sign in with a passkey" }).click()
       const code = await landed(page, state)
       // The authenticator's counter moved: the next context carries it on (a stale copy is a clone)
       credentials = (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials
-      await context.close()
-      return code
+      return { code, answers, context, page }
     }
-    assert.isNotNull(await signIn("autofill", true))
-    assert.isNotNull(await signIn("passkey", false))
+    for (const [state, autofill] of [
+      ["autofill", true],
+      ["passkey", false]
+    ] as const) {
+      const done = await signIn(state, autofill)
+      assert.isNotNull(done.code)
+      await done.context.close()
+    }
 
     // The same, while guesses at the username's password pour in from rotating addresses
     const attack = guessing(2000)
     while (!attack.statuses.includes(429)) await new Promise((r) => setImmediate(r))
-    assert.isNotNull(await signIn("under-attack", false))
+    const before = attack.statuses.length
+    const underAttack = await signIn("under-attack", false)
     const guessed = await attack.stop()
-    // Still running when the passkey signed in: stopped by us, not by its bound
+    assert.isNotNull(underAttack.code)
+    // One passkey answer, not throttled nor refused: the signed-in redirect back to the authorize request
+    assert.strictEqual(underAttack.answers.length, 1)
+    const answer = underAttack.answers[0] as { status: number; body: string }
+    assert.strictEqual(answer.status, 200, answer.body)
+    assert.include(JSON.parse(answer.body).location as string, "/oauth2/oauth2/authorize?")
+    // Still running when the passkey signed in: stopped by us, not by its bound; guesses went on meanwhile
     assert.isBelow(guessed, 2000)
+    assert.isAbove(attack.statuses.length, before)
     assert.isTrue(
       attack.statuses.every((s) => s === 400 || s === 429),
       attack.statuses.join(",")
     )
     assert.isAtLeast(attack.statuses.filter((s) => s === 429).length, 1)
-  }, 120_000)
+
+    // Signed in with the passkey: its account page lists it as used, and removes it
+    const { page } = underAttack
+    await page.goto(accountUrl())
+    const item = passkeysSection(page).getByRole("listitem")
+    assert.strictEqual(await item.locator("strong").textContent(), "Work laptop")
+    assert.strictEqual(await item.getByText("Last used", { exact: false }).count(), 1)
+    await item.getByRole("button", { name: "Remove" }).click()
+    await page.getByText("The passkey has been removed.", { exact: false }).waitFor()
+    assert.strictEqual(await passkeysSection(page).getByRole("listitem").count(), 0)
+    assert.strictEqual(await passkeysSection(page).getByText("You have no passkeys yet.").count(), 1)
+    await underAttack.context.close()
+  }, 180_000)
 })
 
-describe.skipIf(!existsSync(executablePath))("a relying party reads a passkey sign-in", () => {
+describe.skipIf(!haveChromium)("a relying party reads a passkey sign-in", () => {
   /** Register a passkey of `owner` (signed in with the password, OpenID consent given through `url`). */
   const registerPasskey = async (owner: string, url: string, synced: boolean) => {
     const context = await browser.newContext({ bypassCSP: true })

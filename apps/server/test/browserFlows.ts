@@ -8,18 +8,8 @@ import { createHash, randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { assert, it } from "@effect/vitest"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { basic, createApp, createUser } from "./helpers.js"
-
-/** Debian's Chromium; the flows are skipped without it. */
-export const executablePath = "/usr/bin/chromium"
-
-/** Headless Chromium. */
-export const launchChromium = (): Promise<Browser> =>
-  chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-  })
 
 /** The application's callback on 127.0.0.1: a page that records every URL it was sent to. */
 export interface Callback {

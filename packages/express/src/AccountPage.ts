@@ -5,7 +5,8 @@
  */
 import type { Interaction } from "@latchkey/core"
 import { Option } from "effect"
-import { alertIcon, type Common, escapeHtml, framed, hidden, ownPageTop, rich } from "./internal/html.js"
+import { alertIcon, type Common, escapeHtml, hidden, ownPage } from "./internal/html.js"
+import * as PasskeyScripts from "./internal/passkeys.js"
 import type { Catalogue } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
 
@@ -77,6 +78,15 @@ ${passwordField("confirm_password", texts.confirm, "new-password", invalid)}
 </section>`
 }
 
+/** Whether this browser is a trusted device, and Forget all other browsers. */
+const trustedDevices = (p: AccountPage, t: Catalogue, trusted: boolean): string => {
+  const texts = t.account.devices
+  return `<h3 id="devices-heading">${escapeHtml(texts.heading)}</h3>
+<p class="lead">${escapeHtml(texts.lead)}</p>
+<p><strong>${escapeHtml(trusted ? texts.trusted : texts.notTrusted)}</strong></p>
+${pageForm(p, "forget_devices", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.forget)}</button>`)}`
+}
+
 /** The signed-in sessions, this one marked, each other one with Sign out; Sign out everywhere else. */
 const sessionsSection = (p: AccountPage, t: Catalogue, s: SectionOf<"Sessions">): string => {
   const texts = t.account.sessions
@@ -111,6 +121,7 @@ ${items}
       ? `\n${pageForm(p, "end_others", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.signOutOthers)}</button>`)}`
       : ""
   }
+${trustedDevices(p, t, s.trusted)}
 </section>`
 }
 
@@ -124,6 +135,40 @@ const applicationsSection = (_: AccountPage, t: Catalogue, s: SectionOf<"Applica
 </section>`
 }
 
+/** The user's passkeys, each with Rename and Remove; Add (shown by the page's script where the browser has WebAuthn). */
+const passkeysSection = (p: AccountPage, t: Catalogue, s: SectionOf<"Passkeys">): string => {
+  const texts = t.account.passkeys
+  const items = s.passkeys
+    .map((passkey, i) => {
+      const id = `passkey-${i}`
+      const used =
+        passkey.lastUsedAt === null ? texts.neverUsed : texts.lastUsedOn(t.dateTime(passkey.lastUsedAt))
+      const credential = hidden("credential_id", passkey.credentialId)
+      return `<li class="app">
+<p id="${id}"><strong>${escapeHtml(passkey.name)}</strong><span class="badge">${escapeHtml(passkey.synced ? texts.synced : texts.thisDevice)}</span></p>
+<p class="app-meta">${escapeHtml(texts.createdOn(t.dateTime(passkey.createdAt)))} · ${escapeHtml(used)}</p>
+${pageForm(
+  p,
+  "rename_passkey",
+  `${credential}<div class="field"><label for="${id}-name">${escapeHtml(texts.name)}</label><input class="input" id="${id}-name" name="name" type="text" maxlength="64" required value="${escapeHtml(passkey.name)}" aria-describedby="${id}"></div><button class="btn btn-secondary" type="submit" aria-describedby="${id}">${escapeHtml(texts.rename)}</button>`
+)}
+${pageForm(p, "remove_passkey", `${credential}<button class="btn btn-secondary" type="submit" aria-describedby="${id}">${escapeHtml(texts.remove)}</button>`)}
+</li>`
+    })
+    .join("\n")
+  return `<section class="section" aria-labelledby="passkeys-heading">
+<h2 id="passkeys-heading">${escapeHtml(texts.heading)}</h2>
+<p class="lead">${escapeHtml(texts.lead)}</p>
+${s.passkeys.length === 0 ? `<p class="empty">${escapeHtml(texts.empty)}</p>` : `<ul class="sessions">\n${items}\n</ul>`}
+<form id="passkey-add" data-endpoint="${escapeHtml(s.endpoint)}" hidden>
+<div class="field"><label for="passkey-add-name">${escapeHtml(texts.name)}</label><input class="input" id="passkey-add-name" name="passkey_name" type="text" maxlength="64" autocomplete="off"></div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(texts.add)}</button></div>
+<p class="hint" id="passkey-add-error" role="alert" hidden>${escapeHtml(texts.addFailed)}</p>
+</form>
+<script>${PasskeyScripts.accountScript}</script>
+</section>`
+}
+
 /** How each kind of section is written: a section the core adds needs its entry here (the type requires it). */
 const sectionHtml: {
   readonly [T in Interaction.AccountSection["_tag"]]: (
@@ -134,7 +179,8 @@ const sectionHtml: {
 } = {
   Password: passwordSection,
   Sessions: sessionsSection,
-  Applications: applicationsSection
+  Applications: applicationsSection,
+  Passkeys: passkeysSection
 }
 
 const section = (p: AccountPage, t: Catalogue, s: Interaction.AccountSection): string =>
@@ -143,17 +189,17 @@ const section = (p: AccountPage, t: Catalogue, s: Interaction.AccountSection): s
 /** The account page: who is signed in (and Sign out), what a form has just done, then each section. */
 export const account = (p: AccountPage): string => {
   const t = p.catalogue ?? en
-  return framed(p, t, {
-    title: t.account.title,
-    body: `${ownPageTop(t, {
+  return ownPage(
+    p,
+    t,
+    {
       title: t.account.title,
       lead: t.account.lead(p.productName),
       notice: p.notice === undefined ? undefined : escapeHtml(t.account.notices[p.notice]),
       username: p.username,
       action: p.action,
       ticket: ticketFields(p)
-    })}
-${p.sections.map((s) => section(p, t, s)).join("\n")}`,
-    footer: rich(t.frame.securedBy(p.productName))
-  })
+    },
+    p.sections.map((s) => section(p, t, s)).join("\n")
+  )
 }

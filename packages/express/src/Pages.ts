@@ -14,7 +14,7 @@ import {
   framed,
   hidden,
   logo,
-  ownPageTop,
+  ownPage,
   rich,
   type SignInFields,
   sentence,
@@ -197,19 +197,19 @@ ${scopeItems(t, p.productName, app.scopes)}
   .join("\n")}
 </ul>
 <p class="fine">${escapeHtml(t.consents.withdrawNote)}</p>`
-  return framed(p, t, {
-    title: t.consents.title,
-    body: `${ownPageTop(t, {
+  return ownPage(
+    p,
+    t,
+    {
       title: t.consents.title,
       lead: t.consents.lead(p.productName),
       notice: p.withdrawn === undefined ? undefined : rich(t.consents.withdrawn(p.withdrawn)),
       username: p.username,
       action: p.action,
       ticket
-    })}
-${apps}`,
-    footer: rich(t.frame.securedBy(p.productName))
-  })
+    },
+    apps
+  )
 }
 
 /** What the end session endpoint's question shows: who asks, who is signed in, and Sign out. */

@@ -12,6 +12,7 @@ import { backchannelCases } from "./internal/backchannelCases.js"
 import { clientFieldCases } from "./internal/clientFieldCases.js"
 import { codeCases } from "./internal/codeCases.js"
 import { consentCases, consentGrantCases } from "./internal/consentCases.js"
+import { deviceCases } from "./internal/deviceCases.js"
 import { factorCases } from "./internal/factorCases.js"
 import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
@@ -67,5 +68,6 @@ export const storageContract = (
     factorCases(it)
     passkeyCases(it)
     signInRecordCases(it)
+    deviceCases(it)
   })
 }

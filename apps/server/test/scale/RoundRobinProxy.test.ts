@@ -4,7 +4,6 @@
  * ThirdPartyClients.test.ts run through it, so consecutive steps of each flow land on different
  * instances. The instances start at once on an empty directory: they must agree on one server key.
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { Browser } from "playwright-core"
@@ -12,12 +11,11 @@ import {
   type BrowserFlowTarget,
   browserFlowTests,
   type Callback,
-  executablePath,
-  launchChromium,
   scopeDescriptions,
   seedBrowserFlows,
   startCallback
 } from "../browserFlows.js"
+import { haveChromium, launchChromium } from "../chromium.js"
 import { basic, type ServerProcess, spawnServer, tempDir } from "../helpers.js"
 import {
   seedThirdPartyClients,
@@ -53,7 +51,7 @@ beforeAll(async () => {
   )
   const browserApp = await seedBrowserFlows(db, callback.base, {}, true)
   const thirdPartyApp = await seedThirdPartyClients(db, {}, true)
-  if (existsSync(executablePath)) browser = await launchChromium()
+  if (haveChromium) browser = await launchChromium()
   browserTarget = { base: proxy.base, browser: browser as Browser, callback, app: browserApp }
   thirdPartyTarget = { base: proxy.base, app: thirdPartyApp, user: thirdPartyUser }
 }, 60_000)
@@ -82,7 +80,7 @@ it("both instances, started at once on an empty directory, use the one server ke
   }
 })
 
-describe.skipIf(!existsSync(executablePath))("in Chromium, through the proxy", () => {
+describe.skipIf(!haveChromium)("in Chromium, through the proxy", () => {
   browserFlowTests(() => browserTarget, { pkce: true })
 })
 

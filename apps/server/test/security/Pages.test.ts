@@ -14,10 +14,10 @@ import { Accounts, Admin } from "@latchkey/core"
 import { ScryptHasher } from "@latchkey/node"
 import { ManagedRuntime } from "effect"
 import { pino } from "pino"
-import { chromium } from "playwright-core"
 import * as App from "../../src/App.js"
 import * as Env from "../../src/Env.js"
 import * as Services from "../../src/Services.js"
+import { launchChromium } from "../chromium.js"
 import { Browser, formOf, tempDir } from "../helpers.js"
 import {
   assertErrorPage,
@@ -440,11 +440,7 @@ describe("U — CSRF, clickjacking and headers (docs/security.md, checklist U)",
       )
     })
     await new Promise<void>((resolve) => framer.listen(0, "127.0.0.1", resolve))
-    const browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-      timeout: 10_000
-    })
+    const browser = await launchChromium({ timeout: 10_000 })
     try {
       const page = await browser.newPage()
       const served = page.waitForResponse((r) => r.url().includes(authorizePath), { timeout: 5_000 })

@@ -1,17 +1,23 @@
 /**
- * The account page: for a signed-in user, sections to change the password, see and end their
- * sign-in sessions, and reach the applications they authorised (the consents page); for nobody
+ * The account page: for a signed-in user, sections to change the password, manage their passkeys
+ * (passkeys on), see and end their sign-in sessions, see whether this browser is a trusted device
+ * and forget the others, and reach the applications they authorised (the consents page); for nobody
  * signed in, the consents page's sign-in form, which comes back to it. A section is one builder
  * of `sections` and, for its forms, one entry of `signedInActions`.
  */
 import { Effect, Either, Option } from "effect"
+import * as Http from "../http/Http.js"
+import * as Paths from "../http/Paths.js"
 import { Config } from "../model/Config.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
+import * as Passkeys from "../security/Passkeys.js"
 import * as Session from "../security/Session.js"
 import { hmac } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
+import { WebAuthn } from "../services/WebAuthn.js"
+import { PasskeyStore } from "../storage/PasskeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
@@ -50,7 +56,14 @@ import {
 /** The layout, languages and own address of an account page request. */
 export const accountFrame = (req: PageRequest) => ownPageFrame(req, "account")
 
-const notices: ReadonlyArray<AccountNotice> = ["password_changed", "session_ended", "others_ended"]
+const notices: ReadonlyArray<AccountNotice> = [
+  "password_changed",
+  "session_ended",
+  "others_ended",
+  "passkey_renamed",
+  "passkey_removed",
+  "devices_forgotten"
+]
 const isNotice = (value: string): value is AccountNotice => (notices as ReadonlyArray<string>).includes(value)
 
 /** The query parameter and the purpose of the mark (`Page.sessionMark`) of what a form of the page did. */
@@ -89,8 +102,16 @@ interface SectionContext {
   readonly problem: Option.Option<PasswordProblem>
 }
 
-/** The user's live sessions, this browser's marked. */
-const sessionsSection = ({ session }: SectionContext) =>
+/** Whether this browser is a trusted device of the user, as its cookie and the account are now. */
+const isTrustedHere = (req: PageRequest, userId: string) =>
+  Effect.gen(function* () {
+    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
+    if (Option.isNone(user)) return false
+    return Option.isSome(yield* Session.trustedDevice(Http.header(req, "cookie") ?? undefined, user.value))
+  })
+
+/** The user's live sessions, this browser's marked, and whether this browser is a trusted device of theirs. */
+const sessionsSection = ({ req, session }: SectionContext) =>
   Effect.gen(function* () {
     const now = yield* nowSeconds
     const stored = yield* Effect.flatMap(SessionStore, (s) => s.listOf(session.userId as string, now))
@@ -103,20 +124,48 @@ const sessionsSection = ({ session }: SectionContext) =>
         current: s.idHash === session.idHash
       })
     }
-    return { _tag: "Sessions", sessions } satisfies AccountSection
+    const trusted = yield* isTrustedHere(req, session.userId as string)
+    return { _tag: "Sessions", sessions, trusted } satisfies AccountSection
   })
+
+/** Whether the server has passkeys (a `WebAuthn` service): the passkeys section and forms are there only then. */
+const passkeysOn = Effect.map(Effect.serviceOption(WebAuthn), Option.isSome)
+
+/** The user's passkeys (none: passkeys are off, no section). */
+const passkeysSection = ({ req, session }: SectionContext) =>
+  Effect.gen(function* () {
+    if (!(yield* passkeysOn)) return Option.none<AccountSection>()
+    const stored = yield* Effect.flatMap(PasskeyStore, (s) => s.listByUser(session.userId as string))
+    return Option.some<AccountSection>({
+      _tag: "Passkeys",
+      endpoint: req.basePath + Paths.passkeys.account,
+      passkeys: stored.map((p) => ({
+        credentialId: p.credentialId,
+        name: p.name,
+        createdAt: p.createdAt,
+        lastUsedAt: p.lastUsedAt,
+        synced: p.deviceType === "multiDevice"
+      }))
+    })
+  })
+
+/** What a builder of the sections reads from the stores. */
+type SectionStores = SessionStore | Config | PasskeyStore | UserStore
 
 /**
  * The sections of the page, in the order it shows them: a new section (passkeys, an
- * authenticator app) is one more builder here.
+ * authenticator app) is one more builder here; a builder answers none for a section not shown.
  */
 const sections: ReadonlyArray<
-  (ctx: SectionContext) => Effect.Effect<AccountSection, StorageError, SessionStore | Config>
+  (ctx: SectionContext) => Effect.Effect<Option.Option<AccountSection>, StorageError, SectionStores>
 > = [
-  ({ problem }) => Effect.succeed({ _tag: "Password", problem }),
-  sessionsSection,
+  ({ problem }) => Effect.succeed(Option.some({ _tag: "Password", problem })),
+  passkeysSection,
+  (ctx) => Effect.map(sessionsSection(ctx), Option.some),
   ({ req, frame }) =>
-    Effect.succeed({ _tag: "Applications", href: consentsHref(req, frame.layout, frame.uiLocales) })
+    Effect.succeed(
+      Option.some({ _tag: "Applications", href: consentsHref(req, frame.layout, frame.uiLocales) })
+    )
 ]
 
 /** The page of a signed-in user: its sections, what a form of it has just done, and a new ticket for its forms. */
@@ -130,7 +179,10 @@ const accountPage = (
     const frame = accountFrame(req)
     const ctx: SectionContext = { req, frame, session, problem }
     const built: Array<AccountSection> = []
-    for (const section of sections) built.push(yield* section(ctx))
+    for (const section of sections) {
+      const shown = yield* section(ctx)
+      if (Option.isSome(shown)) built.push(shown.value)
+    }
     const notice =
       status === 200
         ? Option.filter(yield* readSessionMark(session, req.query, doneParam, donePurpose), isNotice)
@@ -262,11 +314,108 @@ const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">)
     return yield* done(frame, session, "others_ended", setCookie)
   })
 
+/** The page of a passkey form posted while passkeys are off: refused, nothing changed. */
+const passkeysOff = (frame: OwnPageFrame, take: Take) =>
+  Effect.as(
+    atomically(take),
+    answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
+  )
+
+/**
+ * A passkey form's change (`change`, store calls with its audit event) of one of the user's
+ * passkeys, with the ticket taken and this session renewed in one transaction; a passkey not the
+ * user's (or gone), or no change to make, takes only the ticket and goes back to the page.
+ */
+const passkeyChange = <A extends "rename_passkey" | "remove_passkey">(
+  { req, frame, session, userId, take }: Claimed<A>,
+  credentialId: string,
+  change: Option.Option<Effect.Effect<boolean, StorageError, PasskeyStore>>,
+  notice: AccountNotice
+) =>
+  Effect.gen(function* () {
+    if (!(yield* passkeysOn)) return yield* passkeysOff(frame, take)
+    const listed = yield* Effect.flatMap(PasskeyStore, (s) => s.listByUser(userId))
+    const unit = listed.some((p) => p.credentialId === credentialId) ? change : Option.none()
+    const [changed, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(
+        take,
+        Option.getOrElse(
+          Option.map(unit, (u) => asUser(req, u)),
+          () => Effect.succeed(false)
+        )
+      )
+    )
+    if (!changed) return backToPage(frame.href, setCookie)
+    return yield* done(frame, session, notice, setCookie)
+  })
+
+/** Rename one of the user's passkeys; a blank name changes nothing. */
+const renamePasskey = (claimed: Claimed<"rename_passkey">) => {
+  const { userId, form } = claimed
+  const credentialId = form.credential_id ?? ""
+  const rename = (name: string) =>
+    Audit.recordWith(
+      Effect.flatMap(PasskeyStore, (s) => s.rename(userId, credentialId, name)),
+      [["passkey_renamed", { userId, detail: credentialId }]]
+    )
+  return passkeyChange(
+    claimed,
+    credentialId,
+    Option.map(Passkeys.typedName(form.name), rename),
+    "passkey_renamed"
+  )
+}
+
+/** Remove one of the user's passkeys. */
+const removePasskey = (claimed: Claimed<"remove_passkey">) => {
+  const { userId, form } = claimed
+  const credentialId = form.credential_id ?? ""
+  const remove = Audit.recordWith(
+    Effect.flatMap(PasskeyStore, (s) => s.remove(userId, credentialId)),
+    [["passkey_removed", { userId, detail: credentialId }]]
+  )
+  return passkeyChange(claimed, credentialId, Option.some(remove), "passkey_removed")
+}
+
+/**
+ * Forget every other trusted device of the user: the device generation moved on (every cookie
+ * signed before is trusted no longer) with `devices_forgotten` recorded, in one transaction; this
+ * browser, when it was trusted, gets a cookie of the new generation in the same answer.
+ */
+const forgetDevices = ({ req, frame, session, userId, take }: Claimed<"forget_devices">) =>
+  Effect.gen(function* () {
+    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
+    const trustedHere = yield* isTrustedHere(req, userId)
+    const [generation, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(
+        take,
+        asUser(
+          req,
+          Audit.recordWith(
+            Effect.flatMap(UserStore, (users) => users.forgetDevices(userId)),
+            [["devices_forgotten", { userId, detail: trustedHere ? "this browser kept" : null }]]
+          )
+        )
+      )
+    )
+    const back = yield* done(frame, session, "devices_forgotten", setCookie)
+    if (!trustedHere || Option.isNone(user) || Option.isNone(generation)) return back
+    const cookie = yield* cookieOf(req)
+    return { ...back, deviceCookie: yield* Session.deviceCookie(user.value, cookie, generation.value) }
+  })
+
 /** The forms of a signed-in user, by `action`: a new section adds its own here. */
 const signedInActions = {
   password: changePassword,
   end_session: endSession,
-  end_others: endOthers
+  end_others: endOthers,
+  rename_passkey: renamePasskey,
+  remove_passkey: removePasskey,
+  forget_devices: forgetDevices
 }
 
 /** POST of an account page form (`AccountForm`): sign in, one of a section's actions, or sign out. */
@@ -302,6 +451,12 @@ export const accountPost = (req: PageRequest) =>
             return yield* signedInActions.end_session({ ...claimed, form: action })
           case "end_others":
             return yield* signedInActions.end_others({ ...claimed, form: action })
+          case "rename_passkey":
+            return yield* signedInActions.rename_passkey({ ...claimed, form: action })
+          case "remove_passkey":
+            return yield* signedInActions.remove_passkey({ ...claimed, form: action })
+          case "forget_devices":
+            return yield* signedInActions.forget_devices({ ...claimed, form: action })
         }
       }
     }

@@ -150,6 +150,27 @@ const AccountEndOthers = Schema.Struct({
   action: Schema.Literal("end_others")
 }).annotations({ identifier: "AccountEndOthers" })
 
+/** Give one of the user's passkeys (`credential_id`) a new name (passkeys on). */
+const AccountRenamePasskey = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("rename_passkey"),
+  credential_id: optional(Schema.String),
+  name: optional(Schema.String)
+}).annotations({ identifier: "AccountRenamePasskey" })
+
+/** Remove one of the user's passkeys (`credential_id`) (passkeys on). */
+const AccountRemovePasskey = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("remove_passkey"),
+  credential_id: optional(Schema.String)
+}).annotations({ identifier: "AccountRemovePasskey" })
+
+/** Trust no other browser of the user as a trusted device; this one stays trusted if it was. */
+const AccountForgetDevices = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("forget_devices")
+}).annotations({ identifier: "AccountForgetDevices" })
+
 /**
  * The forms of the account page, one per `action`; a section added to the page adds its own
  * actions here.
@@ -159,6 +180,9 @@ export const AccountForm = Schema.Union(
   AccountPassword,
   AccountEndSession,
   AccountEndOthers,
+  AccountRenamePasskey,
+  AccountRemovePasskey,
+  AccountForgetDevices,
   ConsentsSignOut
 ).annotations({ identifier: "AccountForm" })
 

@@ -103,6 +103,19 @@ export interface SignedInSession {
   readonly current: boolean
 }
 
+/** One of the user's passkeys, as the account page lists it (never its public key). */
+export interface ListedPasskey {
+  /** What its Rename and Remove forms send back (`credential_id`). */
+  readonly credentialId: string
+  readonly name: string
+  /** When it was registered (epoch seconds). */
+  readonly createdAt: number
+  /** The last sign-in with it (epoch seconds), or null before the first. */
+  readonly lastUsedAt: number | null
+  /** May be synced to the user's other devices (`multiDevice`), else bound to one authenticator. */
+  readonly synced: boolean
+}
+
 /**
  * One section of the account page, in the order the page shows them. A feature adds its own
  * section: a tag here, its builder in `AccountPage.sections`, its renderer in each binding.
@@ -110,13 +123,33 @@ export interface SignedInSession {
 export type AccountSection =
   /** Change the password (`action=password`), with why the last attempt was refused. */
   | { readonly _tag: "Password"; readonly problem: Option.Option<PasswordProblem> }
-  /** The signed-in sessions, with "Sign out" of each other one (`action=end_session`) and of all others (`action=end_others`). */
-  | { readonly _tag: "Sessions"; readonly sessions: ReadonlyArray<SignedInSession> }
+  /**
+   * The signed-in sessions, with "Sign out" of each other one (`action=end_session`) and of all
+   * others (`action=end_others`); and the trusted devices: whether this browser is one of the
+   * user's (`trusted`: its own sign-in throttle budget), and "Forget all other browsers"
+   * (`action=forget_devices`).
+   */
+  | {
+      readonly _tag: "Sessions"
+      readonly sessions: ReadonlyArray<SignedInSession>
+      readonly trusted: boolean
+    }
   /** The applications the user authorised: a link to the consents page. */
   | { readonly _tag: "Applications"; readonly href: string }
+  /**
+   * The user's passkeys (passkeys on), each with Rename (`action=rename_passkey`) and Remove
+   * (`action=remove_passkey`); Add runs the browser's ceremony with the passkeys endpoint (`endpoint`).
+   */
+  | { readonly _tag: "Passkeys"; readonly passkeys: ReadonlyArray<ListedPasskey>; readonly endpoint: string }
 
 /** What the account page confirms after one of its forms did it. */
-export type AccountNotice = "password_changed" | "session_ended" | "others_ended"
+export type AccountNotice =
+  | "password_changed"
+  | "session_ended"
+  | "others_ended"
+  | "passkey_renamed"
+  | "passkey_removed"
+  | "devices_forgotten"
 
 /** What the page for an answer shows; the binding renders it. */
 export type View = Data.TaggedEnum<{

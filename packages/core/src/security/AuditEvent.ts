@@ -40,7 +40,9 @@ export const EventType = Schema.Literal(
   "passkey_signed_in",
   "passkey_removed",
   "backchannel_logout_delivered",
-  "backchannel_logout_failed"
+  "backchannel_logout_failed",
+  "passkey_renamed",
+  "devices_forgotten"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -5,7 +5,7 @@
  * password guess at the username, from any address, counts against it, and it never waits in the
  * password checks' queue (`PasswordChecks`). docs/sign-in.md, "Passkeys".
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Config } from "../model/Config.js"
 import type { SignInMethod } from "../model/SignIn.js"
 import { hmac } from "../services/Digest.js"
@@ -71,8 +71,12 @@ export const maxCredentialId = 1364
 /** Longest passkey name kept. */
 export const maxName = 64
 
-/** The passkey's name: what the user typed (trimmed, at most `maxName`), else a default. */
-export const nameOf = (typed: string | undefined, count: number): string => {
+/** The name the user typed for a passkey (trimmed, at most `maxName`); none when blank. */
+export const typedName = (typed: string | undefined): Option.Option<string> => {
   const name = (typed ?? "").trim().slice(0, maxName)
-  return name === "" ? `Passkey ${count + 1}` : name
+  return name === "" ? Option.none() : Option.some(name)
 }
+
+/** The passkey's name: what the user typed (`typedName`), else a default. */
+export const nameOf = (typed: string | undefined, count: number): string =>
+  Option.getOrElse(typedName(typed), () => `Passkey ${count + 1}`)

@@ -20,6 +20,7 @@ import {
   type Step
 } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
+import { UserStore } from "../storage/UserStore.js"
 
 /** Name of the session cookie. */
 export const cookieName = "latchkey_session"
@@ -312,21 +313,31 @@ export type DeviceOwner = Pick<User, "userId" | "passwordHash">
 // Stands in for an unknown username, so that checking a cookie for it costs the same
 const nobody: DeviceOwner = { userId: "", passwordHash: "" }
 
-// Bound to the password hash: a new password (or a new account under the same username) ends the trust
-const deviceSignature = (nonce: string, owner: DeviceOwner) =>
+/**
+ * Bound to the password hash (a new password, or a new account under the same username, ends the
+ * trust) and to the user's device generation (`UserStore.forgetDevices` ends it too); generation 0
+ * signs what every cookie set before generations existed carries.
+ */
+const deviceSignature = (nonce: string, owner: DeviceOwner, generation: number) =>
   Effect.flatMap(Config, ({ serverKey }) =>
     hmac(
       `${serverKey}\u0000latchkey-device-cookie`,
-      `latchkey-device-v2\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
+      generation === 0
+        ? `latchkey-device-v2\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
+        : `latchkey-device-v3\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}\u0000${generation}`
     )
   )
+
+/** The user's device generation, as the store keeps it. */
+const generationOf = (userId: string) => Effect.flatMap(UserStore, (users) => users.deviceGeneration(userId))
 
 /**
  * The trusted device a `Cookie` header names for `owner` (null: an unknown username, never
  * trusted, checked at the same cost): set in a browser when that user signs in there, it gives
  * the browser a sign-in throttle budget of its own, so failures sent from elsewhere for the same
  * username never lock it out (OWASP's device cookies). None when absent, forged, another
- * account's, or set before the account's password last changed.
+ * account's, set before the account's password last changed, or before the user last forgot
+ * their other devices.
  */
 export const trustedDevice = Effect.fnUntraced(function* (
   cookieHeader: string | undefined,
@@ -336,15 +347,23 @@ export const trustedDevice = Effect.fnUntraced(function* (
   const dot = value?.indexOf(".") ?? -1
   if (value === undefined || dot <= 0 || value.length > 200) return Option.none<string>()
   const nonce = value.slice(0, dot)
-  const ok = timingSafeEqual(value.slice(dot + 1), yield* deviceSignature(nonce, owner ?? nobody))
+  const signer = owner ?? nobody
+  const expected = yield* deviceSignature(nonce, signer, yield* generationOf(signer.userId))
+  const ok = timingSafeEqual(value.slice(dot + 1), expected)
   return ok && owner !== null ? Option.some(nonce) : Option.none<string>()
 })
 
-/** The `Set-Cookie` value that makes this browser a trusted device of `owner`, while its password stays. */
+/**
+ * The `Set-Cookie` value that makes this browser a trusted device of `owner`, while its password
+ * stays and its device generation does: `generation` when the caller has just set it, else the
+ * store's.
+ */
 export const deviceCookie = Effect.fnUntraced(function* (
   owner: DeviceOwner,
-  cookie: { path: string; secure: boolean }
+  cookie: { path: string; secure: boolean },
+  generation?: number
 ) {
   const nonce = yield* Entropy.id()
-  return setCookie(deviceCookieName, `${nonce}.${yield* deviceSignature(nonce, owner)}`, deviceTtl, cookie)
+  const signature = yield* deviceSignature(nonce, owner, generation ?? (yield* generationOf(owner.userId)))
+  return setCookie(deviceCookieName, `${nonce}.${signature}`, deviceTtl, cookie)
 })

@@ -61,6 +61,12 @@ export class PasskeyStore extends Context.Tag("@latchkey/core/PasskeyStore")<
      * counter first or the passkey is gone.
      */
     readonly recordUse: (credentialId: string, use: Use) => Effect.Effect<boolean, StorageError>
+    /** Give one of the user's passkeys a new name; false, and nothing changed, when the user has none with this id. */
+    readonly rename: (
+      userId: string,
+      credentialId: string,
+      name: string
+    ) => Effect.Effect<boolean, StorageError>
     /** Remove one of the user's passkeys; false when the user has none with this id. */
     readonly remove: (userId: string, credentialId: string) => Effect.Effect<boolean, StorageError>
   }

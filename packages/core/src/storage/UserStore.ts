@@ -83,6 +83,16 @@ export class UserStore extends Context.Tag("@latchkey/core/UserStore")<
       now: number
     ) => Effect.Effect<boolean, StorageError>
     /**
+     * The user's trusted-device generation (`Session.trustedDevice`): 0 until the first
+     * `forgetDevices`, and for no such user.
+     */
+    readonly deviceGeneration: (userId: string) => Effect.Effect<number, StorageError>
+    /**
+     * Move the user's trusted-device generation on by one (every trusted-device cookie signed for
+     * an earlier one is trusted no longer): the new generation, none when there is no such user.
+     */
+    readonly forgetDevices: (userId: string) => Effect.Effect<Option.Option<number>, StorageError>
+    /**
      * Delete the user, their consents and their sign-in sessions (with the requests pending in
      * them), revoke their tokens and delete their unused authorization codes, in one transaction;
      * false when there was none.

@@ -238,11 +238,12 @@ ${page.form}`,
   })
 
 /**
- * The top of one of the user's own pages (consents, account): its heading and lead, what a form
- * of it has just done (`notice`, HTML), who is signed in, and Sign out (posted with `ticket`,
- * the form's hidden fields).
+ * One of the user's own pages (consents, account), framed: its heading and lead, what a form of it
+ * has just done (`notice`, HTML), who is signed in, and Sign out (posted with `ticket`, the
+ * form's hidden fields), then `body`, and the product's footer.
  */
-export const ownPageTop = (
+export const ownPage = (
+  p: Common,
   t: Catalogue,
   page: {
     readonly title: string
@@ -251,11 +252,18 @@ export const ownPageTop = (
     readonly username: string
     readonly action: string
     readonly ticket: string
-  }
-): string => `<h1>${escapeHtml(page.title)}</h1>
+  },
+  body: string
+): string =>
+  framed(p, t, {
+    title: page.title,
+    body: `<h1>${escapeHtml(page.title)}</h1>
 <p class="lead">${escapeHtml(page.lead)}</p>
 ${
   page.notice === undefined
     ? ""
     : `<div class="notice" role="status">${doneIcon}<span>${page.notice}</span></div>\n`
-}<div class="account"><span>${rich(t.consents.signedInAs(page.username))}</span><form class="inline" method="post" action="${escapeHtml(page.action)}">${page.ticket}${hidden("action", "signout")}<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button></form></div>`
+}<div class="account"><span>${rich(t.consents.signedInAs(page.username))}</span><form class="inline" method="post" action="${escapeHtml(page.action)}">${page.ticket}${hidden("action", "signout")}<button class="btn btn-link" type="submit">${escapeHtml(t.consents.signOut)}</button></form></div>
+${body}`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })

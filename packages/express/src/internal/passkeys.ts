@@ -40,11 +40,26 @@ if(PublicKeyCredential.isConditionalMediationAvailable)PublicKeyCredential.isCon
  * for the options, runs `navigator.credentials.create()` and registers the answer; it resolves
  * with the endpoint's JSON (`passkey`, and the next ticket).
  */
-export const registerScript = `(()=>{${codec}
-window.latchkeyRegisterPasskey=async(url,name)=>{const l=await (await fetch(url,{headers:{accept:"application/json"},credentials:"same-origin"})).json();
+const register = `window.latchkeyRegisterPasskey=async(url,name)=>{const l=await (await fetch(url,{headers:{accept:"application/json"},credentials:"same-origin"})).json();
 const o=await post(url,{txn:l.txn,csrf_token:l.csrf_token,action:"options"});if(!o.ok)throw new Error(o.body.error);const p=o.body.publicKey;
 const cred=await navigator.credentials.create({publicKey:{...p,challenge:bin(p.challenge),user:{...p.user,id:bin(p.user.id)},excludeCredentials:(p.excludeCredentials||[]).map((c)=>({...c,id:bin(c.id)}))}});
-const r=await post(url,{txn:o.body.txn,csrf_token:o.body.csrf_token,action:"register",credential:asJson(cred),name:name||""});if(!r.ok)throw new Error(r.body.error_description||r.body.error);return r.body}})()`
+const r=await post(url,{txn:o.body.txn,csrf_token:o.body.csrf_token,action:"register",credential:asJson(cred),name:name||""});if(!r.ok)throw new Error(r.body.error_description||r.body.error);return r.body}`
+
+/** The registration script (`register`), on its own. */
+export const registerScript = `(()=>{${codec}
+${register}})()`
+
+/**
+ * The account page's script: the registration (`register`), run by the passkeys section's Add form
+ * (`#passkey-add`, its `data-endpoint`, its `passkey_name` field), shown only where the browser has
+ * WebAuthn; once added, the page is loaded again to list it, else the form's error line shows.
+ */
+export const accountScript = `(()=>{${codec}
+${register};
+const f=document.getElementById("passkey-add"),err=document.getElementById("passkey-add-error");
+if(!f||!window.PublicKeyCredential)return;f.hidden=false;
+f.addEventListener("submit",(e)=>{e.preventDefault();err.hidden=true;
+window.latchkeyRegisterPasskey(f.dataset.endpoint,f.elements.namedItem("passkey_name").value).then(()=>location.reload(),()=>{err.hidden=false})})})()`
 
 const hashOf = (script: string) => `'sha256-${createHash("sha256").update(script).digest("base64")}'`
 
@@ -53,3 +68,6 @@ export const signInScriptSource = hashOf(signInScript)
 
 /** The CSP source allowing the registration script. */
 export const registerScriptSource = hashOf(registerScript)
+
+/** The CSP source allowing the account page's script. */
+export const accountScriptSource = hashOf(accountScript)

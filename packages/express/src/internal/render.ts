@@ -191,7 +191,9 @@ const account = (ctx: PageContext, v: ViewOf<"Account">): void =>
       ...(Option.isSome(v.notice) ? { notice: v.notice.value } : {}),
       ...form(v)
     }),
-    v.formTargets
+    v.formTargets,
+    // The passkeys section's Add runs the account page's script
+    v.sections.some((s) => s._tag === "Passkeys") ? [PasskeyScripts.accountScriptSource] : []
   )
 
 /** The consents page: the applications the user authorised. */

@@ -138,6 +138,35 @@ export interface Catalogue {
       /** The link to the consents page. */
       readonly link: string
     }
+    /** The user's passkeys (passkeys on). */
+    readonly passkeys: {
+      readonly heading: string
+      readonly lead: string
+      /** The line when the user has none. */
+      readonly empty: string
+      readonly createdOn: (dateTime: string) => string
+      readonly lastUsedOn: (dateTime: string) => string
+      readonly neverUsed: string
+      /** The mark of a passkey that may be synced to the user's other devices. */
+      readonly synced: string
+      /** The mark of a passkey bound to one authenticator. */
+      readonly thisDevice: string
+      /** The label of a passkey's new name, and of the name of one being added. */
+      readonly name: string
+      readonly rename: string
+      readonly remove: string
+      readonly add: string
+      /** The line under Add when the browser's ceremony did not succeed. */
+      readonly addFailed: string
+    }
+    /** Whether this browser is a trusted device, and forgetting the others. */
+    readonly devices: {
+      readonly heading: string
+      readonly lead: string
+      readonly trusted: string
+      readonly notTrusted: string
+      readonly forget: string
+    }
     /** The heading of the sign-in form when nobody is signed in. */
     readonly signInTitle: string
     readonly signInLead: (productName: string) => string

@@ -86,7 +86,10 @@ export const en: Catalogue = {
     notices: {
       password_changed: "Your password has been changed. You were signed out everywhere else.",
       session_ended: "That session has been signed out.",
-      others_ended: "You have been signed out everywhere else."
+      others_ended: "You have been signed out everywhere else.",
+      passkey_renamed: "The passkey has been renamed.",
+      passkey_removed: "The passkey has been removed. It can no longer sign you in.",
+      devices_forgotten: "No other browser is trusted any more."
     },
     password: {
       heading: "Change password",
@@ -116,6 +119,28 @@ export const en: Catalogue = {
       heading: "Authorised applications",
       lead: "See the applications you have allowed to use your account, and withdraw their access.",
       link: "Manage authorised applications"
+    },
+    passkeys: {
+      heading: "Passkeys",
+      lead: "Sign in with your fingerprint, face or device PIN instead of your password.",
+      empty: "You have no passkeys yet.",
+      createdOn: (dateTime) => `Added ${dateTime}`,
+      lastUsedOn: (dateTime) => `Last used ${dateTime}`,
+      neverUsed: "Not used yet",
+      synced: "Synced",
+      thisDevice: "This device only",
+      name: "Name",
+      rename: "Rename",
+      remove: "Remove",
+      add: "Add a passkey",
+      addFailed: "The passkey was not added. Try again."
+    },
+    devices: {
+      heading: "Trusted devices",
+      lead: "A browser you signed in with your password is trusted: others' wrong guesses at your password never lock it out. A new password ends the trust of every browser.",
+      trusted: "This browser is trusted.",
+      notTrusted: "This browser is not trusted.",
+      forget: "Forget all other browsers"
     },
     signInTitle: "Sign in to manage your account",
     signInLead: (productName) =>

@@ -81,7 +81,10 @@ export const zhCN: Catalogue = {
     notices: {
       password_changed: "密码已修改。你在其他所有地方的登录已退出。",
       session_ended: "该会话已退出登录。",
-      others_ended: "你在其他所有地方的登录已退出。"
+      others_ended: "你在其他所有地方的登录已退出。",
+      passkey_renamed: "通行密钥已重命名。",
+      passkey_removed: "通行密钥已移除，不能再用它登录。",
+      devices_forgotten: "其他浏览器都已不再受信任。"
     },
     password: {
       heading: "修改密码",
@@ -111,6 +114,28 @@ export const zhCN: Catalogue = {
       heading: "已授权的应用",
       lead: "查看你允许使用你账号的应用，并可撤销其访问权限。",
       link: "管理已授权的应用"
+    },
+    passkeys: {
+      heading: "通行密钥",
+      lead: "用指纹、面容或设备 PIN 代替密码登录。",
+      empty: "你还没有通行密钥。",
+      createdOn: (dateTime) => `添加于 ${dateTime}`,
+      lastUsedOn: (dateTime) => `上次使用于 ${dateTime}`,
+      neverUsed: "尚未使用",
+      synced: "已同步",
+      thisDevice: "仅限此设备",
+      name: "名称",
+      rename: "重命名",
+      remove: "移除",
+      add: "添加通行密钥",
+      addFailed: "未能添加通行密钥，请重试。"
+    },
+    devices: {
+      heading: "受信任的设备",
+      lead: "你用密码登录过的浏览器会受信任：他人猜错你的密码不会把它锁定。修改密码会结束所有浏览器的信任。",
+      trusted: "此浏览器受信任。",
+      notTrusted: "此浏览器不受信任。",
+      forget: "不再信任其他所有浏览器"
     },
     signInTitle: "登录以管理你的账号",
     signInLead: (productName) => `使用你的 ${productName} 账号登录，以修改密码并查看你的登录位置。`

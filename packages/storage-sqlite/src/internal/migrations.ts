@@ -422,6 +422,15 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       );
       CREATE INDEX logout_deliveries_by_due ON logout_deliveries (next_attempt_at);
     `
+  },
+  {
+    version: 18,
+    name: "trusted-device generation",
+    sql: `
+      -- A user's trusted-device generation (UserStore.forgetDevices), signed into every
+      -- trusted-device cookie: moved on by one, it ends the trust of every browser signed before.
+      ALTER TABLE users ADD COLUMN device_generation INTEGER NOT NULL DEFAULT 0;
+    `
   }
 ]
 

@@ -1,7 +1,7 @@
 /**
  * The passkey part of the storage contract: registering a passkey (a credential id once, across
  * every user), listing a user's, finding one by credential id, recording a sign-in with it as one
- * conditional write (one winner among sign-ins that read the same counter), removing one, and a
+ * conditional write (one winner among sign-ins that read the same counter), renaming and removing one, and a
  * user's removal taking their passkeys with it.
  */
 import { assert, type Vitest } from "@effect/vitest"
@@ -133,6 +133,26 @@ const used = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   )
 }
 
+/** Renaming. */
+const renamed = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect("passkeys: rename renames only the user's own passkey, leaving the rest of it as it was", () =>
+    Effect.gen(function* () {
+      const passkeys = yield* PasskeyStore.PasskeyStore
+      const userId = F.id("user")
+      const mine = F.passkey(userId, { name: "old name" })
+      yield* passkeys.insert(mine)
+      assert.isFalse(yield* passkeys.rename(F.id("user"), mine.credentialId, "taken over"))
+      assert.isFalse(yield* passkeys.rename(userId, F.hash(), "nothing"))
+      assert.deepStrictEqual(some(yield* passkeys.find(mine.credentialId), "passkey"), mine)
+      assert.isTrue(yield* passkeys.rename(userId, mine.credentialId, "Work laptop"))
+      assert.deepStrictEqual(some(yield* passkeys.find(mine.credentialId), "passkey"), {
+        ...mine,
+        name: "Work laptop"
+      })
+    })
+  )
+}
+
 /** A session keeps how it was signed in. */
 const sessionMethod = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
@@ -163,5 +183,6 @@ const sessionMethod = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 export const passkeyCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   registered(it)
   used(it)
+  renamed(it)
   sessionMethod(it)
 }

@@ -32,6 +32,13 @@ export const passkeyStore = ({ passkeys }: State): PasskeyStore["Type"] => ({
       })
       return true
     }),
+  rename: (userId, credentialId, name) =>
+    Effect.sync(() => {
+      const found = passkeys.get(credentialId)
+      if (found?.userId !== userId) return false
+      passkeys.set(credentialId, { ...found, name })
+      return true
+    }),
   remove: (userId, credentialId) =>
     Effect.sync(() => passkeys.get(credentialId)?.userId === userId && passkeys.delete(credentialId))
 })

@@ -44,6 +44,8 @@ export interface State {
   readonly recoveryCodes: Map<string, Set<string>>
   /** Passkeys by credential id. */
   readonly passkeys: Map<string, Passkey>
+  /** User id → their trusted-device generation, once `forgetDevices` moved it from 0. */
+  readonly deviceGenerations: Map<string, number>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -64,6 +66,7 @@ export const empty = (limits: SessionLimits): State => {
     recoveryCodes: new Map(),
     passkeys: new Map(),
     logout,
+    deviceGenerations: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }

@@ -39,6 +39,14 @@ export const userStore = (state: State): UserStore["Type"] => {
       Effect.sync(() => Option.fromNullable([...users.values()].find((u) => u.username === username))),
     findById: (userId) => Effect.sync(() => Option.fromNullable(users.get(userId))),
     list: () => Effect.sync(() => [...users.values()].sort((a, b) => a.createdAt - b.createdAt)),
+    deviceGeneration: (userId) => Effect.sync(() => state.deviceGenerations.get(userId) ?? 0),
+    forgetDevices: (userId) =>
+      Effect.sync(() => {
+        if (!users.has(userId)) return Option.none()
+        const next = (state.deviceGenerations.get(userId) ?? 0) + 1
+        state.deviceGenerations.set(userId, next)
+        return Option.some(next)
+      }),
     remove: (userId, now) =>
       Effect.sync(() => {
         revokeWhere(state, (t) => t.userId === userId, now)
@@ -47,6 +55,7 @@ export const userStore = (state: State): UserStore["Type"] => {
         state.factors.delete(userId)
         state.recoveryCodes.delete(userId)
         if (!users.delete(userId)) return false
+        state.deviceGenerations.delete(userId)
         for (const [id, p] of state.passkeys) if (p.userId === userId) state.passkeys.delete(id)
         sessions.endSessionsOf(userId)
         return true

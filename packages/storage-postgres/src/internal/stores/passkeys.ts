@@ -37,6 +37,15 @@ export const passkeyStore = ({ db }: Over): PasskeyStore.PasskeyStore["Type"] =>
       ),
       (r) => changed(r) === 1
     ),
+  rename: (userId, credentialId, name) =>
+    Effect.map(
+      db.write("UPDATE passkeys SET name = $3 WHERE user_id = $1 AND credential_id = $2", [
+        userId,
+        credentialId,
+        name
+      ]),
+      (r) => changed(r) === 1
+    ),
   remove: (userId, credentialId) =>
     Effect.map(
       db.write("DELETE FROM passkeys WHERE user_id = $1 AND credential_id = $2", [userId, credentialId]),

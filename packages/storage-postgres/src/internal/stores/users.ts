@@ -1,6 +1,6 @@
 /** The PostgreSQL store of platform users. */
 import { Tables, UserStore } from "@latchkey/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { all, changed, first, selectFrom } from "../rows.js"
 import { retireCodesOfUser } from "../tokenWrites.js"
 import { endSessionsOf, insertNew, type Over, revokeUserSql } from "./shared.js"
@@ -16,6 +16,18 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
   findById: (userId) =>
     Effect.flatMap(db.lookup(selectFrom(Tables.users, "WHERE user_id = $1"), [userId]), (r) =>
       first(Tables.users, r.rows)
+    ),
+  deviceGeneration: (userId) =>
+    Effect.map(db.lookup("SELECT device_generation FROM users WHERE user_id = $1", [userId]), (r) =>
+      Number(r.rows[0]?.device_generation ?? 0)
+    ),
+  forgetDevices: (userId) =>
+    Effect.map(
+      db.write(
+        "UPDATE users SET device_generation = device_generation + 1 WHERE user_id = $1 RETURNING device_generation",
+        [userId]
+      ),
+      (r) => Option.map(Option.fromNullable(r.rows[0]?.device_generation), Number)
     ),
   list: () =>
     Effect.flatMap(db.query(selectFrom(Tables.users, "ORDER BY created_at, seq")), (r) =>

@@ -13,6 +13,7 @@ const prepare = ({ db }: Over) => ({
   recordUse: db.prepare(
     "UPDATE passkeys SET counter = ?, backed_up = ?, last_used_at = ? WHERE credential_id = ? AND counter = ?"
   ),
+  rename: db.prepare("UPDATE passkeys SET name = ? WHERE user_id = ? AND credential_id = ?"),
   remove: db.prepare("DELETE FROM passkeys WHERE user_id = ? AND credential_id = ?")
 })
 
@@ -36,6 +37,8 @@ export const passkeyStore = (over: Over): PasskeyStore.PasskeyStore["Type"] => {
         () =>
           q.recordUse.run(use.counter, use.backedUp ? 1 : 0, use.at, credentialId, use.expected).changes === 1
       ),
+    rename: (userId, credentialId, name) =>
+      write(() => q.rename.run(name, userId, credentialId).changes === 1),
     remove: (userId, credentialId) => write(() => q.remove.run(userId, credentialId).changes === 1)
   }
 }

@@ -1,5 +1,6 @@
 /** The SQLite store of platform users. */
 import { Tables, UserStore } from "@latchkey/core"
+import { Option } from "effect"
 import { attempt } from "../database.js"
 import { all, insertSql, optional, selectFrom } from "../rows.js"
 import { insertNew, type Over } from "./shared.js"
@@ -9,6 +10,12 @@ const prepare = ({ db }: Over) => ({
   findByName: db.prepare(selectFrom(Tables.users, "WHERE username = ?")),
   list: db.prepare(selectFrom(Tables.users, "ORDER BY created_at, rowid")),
   remove: db.prepare("DELETE FROM users WHERE user_id = ?"),
+  deviceGeneration: db.prepare("SELECT device_generation FROM users WHERE user_id = ?").pluck(),
+  forgetDevices: db
+    .prepare(
+      "UPDATE users SET device_generation = device_generation + 1 WHERE user_id = ? RETURNING device_generation"
+    )
+    .pluck(),
   setPasswordHash: db.prepare("UPDATE users SET password_hash = ? WHERE user_id = ?"),
   // Disabling an account already disabled keeps the first time.
   disable: db.prepare("UPDATE users SET disabled_at = coalesce(disabled_at, ?) WHERE user_id = ?"),
@@ -68,6 +75,9 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
     setPasswordHash: (userId, passwordHash, options) =>
       write(() => tx.setPasswordHash(userId, passwordHash, options ?? {})),
     setDisabled: (userId, disabled, now) => write(() => tx.setDisabled(userId, disabled, now)),
+    deviceGeneration: (userId) => attempt(() => Number(q.deviceGeneration.get(userId) ?? 0)),
+    forgetDevices: (userId) =>
+      write(() => Option.map(Option.fromNullable(q.forgetDevices.get(userId)), Number)),
     remove: (userId, now) => write(() => tx.remove(userId, now))
   }
 }
