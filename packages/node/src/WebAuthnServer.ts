@@ -29,13 +29,13 @@ const failed = (e: unknown) =>
 
 const transportsOf = (t: ReadonlyArray<string>) => t as Array<AuthenticatorTransportFuture>
 
-/** The service over the loaded library. */
-const over = ({
-  generateAuthenticationOptions,
+type Service = WebAuthn.WebAuthn["Type"]
+
+/** The registration ceremony over the loaded library. */
+const registration = ({
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse
-}: Library): WebAuthn.WebAuthn["Type"] => ({
+}: Library): Pick<Service, "registrationOptions" | "verifyRegistration"> => ({
   registrationOptions: (r) =>
     Effect.promise(() =>
       generateRegistrationOptions({
@@ -78,7 +78,14 @@ const over = ({
               backedUp: registrationInfo.credentialBackedUp
             })
       )
-    ),
+    )
+})
+
+/** The authentication ceremony over the loaded library. */
+const authentication = ({
+  generateAuthenticationOptions,
+  verifyAuthenticationResponse
+}: Library): Pick<Service, "authenticationOptions" | "verifyAuthentication"> => ({
   authenticationOptions: (c) =>
     Effect.promise(() =>
       generateAuthenticationOptions({
@@ -123,9 +130,9 @@ const over = ({
  * The WebAuthn service over `@simplewebauthn/server`, loaded now: a server without passkeys never
  * loads the library and what it brings (about 20 MiB of resident memory).
  */
-export const make: Effect.Effect<WebAuthn.WebAuthn["Type"]> = Effect.map(
+export const make: Effect.Effect<Service> = Effect.map(
   Effect.promise(() => import("@simplewebauthn/server")),
-  over
+  (library) => ({ ...registration(library), ...authentication(library) })
 )
 
 /** A layer of the WebAuthn service: passkeys on (the core's passkey endpoints answer only with it). */
