@@ -16,7 +16,7 @@ import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { backToPage, ownPageFields, ownPageGet, ownSignIn } from "./ConsentsPage.js"
+import { backToPage, ownFactor, ownPageFields, ownPageGet, ownSignIn, stepOf } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
 import {
   answer,
@@ -273,9 +273,7 @@ const signedInActions = {
 export const accountPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const frame = accountFrame(req)
-    const { form, session, take } = yield* claimForm(req, frame, "account", accountFormOf, (f) =>
-      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
-    )
+    const { form, session, take } = yield* claimForm(req, frame, "account", accountFormOf, stepOf)
     if (Either.isLeft(form)) {
       yield* atomically(take)
       return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
@@ -285,6 +283,9 @@ export const accountPost = (req: PageRequest) =>
       case "signin":
         yield* atomically(take)
         return yield* ownSignIn(req, frame, session, action)
+      case "factor":
+        yield* atomically(take)
+        return yield* ownFactor(req, frame, session, action)
       case "signout": {
         yield* atomically(take)
         const anonymous = yield* Session.regenerate(Option.some(session), null)

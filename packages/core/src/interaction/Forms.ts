@@ -12,13 +12,28 @@ const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith
 /** The good-once ticket of a pending request (`Session.addPending`): its id and CSRF token. */
 export const Ticket = Schema.Struct({ txn: Schema.String, csrf_token: Schema.String })
 
+/**
+ * The second sign-in step's fields (`View.Factor`): who passed the first step and the mark that
+ * binds them to the session and the ticket (both written by the server), and the code typed, a
+ * code of the authenticator app or a recovery code.
+ */
+const FactorFields = {
+  factor_user: optional(Schema.String),
+  factor_mark: optional(Schema.String),
+  code: optional(Schema.String)
+}
+
 /** The sign-in form, and "Not you?" of the consent page (`switch_account`, which signs out first). */
 export const SignInForm = Schema.Struct({
   ...Ticket.fields,
   username: optional(Schema.String),
   password: optional(Schema.String),
-  switch_account: optional(Schema.String)
+  switch_account: optional(Schema.String),
+  ...FactorFields
 }).annotations({ identifier: "SignInForm" })
+
+/** A decoded sign-in form. */
+export type SignInForm = typeof SignInForm.Type
 
 /** The consent form: Allow or Deny. */
 export const ConsentForm = Schema.Struct({
@@ -34,6 +49,13 @@ const ConsentsSignIn = Schema.Struct({
   password: optional(Schema.String)
 }).annotations({ identifier: "ConsentsSignIn" })
 
+/** The second step of the own pages' sign-in (`View.Factor`). */
+const OwnPageFactor = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("factor"),
+  ...FactorFields
+}).annotations({ identifier: "OwnPageFactor" })
+
 /** Withdraw the consent to the application `app_key`. */
 const ConsentsWithdraw = Schema.Struct({
   ...Ticket.fields,
@@ -48,7 +70,12 @@ const ConsentsSignOut = Schema.Struct({
 }).annotations({ identifier: "ConsentsSignOut" })
 
 /** The forms of the consents page, one per `action`. */
-export const ConsentsForm = Schema.Union(ConsentsSignIn, ConsentsWithdraw, ConsentsSignOut).annotations({
+export const ConsentsForm = Schema.Union(
+  ConsentsSignIn,
+  OwnPageFactor,
+  ConsentsWithdraw,
+  ConsentsSignOut
+).annotations({
   identifier: "ConsentsForm"
 })
 
@@ -156,6 +183,7 @@ const AccountEndOthers = Schema.Struct({
  */
 export const AccountForm = Schema.Union(
   AccountSignIn,
+  OwnPageFactor,
   AccountPassword,
   AccountEndSession,
   AccountEndOthers,

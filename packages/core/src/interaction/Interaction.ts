@@ -55,6 +55,7 @@ export { accountPath, consentsPath, pageOf, uiLocalesOf } from "./Page.js"
 export type {
   AccountNotice,
   AccountSection,
+  FactorProblem,
   Page,
   PageRequest,
   PageResponse,

@@ -57,6 +57,8 @@ export type Problem =
         | "bad_logout"
         | "passkey_refused"
         | "login_required"
+        /** The request needs a second factor the user has not set up: the way on is the account page. */
+        | "second_factor_needed"
     }
 
 /**
@@ -118,6 +120,9 @@ export type AccountSection =
 /** What the account page confirms after one of its forms did it. */
 export type AccountNotice = "password_changed" | "session_ended" | "others_ended"
 
+/** Why the second sign-in step's page is shown again (400): the code or recovery code was not right. */
+export type FactorProblem = "bad_code"
+
 /** What the page for an answer shows; the binding renders it. */
 export type View = Data.TaggedEnum<{
   /**
@@ -141,6 +146,25 @@ export type View = Data.TaggedEnum<{
     readonly formTargets: ReadonlyArray<string>
     /** Where "Sign in with a passkey" posts, when the server has passkeys (absent otherwise). */
     readonly passkey?: PasskeyActions
+  }
+  /**
+   * The second step of a sign-in (or a step-up of one): a code from the user's authenticator app,
+   * or one of their recovery codes, in one field. The form posts `action` with the good-once
+   * ticket, the hidden `fields` (who passed the first step, and the mark binding them to this
+   * session and ticket) and `code`.
+   */
+  Factor: {
+    readonly status: 200 | 400
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    /** The application asking, in the authorize flow. */
+    readonly appName: Option.Option<string>
+    readonly username: string
+    readonly action: string
+    readonly ticket: Session.FormTicket
+    readonly fields: ReadonlyArray<readonly [name: string, value: string]>
+    readonly problem: Option.Option<FactorProblem>
+    readonly formTargets: ReadonlyArray<string>
   }
   /** The consent page, with a "Not you?" form that signs in as someone else. */
   Consent: {

@@ -55,6 +55,20 @@ export interface Catalogue {
     /** The message above the form when the sign-in failed. */
     readonly problems: { readonly [P in Interaction.SignInProblem]: string }
   }
+  /** The second step of a sign-in: a code of the authenticator app, or a recovery code. */
+  readonly factor: {
+    /** The page title and heading. */
+    readonly title: string
+    /** What the page asks, for the application asking (absent on the own pages). */
+    readonly lead: (appName: string | undefined) => Rich
+    readonly signedInAs: (username: string) => Rich
+    readonly code: string
+    /** Under the field: a recovery code goes in the same field. */
+    readonly hint: string
+    readonly submit: string
+    /** The message above the form when the code was not right. */
+    readonly problems: { readonly [P in Interaction.FactorProblem]: string }
+  }
   readonly consent: {
     readonly title: (appName: string) => string
     readonly heading: (appName: string, productName: string) => Rich

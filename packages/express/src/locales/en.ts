@@ -31,6 +31,19 @@ export const en: Catalogue = {
       bad_credentials: "Username or password is incorrect."
     }
   },
+  factor: {
+    title: "Enter a code",
+    lead: (appName) => [
+      "Open your authenticator app and enter the code it shows",
+      ...(appName === undefined ? [] : [" to continue to ", strong(appName)]),
+      "."
+    ],
+    signedInAs: (username) => ["Signing in as ", strong(username)],
+    code: "Code",
+    hint: "The 6-digit code of your authenticator app, or one of your recovery codes.",
+    submit: "Continue",
+    problems: { bad_code: "That code is not right, or it was used already. Try the next code." }
+  },
   consent: {
     title: (appName) => `Allow ${appName}?`,
     heading: (appName, productName) => [strong(appName), ` wants to access your ${productName} account`],
@@ -197,6 +210,11 @@ export const en: Catalogue = {
         title: "The passkey was not accepted",
         explain: () =>
           "The passkey could not be verified for this account. Nothing has been changed. Try again, or sign in with your password."
+      },
+      second_factor_needed: {
+        title: "Set up a second factor first",
+        explain: (_, productName) =>
+          `This application needs a second factor. Set up an authenticator app (or a passkey) on your ${productName} account page, then come back.`
       },
       login_required: {
         title: "Sign in first",

@@ -31,6 +31,19 @@ export const zhCN: Catalogue = {
       bad_credentials: "用户名或密码不正确。"
     }
   },
+  factor: {
+    title: "输入验证码",
+    lead: (appName) => [
+      "打开你的身份验证器应用，输入它显示的验证码",
+      ...(appName === undefined ? [] : ["，以继续前往 ", strong(appName)]),
+      "。"
+    ],
+    signedInAs: (username) => ["正在以 ", strong(username), " 登录"],
+    code: "验证码",
+    hint: "身份验证器应用中的 6 位验证码，或你的一个恢复码。",
+    submit: "继续",
+    problems: { bad_code: "验证码不正确或已被使用。请输入下一个验证码。" }
+  },
   consent: {
     title: (appName) => `允许 ${appName} 访问？`,
     heading: (appName, productName) => [strong(appName), ` 请求访问你的 ${productName} 账号`],
@@ -187,6 +200,11 @@ export const zhCN: Catalogue = {
       passkey_refused: {
         title: "通行密钥未被接受",
         explain: () => "无法为此账号验证该通行密钥。没有任何更改。请重试，或使用密码登录。"
+      },
+      second_factor_needed: {
+        title: "请先设置第二重验证",
+        explain: (_, productName) =>
+          `该应用需要第二重验证。请先在你的 ${productName} 账号页面设置身份验证器应用（或通行密钥），然后再回来。`
       },
       login_required: {
         title: "请先登录",
