@@ -8,14 +8,17 @@ import { Effect, Either, Option } from "effect"
 import { Config } from "../model/Config.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
+import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
 import { hmac } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
+import type { FactorStore } from "../storage/FactorStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
+import { type AuthenticatorShown, authenticatorSection, checkProof } from "./Authenticator.js"
 import { backToPage, ownFactor, ownPageFields, ownPageGet, ownSignIn, stepOf } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
 import {
@@ -50,7 +53,12 @@ import {
 /** The layout, languages and own address of an account page request. */
 export const accountFrame = (req: PageRequest) => ownPageFrame(req, "account")
 
-const notices: ReadonlyArray<AccountNotice> = ["password_changed", "session_ended", "others_ended"]
+const notices: ReadonlyArray<AccountNotice> = [
+  "password_changed",
+  "session_ended",
+  "others_ended",
+  "authenticator_removed"
+]
 const isNotice = (value: string): value is AccountNotice => (notices as ReadonlyArray<string>).includes(value)
 
 /** The query parameter and the purpose of the mark (`Page.sessionMark`) of what a form of the page did. */
@@ -87,6 +95,8 @@ interface SectionContext {
   readonly frame: OwnPageFrame
   readonly session: Session.Session
   readonly problem: Option.Option<PasswordProblem>
+  /** What the Authenticator section shows this once. */
+  readonly shown: AuthenticatorShown
 }
 
 /** The user's live sessions, this browser's marked. */
@@ -111,9 +121,10 @@ const sessionsSection = ({ session }: SectionContext) =>
  * authenticator app) is one more builder here.
  */
 const sections: ReadonlyArray<
-  (ctx: SectionContext) => Effect.Effect<AccountSection, StorageError, SessionStore | Config>
+  (ctx: SectionContext) => Effect.Effect<AccountSection, StorageError, SessionStore | Config | FactorStore>
 > = [
   ({ problem }) => Effect.succeed({ _tag: "Password", problem }),
+  ({ session, shown }) => authenticatorSection(session, shown),
   sessionsSection,
   ({ req, frame }) =>
     Effect.succeed({ _tag: "Applications", href: consentsHref(req, frame.layout, frame.uiLocales) })
@@ -124,11 +135,12 @@ const accountPage = (
   req: PageRequest,
   session: Session.Session,
   status: 200 | 400 = 200,
-  problem: Option.Option<PasswordProblem> = Option.none()
+  problem: Option.Option<PasswordProblem> = Option.none(),
+  shown: AuthenticatorShown = {}
 ) =>
   Effect.gen(function* () {
     const frame = accountFrame(req)
-    const ctx: SectionContext = { req, frame, session, problem }
+    const ctx: SectionContext = { req, frame, session, problem, shown }
     const built: Array<AccountSection> = []
     for (const section of sections) built.push(yield* section(ctx))
     const notice =
@@ -262,6 +274,65 @@ const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">)
     return yield* done(frame, session, "others_ended", setCookie)
   })
 
+/** Add an authenticator app (a pending one replaced): back to the page, which shows its secret. */
+const totpEnrol = ({ req, frame, session, userId, take }: Claimed<"totp_enrol">) =>
+  Effect.gen(function* () {
+    const enrol = asUser(req, SecondFactor.enrol(userId, session.username ?? ""))
+    // FactorActive: confirmed already (another tab); the page shows it
+    const [, setCookie] = yield* withRenewal(
+      req,
+      session,
+      Effect.zipRight(
+        take,
+        Effect.catchTag(enrol, "FactorActive", () => Effect.void)
+      )
+    )
+    return backToPage(frame.href, setCookie)
+  })
+
+/** Confirm the pending app with a code: the page with the ten recovery codes, shown this once. */
+const totpConfirm = ({ req, frame, session, userId, form, take }: Claimed<"totp_confirm">) =>
+  Effect.gen(function* () {
+    yield* atomically(take)
+    const confirmed = yield* asUser(req, SecondFactor.confirm(userId, form.code ?? "")).pipe(
+      Effect.map((codes): AuthenticatorShown => ({ recoveryCodes: codes })),
+      Effect.catchTags({
+        WrongCode: () => Effect.succeed<AuthenticatorShown>({ problem: "bad_code" }),
+        // Confirmed, replaced or removed since the page was shown: the page shows what is
+        NoPendingFactor: () => Effect.succeed<AuthenticatorShown>({}),
+        RateLimited: (e) => Effect.succeed(e)
+      })
+    )
+    if ("retryAfter" in confirmed) return answer(rateLimited(frame, confirmed.retryAfter))
+    return yield* accountPage(
+      req,
+      session,
+      confirmed.problem === undefined ? 200 : 400,
+      Option.none(),
+      confirmed
+    )
+  })
+
+/** Remove the app, or make new recovery codes (shown this once), once a code or the password proves the user. */
+const totpChange = ({ req, frame, session, userId, form, take }: Claimed<"totp_remove" | "totp_recovery">) =>
+  Effect.gen(function* () {
+    yield* atomically(take)
+    const proof = yield* checkProof(req, session, form.proof ?? "")
+    if (proof._tag === "Throttled") return answer(rateLimited(frame, proof.retryAfter))
+    if (proof._tag === "Busy") return answer(unavailable(frame, proof.error))
+    if (proof._tag === "Wrong")
+      return yield* accountPage(req, session, 400, Option.none(), { problem: "bad_proof" })
+    if (form.action === "totp_recovery") {
+      const codes = yield* asUser(req, SecondFactor.newRecoveryCodes(userId)).pipe(
+        Effect.map((recoveryCodes) => ({ recoveryCodes })),
+        Effect.catchTag("NoFactor", () => Effect.succeed({}))
+      )
+      return yield* accountPage(req, session, 200, Option.none(), codes)
+    }
+    const [, setCookie] = yield* withRenewal(req, session, asUser(req, SecondFactor.reset(userId)))
+    return yield* done(frame, session, "authenticator_removed", setCookie)
+  })
+
 /** The forms of a signed-in user, by `action`: a new section adds its own here. */
 const signedInActions = {
   password: changePassword,
@@ -303,6 +374,13 @@ export const accountPost = (req: PageRequest) =>
             return yield* signedInActions.end_session({ ...claimed, form: action })
           case "end_others":
             return yield* signedInActions.end_others({ ...claimed, form: action })
+          case "totp_enrol":
+            return yield* totpEnrol({ ...claimed, form: action })
+          case "totp_confirm":
+            return yield* totpConfirm({ ...claimed, form: action })
+          case "totp_remove":
+          case "totp_recovery":
+            return yield* totpChange({ ...claimed, form: action })
         }
       }
     }

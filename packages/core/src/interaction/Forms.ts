@@ -177,6 +177,26 @@ const AccountEndOthers = Schema.Struct({
   action: Schema.Literal("end_others")
 }).annotations({ identifier: "AccountEndOthers" })
 
+/** Add an authenticator app: a new secret, pending until a code confirms it. */
+const AccountTotpEnrol = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_enrol")
+}).annotations({ identifier: "AccountTotpEnrol" })
+
+/** Confirm the pending authenticator app with a code it shows. */
+const AccountTotpConfirm = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_confirm"),
+  code: optional(Schema.String)
+}).annotations({ identifier: "AccountTotpConfirm" })
+
+/** Remove the authenticator app, or make new recovery codes: `proof` is a code of the app or the password. */
+const AccountTotpChange = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_remove", "totp_recovery"),
+  proof: optional(Schema.String)
+}).annotations({ identifier: "AccountTotpChange" })
+
 /**
  * The forms of the account page, one per `action`; a section added to the page adds its own
  * actions here.
@@ -187,6 +207,9 @@ export const AccountForm = Schema.Union(
   AccountPassword,
   AccountEndSession,
   AccountEndOthers,
+  AccountTotpEnrol,
+  AccountTotpConfirm,
+  AccountTotpChange,
   ConsentsSignOut
 ).annotations({ identifier: "AccountForm" })
 

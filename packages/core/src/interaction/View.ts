@@ -116,9 +116,36 @@ export type AccountSection =
   | { readonly _tag: "Sessions"; readonly sessions: ReadonlyArray<SignedInSession> }
   /** The applications the user authorised: a link to the consents page. */
   | { readonly _tag: "Applications"; readonly href: string }
+  /**
+   * The authenticator app: add one (`action=totp_enrol`), then confirm it with a code
+   * (`action=totp_confirm`, `code`) while `enrolment` shows its secret; once confirmed, remove it
+   * or make new recovery codes (`action=totp_remove`, `action=totp_recovery`, with `proof`: a code
+   * or the password). `recoveryCodes`: codes just made, shown this once.
+   */
+  | {
+      readonly _tag: "Authenticator"
+      readonly state: "none" | "pending" | "confirmed"
+      readonly recoveryCodesLeft: number
+      readonly enrolment: Option.Option<AuthenticatorEnrolment>
+      readonly recoveryCodes: Option.Option<ReadonlyArray<string>>
+      readonly problem: Option.Option<AuthenticatorProblem>
+    }
 
 /** What the account page confirms after one of its forms did it. */
-export type AccountNotice = "password_changed" | "session_ended" | "others_ended"
+export type AccountNotice = "password_changed" | "session_ended" | "others_ended" | "authenticator_removed"
+
+/** Why a form of the account page's Authenticator section was refused (400). */
+export type AuthenticatorProblem =
+  /** The code confirming the enrolment is not right. */
+  | "bad_code"
+  /** The code or password asked before removing the app or making new recovery codes is not right. */
+  | "bad_proof"
+
+/** An authenticator app being added: the secret as text and as an `otpauth://` URI (for a QR code). */
+export interface AuthenticatorEnrolment {
+  readonly secret: string
+  readonly uri: string
+}
 
 /** Why the second sign-in step's page is shown again (400): the code or recovery code was not right. */
 export type FactorProblem = "bad_code"

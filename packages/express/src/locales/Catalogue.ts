@@ -146,6 +146,34 @@ export interface Catalogue {
       readonly signOut: string
       readonly signOutOthers: string
     }
+    readonly authenticator: {
+      readonly heading: string
+      /** What the app is for, before one is added. */
+      readonly lead: string
+      readonly add: string
+      /** How to add the pending app: scan the QR code or type the secret, then enter a code. */
+      readonly scan: string
+      /** The label of the QR code image. */
+      readonly qrLabel: string
+      readonly secret: string
+      readonly uri: string
+      readonly code: string
+      readonly confirm: string
+      /** The button that makes a new secret for the pending app. */
+      readonly startOver: string
+      /** The line of a confirmed app, with how many recovery codes are left. */
+      readonly on: (recoveryCodesLeft: number) => string
+      /** The label of the field proving the user before a change. */
+      readonly proof: string
+      readonly proofHint: string
+      readonly remove: string
+      readonly newCodes: string
+      /** The heading of the recovery codes just made. */
+      readonly codesHeading: string
+      /** What to do with them: shown this once. */
+      readonly codesNote: string
+      readonly problems: { readonly [P in Interaction.AuthenticatorProblem]: string }
+    }
     readonly applications: {
       readonly heading: string
       readonly lead: string

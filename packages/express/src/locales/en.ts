@@ -99,7 +99,8 @@ export const en: Catalogue = {
     notices: {
       password_changed: "Your password has been changed. You were signed out everywhere else.",
       session_ended: "That session has been signed out.",
-      others_ended: "You have been signed out everywhere else."
+      others_ended: "You have been signed out everywhere else.",
+      authenticator_removed: "The authenticator app has been removed, with its recovery codes."
     },
     password: {
       heading: "Change password",
@@ -124,6 +125,31 @@ export const en: Catalogue = {
       until: (dateTime) => `Active until ${dateTime} unless used`,
       signOut: "Sign out",
       signOutOthers: "Sign out everywhere else"
+    },
+    authenticator: {
+      heading: "Authenticator app",
+      lead: "Add an authenticator app: after your password, signing in will ask for a code it shows.",
+      add: "Add an authenticator app",
+      scan: "Scan this QR code with your authenticator app, or enter the secret by hand. Then enter the code the app shows.",
+      qrLabel: "QR code of the authenticator app's secret",
+      secret: "Secret",
+      uri: "Setup link",
+      code: "Code from the app",
+      confirm: "Turn on",
+      startOver: "Start again with a new secret",
+      on: (left) =>
+        `An authenticator app is on. ${left === 1 ? "1 recovery code is" : `${left} recovery codes are`} left.`,
+      proof: "A code from the app, or your password",
+      proofHint: "Needed to remove the app or to make new recovery codes.",
+      remove: "Remove the app",
+      newCodes: "New recovery codes",
+      codesHeading: "Your recovery codes",
+      codesNote:
+        "Each code signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now. Any older codes no longer work.",
+      problems: {
+        bad_code: "That code is not right. Enter the code the app shows now.",
+        bad_proof: "That code or password is not right. Nothing was changed."
+      }
     },
     applications: {
       heading: "Authorised applications",

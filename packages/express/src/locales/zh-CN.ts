@@ -94,7 +94,8 @@ export const zhCN: Catalogue = {
     notices: {
       password_changed: "密码已修改。你在其他所有地方的登录已退出。",
       session_ended: "该会话已退出登录。",
-      others_ended: "你在其他所有地方的登录已退出。"
+      others_ended: "你在其他所有地方的登录已退出。",
+      authenticator_removed: "身份验证器应用及其恢复码已移除。"
     },
     password: {
       heading: "修改密码",
@@ -119,6 +120,30 @@ export const zhCN: Catalogue = {
       until: (dateTime) => `若未使用，将于 ${dateTime} 失效`,
       signOut: "退出登录",
       signOutOthers: "退出其他所有地方的登录"
+    },
+    authenticator: {
+      heading: "身份验证器应用",
+      lead: "添加身份验证器应用：之后登录时，输入密码后还需输入它显示的验证码。",
+      add: "添加身份验证器应用",
+      scan: "用你的身份验证器应用扫描此二维码，或手动输入密钥。然后输入应用显示的验证码。",
+      qrLabel: "身份验证器应用密钥的二维码",
+      secret: "密钥",
+      uri: "设置链接",
+      code: "应用中的验证码",
+      confirm: "启用",
+      startOver: "使用新密钥重新开始",
+      on: (left) => `身份验证器应用已启用。剩余 ${left} 个恢复码。`,
+      proof: "应用中的验证码，或你的密码",
+      proofHint: "移除应用或生成新的恢复码时需要。",
+      remove: "移除应用",
+      newCodes: "生成新的恢复码",
+      codesHeading: "你的恢复码",
+      codesNote:
+        "每个恢复码可代替应用中的验证码登录一次。请妥善保存：它们只显示这一次。之前的恢复码不再有效。",
+      problems: {
+        bad_code: "验证码不正确。请输入应用当前显示的验证码。",
+        bad_proof: "验证码或密码不正确。没有任何更改。"
+      }
     },
     applications: {
       heading: "已授权的应用",
