@@ -53,6 +53,7 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   tokenEndpointAuthMethod: "client_secret_basic",
   scopeDelimiter: "comma",
   postLogoutRedirectUris: [],
+  requireMfa: false,
   ...overrides
 })
 

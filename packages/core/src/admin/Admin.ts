@@ -114,6 +114,8 @@ export interface NewApplication {
   readonly scopeDelimiter?: string
   /** Where RP-initiated logout may send the browser back to, checked like redirect URIs; none by default. */
   readonly postLogoutRedirectUris?: ReadonlyArray<string>
+  /** Whether every authorization for it needs a second factor; false by default. */
+  readonly requireMfa?: boolean
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -142,6 +144,8 @@ export interface ApplicationPatch {
   readonly scopeDelimiter?: string
   /** The whole new list of post-logout redirect URIs; empty removes them all. */
   readonly postLogoutRedirectUris?: ReadonlyArray<string>
+  /** Whether every authorization for it needs a second factor. */
+  readonly requireMfa?: boolean
 }
 
 /** A created confidential application and its secret, shown this once. */
@@ -231,6 +235,7 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
     refreshTokenTtl: yield* checkTtl("refresh_token_ttl", input.refreshTokenTtl),
     createdAt: yield* nowSeconds,
     ...(isPublicApp ? { public: true } : {}),
+    ...(input.requireMfa === true ? { requireMfa: true } : {}),
     ...(input.postLogoutRedirectUris === undefined
       ? {}
       : {
@@ -303,6 +308,10 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   if (patch.requirePkce !== undefined) {
     changes.requirePkce = patch.requirePkce
     fields.push("require_pkce")
+  }
+  if (patch.requireMfa !== undefined) {
+    changes.requireMfa = patch.requireMfa
+    fields.push("require_mfa")
   }
   if (patch.accessTokenTtl !== undefined) {
     changes.accessTokenTtl = yield* checkTtl("access_token_ttl", patch.accessTokenTtl)

@@ -14,6 +14,7 @@ import {
   isPublic,
   livePreviousSecret,
   postLogoutRedirectUris,
+  requiresMfa,
   ScopeDelimiter,
   scopeDelimiter,
   TokenEndpointAuthMethod,
@@ -64,8 +65,13 @@ const PostLogoutRedirectUris = Schema.Array(Schema.String).annotations({
   description:
     "where RP-initiated logout (the end session endpoint's post_logout_redirect_uri) may send the browser back to, matched exactly; each checked like a redirect URI; duplicates dropped"
 })
+const RequireMfa = Schema.Boolean.annotations({
+  description:
+    "true: every authorization for it needs a second factor (a passkey, or a password and an authenticator app's code); a user without one is led to set one up. Shown only when true"
+})
 /** The optional fields a registration and a patch share beyond the kind of client. */
 const optionFields = {
+  require_mfa: optional(RequireMfa),
   access_token_format: optional(Format),
   access_token_audience: optional(Audience),
   token_endpoint_auth_method: optional(AuthMethod),
@@ -170,7 +176,8 @@ const shownClientFields = {
   web_origins: WebOrigins,
   post_logout_redirect_uris: PostLogoutRedirectUris,
   token_endpoint_auth_method: ShownAuthMethod,
-  scope_delimiter: Delimiter
+  scope_delimiter: Delimiter,
+  require_mfa: optional(RequireMfa)
 }
 
 const applicationFields = {
@@ -359,7 +366,9 @@ const clientJson = (app: Application): Schema.Struct.Type<typeof shownClientFiel
   web_origins: [...webOrigins(app)],
   post_logout_redirect_uris: [...postLogoutRedirectUris(app)],
   token_endpoint_auth_method: isPublic(app) ? "none" : tokenEndpointAuthMethod(app),
-  scope_delimiter: scopeDelimiter(app)
+  scope_delimiter: scopeDelimiter(app),
+  // Shown only when set: an application that never asks for it answers as before
+  ...(requiresMfa(app) ? { require_mfa: true } : {})
 })
 
 const secretJson = (appSecret: string | null) => (appSecret === null ? {} : { app_secret: appSecret })

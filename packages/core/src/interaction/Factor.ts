@@ -11,15 +11,30 @@ import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
 import { forDisplay } from "../model/DisplayText.js"
 import { isDisabled, type User } from "../model/User.js"
+import type * as Authorize from "../oauth/Authorize.js"
+import * as Metadata from "../oauth/Metadata.js"
 import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
 import * as Totp from "../security/Totp.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { cookieOf, type Frame, sessionSaving } from "./Page.js"
+import { cookieOf, type Frame, formTargets, sessionSaving } from "./Page.js"
 import type { FactorProblem, PageRequest } from "./View.js"
 import { View } from "./View.js"
+
+/** Where the authorize flow's second sign-in step posts: the sign-in form's path, for this request. */
+export const flowFactorTarget = (
+  req: PageRequest,
+  ar: Authorize.AuthorizationRequest,
+  rawQuery: string
+): FactorTarget => ({
+  action: req.basePath + Metadata.paths.login,
+  rawQuery,
+  appName: Option.some(forDisplay(ar.app.name)),
+  extra: [],
+  formTargets: formTargets(ar)
+})
 
 /** Who passed the first step: the account as its password was checked. */
 export type FactorUser = Pick<User, "userId" | "username" | "passwordHash">

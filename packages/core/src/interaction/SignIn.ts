@@ -4,10 +4,8 @@
  */
 import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
-import { forDisplay } from "../model/DisplayText.js"
 import { RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
 import type * as Authorize from "../oauth/Authorize.js"
-import * as Metadata from "../oauth/Metadata.js"
 import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
@@ -17,7 +15,7 @@ import * as Session from "../security/Session.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
-import { checkFactor, type FactorTarget, type FactorUser, factorPage } from "./Factor.js"
+import { checkFactor, type FactorUser, factorPage, flowFactorTarget } from "./Factor.js"
 import { type SignInForm, signInFormOf } from "./Forms.js"
 import {
   answer,
@@ -138,19 +136,6 @@ export const passwordSignIn = <E = never, R = never>(
     if (!stored) return refusedSignIn("bad_credentials", username)
     return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
   })
-
-/** Where the authorize flow's second sign-in step posts: the sign-in form's path, for this request. */
-export const flowFactorTarget = (
-  req: PageRequest,
-  ar: Authorize.AuthorizationRequest,
-  rawQuery: string
-): FactorTarget => ({
-  action: req.basePath + Metadata.paths.login,
-  rawQuery,
-  appName: Option.some(forDisplay(ar.app.name)),
-  extra: [],
-  formTargets: formTargets(ar)
-})
 
 /** Where the browser goes once signed in during an authorize request: the request again. */
 const afterwards = (req: PageRequest, ar: Authorize.AuthorizationRequest, rawQuery: string) =>

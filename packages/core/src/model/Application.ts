@@ -97,7 +97,12 @@ export const Application = Schema.Struct({
    * Where RP-initiated logout may send the browser back to (`post_logout_redirect_uri`, OpenID
    * Connect RP-Initiated Logout 1.0 §3), matched exactly; absent means none (`postLogoutRedirectUris`).
    */
-  postLogoutRedirectUris: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  postLogoutRedirectUris: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /**
+   * Whether every authorization for it needs a second factor (a passkey, or a password and an
+   * authenticator app's code); absent means false (`requiresMfa`).
+   */
+  requireMfa: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -125,6 +130,9 @@ export const scopeDelimiter = (app: Application): ScopeDelimiter => app.scopeDel
 /** Where RP-initiated logout may send the browser back to. */
 export const postLogoutRedirectUris = (app: Application): ReadonlyArray<string> =>
   app.postLogoutRedirectUris ?? []
+
+/** Whether every authorization for the application needs a second factor. */
+export const requiresMfa = (app: Application): boolean => app.requireMfa === true
 
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048

@@ -43,6 +43,7 @@ export type ApplicationChanges = Partial<
     | "tokenEndpointAuthMethod"
     | "scopeDelimiter"
     | "postLogoutRedirectUris"
+    | "requireMfa"
     | "secretDigest"
   >
 >

@@ -82,7 +82,8 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["web_origins", "webOrigins", "json", []],
   ["token_endpoint_auth_method", "tokenEndpointAuthMethod", "text", "client_secret_basic"],
   ["scope_delimiter", "scopeDelimiter", "text", "comma"],
-  ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []]
+  ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []],
+  ["require_mfa", "requireMfa", "bool", false]
 ])
 
 /** Platform users. */

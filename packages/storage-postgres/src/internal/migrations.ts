@@ -363,6 +363,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
       ALTER TABLE sessions ADD COLUMN sign_in_method text;
     `
+  },
+  {
+    version: 9,
+    name: "application second factor",
+    sql: `
+      -- Whether every authorization for the application needs a second factor, as SQLite's migration 16.
+      ALTER TABLE applications ADD COLUMN require_mfa boolean NOT NULL DEFAULT false;
+    `
   }
 ]
 

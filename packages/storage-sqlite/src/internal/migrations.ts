@@ -373,6 +373,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- The sign-in method of a session ('password' or 'passkey'); NULL for one signed in before this version.
       ALTER TABLE sessions ADD COLUMN sign_in_method TEXT;
     `
+  },
+  {
+    version: 16,
+    name: "application second factor",
+    sql: `
+      -- Whether every authorization for the application needs a second factor (require_mfa); 0 for every one before.
+      ALTER TABLE applications ADD COLUMN require_mfa INTEGER NOT NULL DEFAULT 0 CHECK (require_mfa IN (0, 1));
+    `
   }
 ]
 

@@ -55,6 +55,7 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           tokenEndpointAuthMethod: _m,
           scopeDelimiter: _d,
           postLogoutRedirectUris: _l,
+          requireMfa: _r,
           ...bare
         } = F.application()
         yield* apps.insert(bare)
@@ -67,7 +68,8 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           webOrigins: [],
           tokenEndpointAuthMethod: "client_secret_basic",
           scopeDelimiter: "comma",
-          postLogoutRedirectUris: []
+          postLogoutRedirectUris: [],
+          requireMfa: false
         })
         assert.isFalse(Application.isPublic(found))
         assert.strictEqual(Application.accessTokenFormat(found), "opaque")
@@ -86,14 +88,15 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 /** The per-application options of browser apps, client authentication and scope joining. */
 const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
-    "applications: web origins, the token endpoint authentication method and the scope delimiter round-trip through insert, update and find",
+    "applications: web origins, the token endpoint authentication method, the scope delimiter and require_mfa round-trip through insert, update and find",
     () =>
       Effect.gen(function* () {
         const apps = yield* ApplicationStore.ApplicationStore
         const app = F.application({
           webOrigins: ["https://spa.example", "http://127.0.0.1:5173"],
           tokenEndpointAuthMethod: "client_secret_post",
-          scopeDelimiter: "space"
+          scopeDelimiter: "space",
+          requireMfa: true
         })
         yield* apps.insert(app)
         assert.deepStrictEqual(yield* find(app.appKey), app)
@@ -101,7 +104,8 @@ const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           ...app,
           webOrigins: [],
           tokenEndpointAuthMethod: "client_secret_basic" as const,
-          scopeDelimiter: "comma" as const
+          scopeDelimiter: "comma" as const,
+          requireMfa: false
         }
         assert.deepStrictEqual(
           some(
@@ -110,7 +114,8 @@ const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
               {
                 webOrigins: [],
                 tokenEndpointAuthMethod: "client_secret_basic",
-                scopeDelimiter: "comma"
+                scopeDelimiter: "comma",
+                requireMfa: false
               },
               T
             ),

@@ -24,7 +24,8 @@ const changeable = [
   "webOrigins",
   "tokenEndpointAuthMethod",
   "scopeDelimiter",
-  "postLogoutRedirectUris"
+  "postLogoutRedirectUris",
+  "requireMfa"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** The application as the SQL stores return it: every optional field at its default when left out. */
@@ -39,7 +40,8 @@ const withDefaults = (app: Application): Application => ({
   webOrigins: app.webOrigins ?? [],
   tokenEndpointAuthMethod: app.tokenEndpointAuthMethod ?? "client_secret_basic",
   scopeDelimiter: app.scopeDelimiter ?? "comma",
-  postLogoutRedirectUris: app.postLogoutRedirectUris ?? []
+  postLogoutRedirectUris: app.postLogoutRedirectUris ?? [],
+  requireMfa: app.requireMfa ?? false
 })
 
 /** `app` with `changes` applied: only the fields a registration change may touch. */

@@ -111,6 +111,7 @@ const prepare = ({ db }: Over) => ({
     token_endpoint_auth_method = coalesce(@tokenEndpointAuthMethod, token_endpoint_auth_method),
     scope_delimiter = coalesce(@scopeDelimiter, scope_delimiter),
     post_logout_redirect_uris = coalesce(@postLogoutRedirectUris, post_logout_redirect_uris),
+    require_mfa = coalesce(@requireMfa, require_mfa),
     secret_digest = coalesce(@secretDigest, secret_digest),
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
@@ -149,6 +150,7 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
     tokenEndpointAuthMethod: changes.tokenEndpointAuthMethod ?? null,
     scopeDelimiter: changes.scopeDelimiter ?? null,
     postLogoutRedirectUris: json(changes.postLogoutRedirectUris),
+    requireMfa: flag(changes.requireMfa),
     secretDigest: changes.secretDigest ?? null
   }
 }
