@@ -277,15 +277,11 @@ const endOthers = ({ req, frame, session, userId, take }: Claimed<"end_others">)
 /** Add an authenticator app (a pending one replaced): back to the page, which shows its secret. */
 const totpEnrol = ({ req, frame, session, userId, take }: Claimed<"totp_enrol">) =>
   Effect.gen(function* () {
-    const enrol = asUser(req, SecondFactor.enrol(userId, session.username ?? ""))
-    // FactorActive: confirmed already (another tab); the page shows it
-    const [, setCookie] = yield* withRenewal(
-      req,
-      session,
-      Effect.zipRight(
-        take,
-        Effect.catchTag(enrol, "FactorActive", () => Effect.void)
-      )
+    const [, setCookie] = yield* withRenewal(req, session, take)
+    // Its own write, after the form's: sealing the secret is not a store call. FactorActive:
+    // confirmed already (another tab); the page shows it
+    yield* asUser(req, SecondFactor.enrol(userId, session.username ?? "")).pipe(
+      Effect.catchTag("FactorActive", () => Effect.void)
     )
     return backToPage(frame.href, setCookie)
   })

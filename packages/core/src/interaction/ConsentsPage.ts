@@ -238,15 +238,9 @@ const consentsWithdraw = (req: PageRequest, frame: ConsentsFrame, session: Sessi
     return backToPage(withParam(frame.href, "withdrawn", yield* withdrawnMark(user.value, appKey)), setCookie)
   })
 
-/** The step a form of one of the own pages continues: its sign-in, its second step, or the signed-in page. */
+/** The step a form of one of the own pages continues: its sign-in and its second step (told apart by the mark), or the signed-in page. */
 export const stepOf = (f: Either.Either<{ readonly action: string }, unknown>): Step =>
-  Either.isLeft(f)
-    ? "consent"
-    : f.right.action === "signin"
-      ? "login"
-      : f.right.action === "factor"
-        ? "factor"
-        : "consent"
+  Either.isRight(f) && (f.right.action === "signin" || f.right.action === "factor") ? "login" : "consent"
 
 /** POST of a consents page form (`ConsentsForm`): sign in, withdraw a consent, or sign out. */
 export const consentsPost = (req: PageRequest) =>

@@ -71,7 +71,8 @@ export const factorPage = <E = never, R = never>(
   before: Effect.Effect<void, E, R> = Effect.void as Effect.Effect<void, E, R>
 ) =>
   Effect.gen(function* () {
-    const pending = yield* Session.pending(session, target.rawQuery, "factor")
+    // A sign-in form's step: the mark, not the step, tells the code form from the password form
+    const pending = yield* Session.pending(session, target.rawQuery, "login")
     const saving = yield* sessionSaving(req, session)
     yield* atomically(Effect.zipRight(before, Effect.zipRight(pending.write, saving.write)))
     const mark = yield* markOf(session, pending.value.txn, user)

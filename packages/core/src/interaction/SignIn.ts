@@ -22,7 +22,6 @@ import {
   claimForm,
   cookieOf,
   forbidden,
-  formTargets,
   frameOf,
   rateLimited,
   sessionSaving,
@@ -179,7 +178,7 @@ const factorPost = (
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const { form, session, rawQuery, take } = yield* claimForm(req, frameOf(""), "flow", signInFormOf, (f) =>
-      f.switch_account !== undefined ? "consent" : f.factor_mark !== undefined ? "factor" : "login"
+      f.switch_account !== undefined ? "consent" : "login"
     )
     const ar = yield* Effect.tapErrorTag(validated(rawQuery, 303), "Early", () => atomically(take))
     const again = requestAgain(req, rawQuery)

@@ -55,7 +55,7 @@ export const stillAsChecked = (checked: SignedInAs, user: User | undefined): boo
   user.passwordHash === checked.passwordHash
 
 /** Which form continues a pending request. */
-export const Step = Schema.Literal("login", "consent", "factor")
+export const Step = Schema.Literal("login", "consent")
 /** Which form continues a pending request. */
 export type Step = typeof Step.Type
 
