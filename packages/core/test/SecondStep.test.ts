@@ -118,7 +118,7 @@ describe("the second sign-in step", () => {
         const next = yield* signIn(b, query, user.username, password)
         const moved = {
           ...factorForm(next, yield* appCode(secret)),
-          factor_mark: factorForm(step, "").factor_mark
+          factor_mark: factorForm(step, "").factor_mark ?? ""
         }
         assert.strictEqual(errorOf(yield* b.post("login", moved)).status, 403)
         assert.isTrue(Option.isNone(yield* methodOf(b)))

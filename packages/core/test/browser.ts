@@ -151,7 +151,8 @@ export const appCode = (secret: string) =>
   })
 
 /** The second sign-in step's form of a Factor page, with `code`. */
-export const factorForm = (a: Answer, code: string) => {
+export const factorForm = (a: Answer, code: string): Record<string, string> => {
   const v = view(a, "Factor")
-  return { txn: v.ticket.txn, csrf_token: v.ticket.csrf, ...Object.fromEntries(v.fields), code }
+  const fields: Record<string, string> = Object.fromEntries(v.fields)
+  return { txn: v.ticket.txn, csrf_token: v.ticket.csrf, ...fields, code }
 }
