@@ -127,6 +127,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
     idTokenTtl: get("LATCHKEY_ID_TOKEN_TTL"),
     jwtAccessTokenTtl: get("LATCHKEY_JWT_ACCESS_TOKEN_TTL"),
     signingAlgorithm: get("LATCHKEY_SIGNING_ALGORITHM"),
+    mfa: get("LATCHKEY_MFA"),
     sessionTtl: get("LATCHKEY_SESSION_TTL"),
     sessionMaxAge: get("LATCHKEY_SESSION_MAX_AGE"),
     trustProxy: get("LATCHKEY_TRUST_PROXY"),

@@ -106,6 +106,7 @@ export const layer = (
         ...(env.idTokenTtl !== undefined ? { idTokenTtl: env.idTokenTtl } : {}),
         ...(env.jwtAccessTokenTtl !== undefined ? { jwtAccessTokenTtl: env.jwtAccessTokenTtl } : {}),
         signingAlgorithm: env.signingAlgorithm,
+        mfa: env.mfa,
         ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {}),
         ...(env.sessionMaxAge !== undefined ? { sessionMaxAge: env.sessionMaxAge } : {})
       })

@@ -86,7 +86,7 @@ describe("account page: sign-in required", () => {
         )
         assert.deepStrictEqual(
           v.sections.map((s) => s._tag),
-          ["Password", "Sessions", "Applications"]
+          ["Password", "Authenticator", "Sessions", "Applications"]
         )
         assert.strictEqual(section(page, "Applications").href, `${Interaction.consentsPath}?ui_locales=zh-CN`)
         const sessions = section(page, "Sessions").sessions

@@ -3,10 +3,11 @@
  * and sends them back, as the tests of the authorize flow and the consents page drive it.
  */
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import * as Paths from "../src/http/Paths.js"
 import * as Interaction from "../src/interaction/Interaction.js"
 import * as Metadata from "../src/oauth/Metadata.js"
+import * as Totp from "../src/security/Totp.js"
 import { cb, form, newApp, newUser } from "./fixtures.js"
 
 /** The path of a page. */
@@ -141,3 +142,17 @@ export const signIn = (b: Browser, query: string, username: string, password: st
     const page = yield* b.get(query)
     return yield* b.post("login", { ...ticketOf(page), username, password })
   })
+
+/** The code an authenticator app shows now for `secret` (base32, as the pages show it). */
+export const appCode = (secret: string) =>
+  Effect.gen(function* () {
+    const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    return yield* Totp.codeAt(Totp.fromBase32(secret) ?? new Uint8Array(), Totp.stepAt(now))
+  })
+
+/** The second sign-in step's form of a Factor page, with `code`. */
+export const factorForm = (a: Answer, code: string): Record<string, string> => {
+  const v = view(a, "Factor")
+  const fields: Record<string, string> = Object.fromEntries(v.fields)
+  return { txn: v.ticket.txn, csrf_token: v.ticket.csrf, ...fields, code }
+}

@@ -5,7 +5,8 @@
  */
 import type { Interaction } from "@latchkey/core"
 import { Option } from "effect"
-import { alertIcon, type Common, escapeHtml, hidden, ownPage } from "./internal/html.js"
+import { renderSVG } from "uqr"
+import { alertIcon, type Common, escapeHtml, hidden, ownPage, rich } from "./internal/html.js"
 import * as PasskeyScripts from "./internal/passkeys.js"
 import type { Catalogue } from "./locales/Catalogue.js"
 import { en } from "./locales/en.js"
@@ -85,6 +86,56 @@ const trustedDevices = (p: AccountPage, t: Catalogue, trusted: boolean): string 
 <p class="lead">${escapeHtml(texts.lead)}</p>
 <p><strong>${escapeHtml(trusted ? texts.trusted : texts.notTrusted)}</strong></p>
 ${pageForm(p, "forget_devices", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.forget)}</button>`)}`
+}
+
+/** The QR code of an `otpauth://` URI, as inline SVG (the pages' CSP loads no image). */
+const qrCode = (uri: string, label: string): string =>
+  renderSVG(uri, { ecc: "M", border: 2 }).replace(
+    "<svg ",
+    `<svg class="qr" role="img" aria-label="${escapeHtml(label)}" `
+  )
+
+/** One text field of the section's forms. */
+const codeField = (id: string, label: string, hint?: string): string =>
+  `<div class="field">
+<label for="${id}">${escapeHtml(label)}</label>
+<input class="input" id="${id}" name="${id === "totp-code" ? "code" : "proof"}" type="${id === "totp-code" ? "text" : "password"}" autocomplete="${id === "totp-code" ? "one-time-code" : "current-password"}" maxlength="1024" required${
+    hint !== undefined ? ` aria-describedby="${id}-hint"` : ""
+  }>${hint !== undefined ? `\n<p class="hint" id="${id}-hint">${escapeHtml(hint)}</p>` : ""}
+</div>`
+
+/** The authenticator app: add one; the pending one's secret, QR code and confirmation; remove it or make new recovery codes. */
+const authenticatorSection = (p: AccountPage, t: Catalogue, s: SectionOf<"Authenticator">): string => {
+  const texts = t.account.authenticator
+  const button = (label: string, kind = "btn-primary") =>
+    `<div class="submit"><button class="btn ${kind}" type="submit">${escapeHtml(label)}</button></div>`
+  const problem = Option.isSome(s.problem)
+    ? `<div class="alert" role="alert">${alertIcon}<span>${escapeHtml(texts.problems[s.problem.value])}</span></div>\n`
+    : ""
+  const codes = Option.isSome(s.recoveryCodes)
+    ? `<h3>${escapeHtml(texts.codesHeading)}</h3>
+<p class="lead">${escapeHtml(texts.codesNote)}</p>
+<ul class="recovery-codes">${s.recoveryCodes.value.map((c) => `<li><code class="code">${escapeHtml(c)}</code></li>`).join("")}</ul>\n`
+    : ""
+  const body = Option.isSome(s.enrolment)
+    ? `<p class="lead">${escapeHtml(texts.scan)}</p>
+${qrCode(s.enrolment.value.uri, texts.qrLabel)}
+<p>${escapeHtml(texts.secret)} <code class="code" id="totp-secret">${escapeHtml(s.enrolment.value.secret)}</code></p>
+<p class="fine">${escapeHtml(texts.uri)} <code class="code" id="totp-uri">${escapeHtml(s.enrolment.value.uri)}</code></p>
+${pageForm(p, "totp_confirm", `\n${codeField("totp-code", texts.code)}\n${button(texts.confirm)}\n`)}
+${pageForm(p, "totp_enrol", button(texts.startOver, "btn-secondary"))}`
+    : s.state === "confirmed"
+      ? `<p class="lead">${escapeHtml(texts.on(s.recoveryCodesLeft))}</p>
+<form method="post" action="${escapeHtml(p.action)}">${ticketFields(p)}
+${codeField("totp-proof", texts.proof, texts.proofHint)}
+<div class="actions"><button class="btn btn-primary" type="submit" name="action" value="totp_recovery">${escapeHtml(texts.newCodes)}</button><button class="btn btn-secondary" type="submit" name="action" value="totp_remove">${escapeHtml(texts.remove)}</button></div>
+</form>`
+      : `<p class="lead">${escapeHtml(texts.lead)}</p>
+${pageForm(p, "totp_enrol", button(texts.add))}`
+  return `<section class="section" aria-labelledby="authenticator-heading">
+<h2 id="authenticator-heading">${escapeHtml(texts.heading)}</h2>
+${problem}${codes}${body}
+</section>`
 }
 
 /** The signed-in sessions, this one marked, each other one with Sign out; Sign out everywhere else. */
@@ -178,6 +229,7 @@ const sectionHtml: {
   ) => string
 } = {
   Password: passwordSection,
+  Authenticator: authenticatorSection,
   Sessions: sessionsSection,
   Applications: applicationsSection,
   Passkeys: passkeysSection

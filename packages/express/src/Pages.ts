@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto"
 import type { Interaction } from "@latchkey/core"
 import {
+  alertIcon,
   type Common,
   checkIcon,
   escapeHtml,
@@ -68,6 +69,47 @@ export const login = (p: LoginPage): string => {
     lead: rich(t.signIn.lead(p.appName)),
     form: signInForm(t, p),
     footer: rich(t.signIn.footer(p.redirectHost))
+  })
+}
+
+/** What the second sign-in step's page shows. */
+export interface FactorPage extends Common {
+  /** The application asking, in the authorize flow. */
+  readonly appName?: string
+  readonly username: string
+  /** Where the form posts. */
+  readonly action: string
+  readonly txn: string
+  readonly csrf: string
+  /** Hidden fields the form posts back as they are. */
+  readonly fields: ReadonlyArray<readonly [string, string]>
+  /** Why the last code was refused. */
+  readonly problem?: Interaction.FactorProblem
+}
+
+/** The second step of a sign-in: one field for a code of the authenticator app or a recovery code. */
+export const factor = (p: FactorPage): string => {
+  const t = p.catalogue ?? en
+  const invalid = p.problem !== undefined ? ` aria-invalid="true"` : ""
+  return signInPage(p, t, {
+    title: t.factor.title,
+    lead: rich(t.factor.lead(p.appName)),
+    form: `<div class="account"><span>${rich(t.factor.signedInAs(p.username))}</span></div>
+${
+  p.problem !== undefined
+    ? `<div class="alert" role="alert" id="form-error">${alertIcon}<span>${escapeHtml(t.factor.problems[p.problem])}</span></div>\n`
+    : ""
+}<form method="post" action="${escapeHtml(p.action)}">
+${hidden("txn", p.txn)}
+${hidden("csrf_token", p.csrf)}${p.fields.map(([name, value]) => hidden(name, value)).join("")}
+<div class="field">
+<label for="code">${escapeHtml(t.factor.code)}</label>
+<input class="input" id="code" name="code" type="text" inputmode="text" autocomplete="one-time-code" autocapitalize="none" autocorrect="off" spellcheck="false" maxlength="32" required autofocus aria-describedby="code-hint${p.problem !== undefined ? " form-error" : ""}"${invalid}>
+<p class="hint" id="code-hint">${escapeHtml(t.factor.hint)}</p>
+</div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.factor.submit)}</button></div>
+</form>`,
+    footer: rich(t.frame.securedBy(p.productName))
   })
 }
 

@@ -55,6 +55,7 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   postLogoutRedirectUris: [],
   backchannelLogoutUri: null,
   backchannelLogoutSessionRequired: false,
+  requireMfa: false,
   ...overrides
 })
 

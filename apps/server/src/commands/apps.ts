@@ -65,7 +65,8 @@ const clientLines = (a: Application.Application): Array<string> => {
     ...(shown.token_endpoint_auth_method !== undefined
       ? ["  Client auth:   client_secret_post (client_id and client_secret in the body)"]
       : []),
-    ...(shown.scope_delimiter !== undefined ? ["  Scopes joined: with a space (RFC 6749 §3.3)"] : [])
+    ...(shown.scope_delimiter !== undefined ? ["  Scopes joined: with a space (RFC 6749 §3.3)"] : []),
+    ...(shown.require_mfa === true ? ["  Second factor: required for every authorization"] : [])
   ]
 }
 
@@ -100,6 +101,7 @@ const registration = {
   scope: { type: "string" },
   "grant-types": { type: "string" },
   "require-pkce": { type: "boolean" },
+  "require-mfa": { type: "boolean" },
   public: { type: "boolean" },
   "access-token-format": { type: "string" },
   "access-token-audience": { type: "string" },
@@ -193,6 +195,7 @@ export const commands: Record<string, Command> = {
         ...(values["app-key"] !== undefined ? { appKey: values["app-key"] } : {}),
         ...(values["app-secret"] !== undefined ? { appSecret: values["app-secret"] } : {}),
         ...(values.public === true ? { public: true } : {}),
+        ...(values["require-mfa"] === true ? { requireMfa: true } : {}),
         ...tokenOptions(values)
       }
       if (input.redirectUris.length === 0)
@@ -210,6 +213,7 @@ export const commands: Record<string, Command> = {
       const { values, positionals } = parse(args, {
         ...registration,
         "no-require-pkce": { type: "boolean" },
+        "no-require-mfa": { type: "boolean" },
         confidential: { type: "boolean" },
         "no-web-origins": { type: "boolean" },
         "no-post-logout-redirect-uris": { type: "boolean" },
@@ -220,6 +224,9 @@ export const commands: Record<string, Command> = {
       const appKey = one(positionals, "App Key")
       if (values["require-pkce"] === true && values["no-require-pkce"] === true) {
         throw new UsageError("give either --require-pkce or --no-require-pkce")
+      }
+      if (values["require-mfa"] === true && values["no-require-mfa"] === true) {
+        throw new UsageError("give either --require-mfa or --no-require-mfa")
       }
       if (values.public === true && values.confidential === true) {
         throw new UsageError("give either --public or --confidential")
@@ -246,6 +253,11 @@ export const commands: Record<string, Command> = {
         ...(values.scope !== undefined ? { scope: values.scope } : {}),
         ...(grantTypes !== undefined ? { grantTypes } : {}),
         ...(requirePkce !== undefined ? { requirePkce } : {}),
+        ...(values["require-mfa"] === true
+          ? { requireMfa: true }
+          : values["no-require-mfa"] === true
+            ? { requireMfa: false }
+            : {}),
         ...(accessTokenTtl !== undefined ? { accessTokenTtl } : {}),
         ...(refreshTokenTtl !== undefined ? { refreshTokenTtl } : {}),
         ...(values.public === true
@@ -260,7 +272,7 @@ export const commands: Record<string, Command> = {
       }
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --post-logout-redirect-uri, --no-post-logout-redirect-uris, --backchannel-logout-uri, --no-backchannel-logout-uri, --backchannel-logout-session-required, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
+          "app update needs something to change: --name, --redirect-uri, --scope, --grant-types, --require-pkce, --no-require-pkce, --require-mfa, --no-require-mfa, --public, --confidential, --access-token-format, --access-token-audience, --web-origin, --no-web-origins, --post-logout-redirect-uri, --no-post-logout-redirect-uris, --backchannel-logout-uri, --no-backchannel-logout-uri, --backchannel-logout-session-required, --token-endpoint-auth-method, --scope-delimiter, --access-token-ttl or --refresh-token-ttl"
         )
       }
       const { app, appSecret } = await exec(runtime(), Admin.updateApplication(appKey, patch))

@@ -118,6 +118,8 @@ export interface NewApplication {
   readonly backchannelLogoutUri?: string | null
   /** Whether its logout tokens must carry `sid` (they always do). */
   readonly backchannelLogoutSessionRequired?: boolean
+  /** Whether every authorization for it needs a second factor; false by default. */
+  readonly requireMfa?: boolean
 }
 
 /** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
@@ -149,6 +151,8 @@ export interface ApplicationPatch {
   /** The back-channel logout URI; null removes it. */
   readonly backchannelLogoutUri?: string | null
   readonly backchannelLogoutSessionRequired?: boolean
+  /** Whether every authorization for it needs a second factor. */
+  readonly requireMfa?: boolean
 }
 
 /** A created confidential application and its secret, shown this once. */
@@ -238,6 +242,7 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
     refreshTokenTtl: yield* checkTtl("refresh_token_ttl", input.refreshTokenTtl),
     createdAt: yield* nowSeconds,
     ...(isPublicApp ? { public: true } : {}),
+    ...(input.requireMfa === true ? { requireMfa: true } : {}),
     ...(input.postLogoutRedirectUris === undefined
       ? {}
       : {
@@ -310,6 +315,10 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   if (patch.requirePkce !== undefined) {
     changes.requirePkce = patch.requirePkce
     fields.push("require_pkce")
+  }
+  if (patch.requireMfa !== undefined) {
+    changes.requireMfa = patch.requireMfa
+    fields.push("require_mfa")
   }
   if (patch.accessTokenTtl !== undefined) {
     changes.accessTokenTtl = yield* checkTtl("access_token_ttl", patch.accessTokenTtl)

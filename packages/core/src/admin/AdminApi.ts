@@ -119,6 +119,7 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.scopes !== undefined ? { scope: body.scopes } : {}),
   ...(body.grant_types !== undefined ? { grantTypes: body.grant_types } : {}),
   ...(body.require_pkce !== undefined ? { requirePkce: body.require_pkce } : {}),
+  ...(body.require_mfa !== undefined ? { requireMfa: body.require_mfa } : {}),
   ...(body.access_token_ttl !== undefined ? { accessTokenTtl: body.access_token_ttl } : {}),
   ...(body.refresh_token_ttl !== undefined ? { refreshTokenTtl: body.refresh_token_ttl } : {}),
   ...(body.public !== undefined ? { public: body.public } : {}),

@@ -15,6 +15,7 @@ import {
   isPublic,
   livePreviousSecret,
   postLogoutRedirectUris,
+  requiresMfa,
   ScopeDelimiter,
   scopeDelimiter,
   TokenEndpointAuthMethod,
@@ -72,8 +73,13 @@ const BackchannelLogoutUri = Schema.NullOr(Schema.String).annotations({
 const SessionRequired = Schema.Boolean.annotations({
   description: "whether its logout tokens must carry sid; they always do (default false)"
 })
+const RequireMfa = Schema.Boolean.annotations({
+  description:
+    "true: every authorization for it needs a second factor (a passkey, or a password and an authenticator app's code); a user without one is led to set one up. Shown only when true"
+})
 /** The optional fields a registration and a patch share beyond the kind of client. */
 const optionFields = {
+  require_mfa: optional(RequireMfa),
   access_token_format: optional(Format),
   access_token_audience: optional(Audience),
   token_endpoint_auth_method: optional(AuthMethod),
@@ -183,7 +189,8 @@ const shownClientFields = {
   scope_delimiter: Delimiter,
   /** Shown only for an application that registered one (back-channel logout is opt-in). */
   backchannel_logout_uri: optional(Schema.String),
-  backchannel_logout_session_required: optional(SessionRequired)
+  backchannel_logout_session_required: optional(SessionRequired),
+  require_mfa: optional(RequireMfa)
 }
 
 const applicationFields = {
@@ -378,7 +385,9 @@ const clientJson = (app: Application): Schema.Struct.Type<typeof shownClientFiel
     : {
         backchannel_logout_uri: app.backchannelLogoutUri,
         backchannel_logout_session_required: backchannelLogoutSessionRequired(app)
-      })
+      }),
+  // Shown only when set: an application that never asks for it answers as before
+  ...(requiresMfa(app) ? { require_mfa: true } : {})
 })
 
 const secretJson = (appSecret: string | null) => (appSecret === null ? {} : { app_secret: appSecret })

@@ -12,17 +12,20 @@ import { Config } from "../model/Config.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Passkeys from "../security/Passkeys.js"
+import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
 import { hmac } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
 import { WebAuthn } from "../services/WebAuthn.js"
+import type { FactorStore } from "../storage/FactorStore.js"
 import { PasskeyStore } from "../storage/PasskeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { backToPage, ownPageFields, ownPageGet, ownSignIn } from "./ConsentsPage.js"
+import { type AuthenticatorShown, authenticatorSection, checkProof } from "./Authenticator.js"
+import { backToPage, ownFactor, ownPageFields, ownPageGet, ownSignIn, stepOf } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
 import {
   answer,
@@ -62,7 +65,8 @@ const notices: ReadonlyArray<AccountNotice> = [
   "others_ended",
   "passkey_renamed",
   "passkey_removed",
-  "devices_forgotten"
+  "devices_forgotten",
+  "authenticator_removed"
 ]
 const isNotice = (value: string): value is AccountNotice => (notices as ReadonlyArray<string>).includes(value)
 
@@ -100,6 +104,8 @@ interface SectionContext {
   readonly frame: OwnPageFrame
   readonly session: Session.Session
   readonly problem: Option.Option<PasswordProblem>
+  /** What the Authenticator section shows this once. */
+  readonly shown: AuthenticatorShown
 }
 
 /** Whether this browser is a trusted device of the user, as its cookie and the account are now. */
@@ -150,7 +156,7 @@ const passkeysSection = ({ req, session }: SectionContext) =>
   })
 
 /** What a builder of the sections reads from the stores. */
-type SectionStores = SessionStore | Config | PasskeyStore | UserStore
+type SectionStores = SessionStore | Config | PasskeyStore | UserStore | FactorStore
 
 /**
  * The sections of the page, in the order it shows them: a new section (passkeys, an
@@ -161,6 +167,7 @@ const sections: ReadonlyArray<
 > = [
   ({ problem }) => Effect.succeed(Option.some({ _tag: "Password", problem })),
   passkeysSection,
+  ({ session, shown }) => Effect.map(authenticatorSection(session, shown), Option.some),
   (ctx) => Effect.map(sessionsSection(ctx), Option.some),
   ({ req, frame }) =>
     Effect.succeed(
@@ -173,11 +180,12 @@ const accountPage = (
   req: PageRequest,
   session: Session.Session,
   status: 200 | 400 = 200,
-  problem: Option.Option<PasswordProblem> = Option.none()
+  problem: Option.Option<PasswordProblem> = Option.none(),
+  shown: AuthenticatorShown = {}
 ) =>
   Effect.gen(function* () {
     const frame = accountFrame(req)
-    const ctx: SectionContext = { req, frame, session, problem }
+    const ctx: SectionContext = { req, frame, session, problem, shown }
     const built: Array<AccountSection> = []
     for (const section of sections) {
       const shown = yield* section(ctx)
@@ -408,6 +416,61 @@ const forgetDevices = ({ req, frame, session, userId, take }: Claimed<"forget_de
     return { ...back, deviceCookie: yield* Session.deviceCookie(user.value, cookie, generation.value) }
   })
 
+/** Add an authenticator app (a pending one replaced): back to the page, which shows its secret. */
+const totpEnrol = ({ req, frame, session, userId, take }: Claimed<"totp_enrol">) =>
+  Effect.gen(function* () {
+    const [, setCookie] = yield* withRenewal(req, session, take)
+    // Its own write, after the form's: sealing the secret is not a store call. FactorActive:
+    // confirmed already (another tab); the page shows it
+    yield* asUser(req, SecondFactor.enrol(userId, session.username ?? "")).pipe(
+      Effect.catchTag("FactorActive", () => Effect.void)
+    )
+    return backToPage(frame.href, setCookie)
+  })
+
+/** Confirm the pending app with a code: the page with the ten recovery codes, shown this once. */
+const totpConfirm = ({ req, frame, session, userId, form, take }: Claimed<"totp_confirm">) =>
+  Effect.gen(function* () {
+    yield* atomically(take)
+    const confirmed = yield* asUser(req, SecondFactor.confirm(userId, form.code ?? "")).pipe(
+      Effect.map((codes): AuthenticatorShown => ({ recoveryCodes: codes })),
+      Effect.catchTags({
+        WrongCode: () => Effect.succeed<AuthenticatorShown>({ problem: "bad_code" }),
+        // Confirmed, replaced or removed since the page was shown: the page shows what is
+        NoPendingFactor: () => Effect.succeed<AuthenticatorShown>({}),
+        RateLimited: (e) => Effect.succeed(e)
+      })
+    )
+    if ("retryAfter" in confirmed) return answer(rateLimited(frame, confirmed.retryAfter))
+    return yield* accountPage(
+      req,
+      session,
+      confirmed.problem === undefined ? 200 : 400,
+      Option.none(),
+      confirmed
+    )
+  })
+
+/** Remove the app, or make new recovery codes (shown this once), once a code or the password proves the user. */
+const totpChange = ({ req, frame, session, userId, form, take }: Claimed<"totp_remove" | "totp_recovery">) =>
+  Effect.gen(function* () {
+    yield* atomically(take)
+    const proof = yield* checkProof(req, session, form.proof ?? "")
+    if (proof._tag === "Throttled") return answer(rateLimited(frame, proof.retryAfter))
+    if (proof._tag === "Busy") return answer(unavailable(frame, proof.error))
+    if (proof._tag === "Wrong")
+      return yield* accountPage(req, session, 400, Option.none(), { problem: "bad_proof" })
+    if (form.action === "totp_recovery") {
+      const codes = yield* asUser(req, SecondFactor.newRecoveryCodes(userId)).pipe(
+        Effect.map((recoveryCodes) => ({ recoveryCodes })),
+        Effect.catchTag("NoFactor", () => Effect.succeed({}))
+      )
+      return yield* accountPage(req, session, 200, Option.none(), codes)
+    }
+    const [, setCookie] = yield* withRenewal(req, session, asUser(req, SecondFactor.reset(userId)))
+    return yield* done(frame, session, "authenticator_removed", setCookie)
+  })
+
 /** The forms of a signed-in user, by `action`: a new section adds its own here. */
 const signedInActions = {
   password: changePassword,
@@ -422,9 +485,7 @@ const signedInActions = {
 export const accountPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const frame = accountFrame(req)
-    const { form, session, take } = yield* claimForm(req, frame, "account", accountFormOf, (f) =>
-      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
-    )
+    const { form, session, take } = yield* claimForm(req, frame, "account", accountFormOf, stepOf)
     if (Either.isLeft(form)) {
       yield* atomically(take)
       return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
@@ -434,6 +495,9 @@ export const accountPost = (req: PageRequest) =>
       case "signin":
         yield* atomically(take)
         return yield* ownSignIn(req, frame, session, action)
+      case "factor":
+        yield* atomically(take)
+        return yield* ownFactor(req, frame, session, action)
       case "signout": {
         yield* atomically(take)
         const anonymous = yield* Session.regenerate(Option.some(session), null)
@@ -457,6 +521,13 @@ export const accountPost = (req: PageRequest) =>
             return yield* signedInActions.remove_passkey({ ...claimed, form: action })
           case "forget_devices":
             return yield* signedInActions.forget_devices({ ...claimed, form: action })
+          case "totp_enrol":
+            return yield* totpEnrol({ ...claimed, form: action })
+          case "totp_confirm":
+            return yield* totpConfirm({ ...claimed, form: action })
+          case "totp_remove":
+          case "totp_recovery":
+            return yield* totpChange({ ...claimed, form: action })
         }
       }
     }

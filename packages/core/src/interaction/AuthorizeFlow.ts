@@ -15,7 +15,9 @@ import * as Session from "../security/Session.js"
 import { nowSeconds } from "../services/internal/time.js"
 import type { Step } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
+import { factorPage, flowFactorTarget } from "./Factor.js"
 import {
+  accountPath,
   anonymousOf,
   answer,
   consentsHref,
@@ -23,13 +25,15 @@ import {
   errorPage,
   formTargets,
   frameOf,
+  ownPageHref,
   passkeyActions,
   redirectHost,
   sessionSaving,
   uiLocalesOf,
   validated
 } from "./Page.js"
-import { type PageRequest, type SignInError, View, type WayBack } from "./View.js"
+import { stepUp } from "./StepUp.js"
+import { type PageRequest, type PageResponse, type SignInError, View, type WayBack } from "./View.js"
 
 /**
  * Add a pending request for a page's form to the session and save the session, in one
@@ -157,6 +161,49 @@ export const requestAgain = (req: PageRequest, rawQuery: string): WayBack => ({
 })
 
 /**
+ * The answer a signed-in `user` gets while their sign-in is weaker than `ar` needs (`StepUp`):
+ * the second step's page, the sign-in page offering a passkey, the way to the account page to set
+ * up a second factor, or (`prompt=none`) `interaction_required`; none when it is strong enough.
+ */
+const stepUpAnswer = (
+  req: PageRequest,
+  user: Session.Session,
+  ar: Authorize.AuthorizationRequest,
+  rawQuery: string
+) =>
+  Effect.gen(function* () {
+    const step = yield* stepUp(ar, user)
+    const frame = frameOf(rawQuery, Option.some(requestAgain(req, rawQuery)))
+    switch (step._tag) {
+      case "Met":
+        return Option.none<PageResponse>()
+      case "Refuse": {
+        const { issuer } = yield* Config
+        const description = "the request needs a stronger sign-in"
+        const redirect = Authorize.rejectRedirect(ar, issuer, "interaction_required", description)
+        return Option.some(answer(View.Redirect({ status: 302, ...redirect })))
+      }
+      case "Factor":
+        return Option.some(
+          yield* factorPage(req, frame, user, step.user, flowFactorTarget(req, ar, rawQuery))
+        )
+      case "SignIn":
+        return Option.some(yield* signInPage(req, user, ar, rawQuery, 200))
+      case "Enrol": {
+        const account = ownPageHref(req, accountPath, ar.clientType, uiLocalesOf(rawQuery))
+        const page = errorPage(
+          { ...frame, back: Option.some({ to: "account", href: account }) },
+          403,
+          "interaction_required",
+          "the request needs a second factor the user has not set up",
+          { reason: "second_factor_needed" }
+        )
+        return Option.some(answer(page))
+      }
+    }
+  })
+
+/**
  * The GET of an OpenID request: `prompt` and `max_age` choose between the sign-in page, the
  * consent page and the redirect; under `prompt=none` a page that would be needed is an error
  * redirect instead (`login_required`, `consent_required`).
@@ -181,6 +228,8 @@ const openIdGet = (
       const current = Option.isSome(user) ? user.value : yield* anonymousOf(session)
       return yield* signInPage(req, current, ar, rawQuery, 200)
     }
+    const stepped = yield* stepUpAnswer(req, signedIn.value, ar, rawQuery)
+    if (Option.isSome(stepped)) return stepped.value
     const userId = signedIn.value.userId as string
     if (!OpenIdRequest.forcesConsent(oidc) && (yield* Authorize.hasConsent(ar, userId)))
       return yield* silentRedirect(req, signedIn.value, ar, signedIn.value.authenticatedAt)
@@ -209,6 +258,8 @@ export const authorizeGet = (req: PageRequest) =>
       // A session whose user vanished continues anonymous, under the same id until sign-in
       return yield* signInPage(req, yield* anonymousOf(session), ar, storedQuery(req.query), 200)
     }
+    const stepped = yield* stepUpAnswer(req, user.value, ar, storedQuery(req.query))
+    if (Option.isSome(stepped)) return stepped.value
     if (yield* Authorize.hasConsent(ar, user.value.userId as string))
       return yield* silentRedirect(req, user.value, ar, null)
     return yield* consentPage(req, user.value, ar, storedQuery(req.query))

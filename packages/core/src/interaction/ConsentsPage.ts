@@ -10,6 +10,8 @@ import { isPlainText } from "../oauth/requests/Params.js"
 import * as Session from "../security/Session.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import type { Step } from "../storage/SessionStore.js"
+import { checkFactor, type FactorTarget, factorPage } from "./Factor.js"
 import { consentsFormOf } from "./Forms.js"
 import {
   anonymousOf,
@@ -18,6 +20,7 @@ import {
   continueForm,
   currentUser,
   errorPage,
+  forbidden,
   type OwnPageFrame,
   ownPageFrame,
   rateLimited,
@@ -160,7 +163,60 @@ export const ownSignIn = (
     }
     if (outcome._tag === "Throttled") return answer(rateLimited(frame, outcome.retryAfter))
     if (outcome._tag === "Busy") return answer(unavailable(frame, outcome.error))
+    if (outcome._tag === "NeedsFactor") {
+      return yield* factorPage(
+        req,
+        frame,
+        session,
+        outcome.user,
+        ownFactorTarget(frame),
+        Option.none(),
+        outcome.settle
+      )
+    }
     return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
+  })
+
+/** Where the own pages' second sign-in step posts: back to the page, as `action=factor`. */
+const ownFactorTarget = (frame: OwnPageFrame): FactorTarget => ({
+  action: frame.href,
+  rawQuery: "",
+  appName: Option.none(),
+  extra: [["action", "factor"]],
+  formTargets: ["'self'"]
+})
+
+/** The own pages' second sign-in step (its form taken): the code, then back to the page. */
+export const ownFactor = (
+  req: PageRequest,
+  frame: OwnPageFrame,
+  session: Session.Session,
+  form: {
+    readonly txn: string
+    readonly factor_user?: string
+    readonly factor_mark?: string
+    readonly code?: string
+  }
+) =>
+  Effect.gen(function* () {
+    const outcome = yield* checkFactor(req, session, form.txn, form)
+    switch (outcome._tag) {
+      case "Forbidden":
+        return answer(forbidden(frame))
+      case "Wrong":
+        return yield* factorPage(
+          req,
+          frame,
+          session,
+          outcome.user,
+          ownFactorTarget(frame),
+          Option.some("bad_code")
+        )
+      case "Throttled":
+        return answer(rateLimited(frame, outcome.retryAfter))
+      case "SignedIn":
+        return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
+    }
   })
 
 /** Back to one of the user's own pages, after a form of it. */
@@ -182,19 +238,23 @@ const consentsWithdraw = (req: PageRequest, frame: ConsentsFrame, session: Sessi
     return backToPage(withParam(frame.href, "withdrawn", yield* withdrawnMark(user.value, appKey)), setCookie)
   })
 
+/** The step a form of one of the own pages continues: its sign-in and its second step (told apart by the mark), or the signed-in page. */
+export const stepOf = (f: Either.Either<{ readonly action: string }, unknown>): Step =>
+  Either.isRight(f) && (f.right.action === "signin" || f.right.action === "factor") ? "login" : "consent"
+
 /** POST of a consents page form (`ConsentsForm`): sign in, withdraw a consent, or sign out. */
 export const consentsPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const frame = consentsFrame(req)
-    const { form, session } = yield* continueForm(req, frame, "consents", consentsFormOf, (f) =>
-      Either.isRight(f) && f.right.action === "signin" ? "login" : "consent"
-    )
+    const { form, session } = yield* continueForm(req, frame, "consents", consentsFormOf, (f) => stepOf(f))
     if (Either.isLeft(form)) {
       return answer(errorPage(frame, 400, "invalid_request", "unknown action", { reason: "bad_form" }))
     }
     switch (form.right.action) {
       case "signin":
         return yield* ownSignIn(req, frame, session, form.right)
+      case "factor":
+        return yield* ownFactor(req, frame, session, form.right)
       case "withdraw":
         return yield* consentsWithdraw(req, frame, session, form.right.app_key ?? "")
       case "signout": {

@@ -12,13 +12,28 @@ const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith
 /** The good-once ticket of a pending request (`Session.addPending`): its id and CSRF token. */
 export const Ticket = Schema.Struct({ txn: Schema.String, csrf_token: Schema.String })
 
+/**
+ * The second sign-in step's fields (`View.Factor`): who passed the first step and the mark that
+ * binds them to the session and the ticket (both written by the server), and the code typed, a
+ * code of the authenticator app or a recovery code.
+ */
+const FactorFields = {
+  factor_user: optional(Schema.String),
+  factor_mark: optional(Schema.String),
+  code: optional(Schema.String)
+}
+
 /** The sign-in form, and "Not you?" of the consent page (`switch_account`, which signs out first). */
 export const SignInForm = Schema.Struct({
   ...Ticket.fields,
   username: optional(Schema.String),
   password: optional(Schema.String),
-  switch_account: optional(Schema.String)
+  switch_account: optional(Schema.String),
+  ...FactorFields
 }).annotations({ identifier: "SignInForm" })
+
+/** A decoded sign-in form. */
+export type SignInForm = typeof SignInForm.Type
 
 /** The consent form: Allow or Deny. */
 export const ConsentForm = Schema.Struct({
@@ -34,6 +49,13 @@ const ConsentsSignIn = Schema.Struct({
   password: optional(Schema.String)
 }).annotations({ identifier: "ConsentsSignIn" })
 
+/** The second step of the own pages' sign-in (`View.Factor`). */
+const OwnPageFactor = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("factor"),
+  ...FactorFields
+}).annotations({ identifier: "OwnPageFactor" })
+
 /** Withdraw the consent to the application `app_key`. */
 const ConsentsWithdraw = Schema.Struct({
   ...Ticket.fields,
@@ -48,7 +70,12 @@ const ConsentsSignOut = Schema.Struct({
 }).annotations({ identifier: "ConsentsSignOut" })
 
 /** The forms of the consents page, one per `action`. */
-export const ConsentsForm = Schema.Union(ConsentsSignIn, ConsentsWithdraw, ConsentsSignOut).annotations({
+export const ConsentsForm = Schema.Union(
+  ConsentsSignIn,
+  OwnPageFactor,
+  ConsentsWithdraw,
+  ConsentsSignOut
+).annotations({
   identifier: "ConsentsForm"
 })
 
@@ -171,18 +198,42 @@ const AccountForgetDevices = Schema.Struct({
   action: Schema.Literal("forget_devices")
 }).annotations({ identifier: "AccountForgetDevices" })
 
+/** Add an authenticator app: a new secret, pending until a code confirms it. */
+const AccountTotpEnrol = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_enrol")
+}).annotations({ identifier: "AccountTotpEnrol" })
+
+/** Confirm the pending authenticator app with a code it shows. */
+const AccountTotpConfirm = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_confirm"),
+  code: optional(Schema.String)
+}).annotations({ identifier: "AccountTotpConfirm" })
+
+/** Remove the authenticator app, or make new recovery codes: `proof` is a code of the app or the password. */
+const AccountTotpChange = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("totp_remove", "totp_recovery"),
+  proof: optional(Schema.String)
+}).annotations({ identifier: "AccountTotpChange" })
+
 /**
  * The forms of the account page, one per `action`; a section added to the page adds its own
  * actions here.
  */
 export const AccountForm = Schema.Union(
   AccountSignIn,
+  OwnPageFactor,
   AccountPassword,
   AccountEndSession,
   AccountEndOthers,
   AccountRenamePasskey,
   AccountRemovePasskey,
   AccountForgetDevices,
+  AccountTotpEnrol,
+  AccountTotpConfirm,
+  AccountTotpChange,
   ConsentsSignOut
 ).annotations({ identifier: "AccountForm" })
 

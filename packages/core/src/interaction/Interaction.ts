@@ -55,6 +55,9 @@ export { accountPath, consentsPath, pageOf, uiLocalesOf } from "./Page.js"
 export type {
   AccountNotice,
   AccountSection,
+  AuthenticatorEnrolment,
+  AuthenticatorProblem,
+  FactorProblem,
   Page,
   PageRequest,
   PageResponse,

@@ -5,19 +5,23 @@
 import { Effect, Either, Option } from "effect"
 import * as Http from "../http/Http.js"
 import { RateLimited, TemporarilyUnavailable } from "../model/OAuthError.js"
+import type * as Authorize from "../oauth/Authorize.js"
 import { afterSignIn } from "../oauth/OpenIdRequest.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
+import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
-import { signInFormOf } from "./Forms.js"
+import { checkFactor, type FactorUser, factorPage, flowFactorTarget } from "./Factor.js"
+import { type SignInForm, signInFormOf } from "./Forms.js"
 import {
   answer,
   claimForm,
   cookieOf,
+  forbidden,
   frameOf,
   rateLimited,
   sessionSaving,
@@ -37,6 +41,12 @@ type SignInOutcome<E, R> =
   | { readonly _tag: "Throttled"; readonly retryAfter: number }
   | { readonly _tag: "Busy"; readonly error: TemporarilyUnavailable }
   | { readonly _tag: "SignedIn"; readonly setCookie: string; readonly deviceCookie: string | null }
+  /** The password was right and the user has an authenticator app: the second step, `settle` not run yet. */
+  | {
+      readonly _tag: "NeedsFactor"
+      readonly user: FactorUser
+      readonly settle: Accounts.Verified["settle"]
+    }
 
 const outcome = <E, R>(o: SignInOutcome<E, R>): SignInOutcome<E, R> => o
 
@@ -102,6 +112,7 @@ export const passwordSignIn = <E = never, R = never>(
     const signedIn = yield* checkPassword(req, username, password, take)
     if (Either.isLeft(signedIn)) return signedIn.left
     const { user, settle } = signedIn.right
+    if (yield* SecondFactor.required(user.userId)) return outcome<E, R>({ _tag: "NeedsFactor", user, settle })
     const cookie = yield* cookieOf(req)
     const signingIn = yield* Session.signingIn(session, user, cookie)
     const trusted = yield* Session.trustedDevice(cookies, user)
@@ -125,7 +136,45 @@ export const passwordSignIn = <E = never, R = never>(
     return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
   })
 
-/** POST of the sign-in form, or of "Not you?" on the consent page. */
+/** Where the browser goes once signed in during an authorize request: the request again. */
+const afterwards = (req: PageRequest, ar: Authorize.AuthorizationRequest, rawQuery: string) =>
+  // An OpenID request's forced sign-in or max_age is met by this sign-in: not asked again
+  ar.openId === undefined ? requestAgain(req, rawQuery).href : requestAgain(req, afterSignIn(rawQuery)).href
+
+/** POST of the second sign-in step's form in the authorize flow: the code, then the request again. */
+const factorPost = (
+  req: PageRequest,
+  claimed: { readonly session: Session.Session; readonly rawQuery: string; readonly form: SignInForm },
+  ar: Authorize.AuthorizationRequest
+) =>
+  Effect.gen(function* () {
+    const { session, rawQuery, form } = claimed
+    const frame = frameOf(rawQuery, Option.some(requestAgain(req, rawQuery)))
+    const outcome = yield* checkFactor(req, session, form.txn, form)
+    switch (outcome._tag) {
+      case "Forbidden":
+        return answer(forbidden(frame))
+      case "Wrong":
+        return yield* factorPage(
+          req,
+          frame,
+          session,
+          outcome.user,
+          flowFactorTarget(req, ar, rawQuery),
+          Option.some("bad_code")
+        )
+      case "Throttled":
+        return answer(rateLimited(frame, outcome.retryAfter))
+      case "SignedIn":
+        return {
+          view: View.Redirect({ status: 303, location: afterwards(req, ar, rawQuery) }),
+          setCookie: outcome.setCookie,
+          deviceCookie: outcome.deviceCookie
+        }
+    }
+  })
+
+/** POST of the sign-in form, of its second step, or of "Not you?" on the consent page. */
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const { form, session, rawQuery, take } = yield* claimForm(req, frameOf(""), "flow", signInFormOf, (f) =>
@@ -133,6 +182,10 @@ export const signInPost = (req: PageRequest) =>
     )
     const ar = yield* Effect.tapErrorTag(validated(rawQuery, 303), "Early", () => atomically(take))
     const again = requestAgain(req, rawQuery)
+    if (form.factor_mark !== undefined) {
+      yield* atomically(take)
+      return yield* factorPost(req, { session, rawQuery, form }, ar)
+    }
     if (form.switch_account !== undefined) {
       // A new anonymous session, the old one deleted, with the form taken: one transaction
       const anonymous = yield* Session.fresh
@@ -156,13 +209,19 @@ export const signInPost = (req: PageRequest) =>
         return answer(rateLimited(frameOf(rawQuery, Option.some(again)), outcome.retryAfter))
       case "Busy":
         return answer(unavailable(frameOf(rawQuery, Option.some(again)), outcome.error))
+      case "NeedsFactor":
+        return yield* factorPage(
+          req,
+          frameOf(rawQuery, Option.some(again)),
+          session,
+          outcome.user,
+          flowFactorTarget(req, ar, rawQuery),
+          Option.none(),
+          outcome.settle
+        )
       case "SignedIn":
         return {
-          // An OpenID request's forced sign-in or max_age is met by this sign-in: not asked again
-          view: View.Redirect({
-            status: 303,
-            location: ar.openId === undefined ? again.href : requestAgain(req, afterSignIn(rawQuery)).href
-          }),
+          view: View.Redirect({ status: 303, location: afterwards(req, ar, rawQuery) }),
           setCookie: outcome.setCookie,
           deviceCookie: outcome.deviceCookie
         }

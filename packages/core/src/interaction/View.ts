@@ -57,6 +57,8 @@ export type Problem =
         | "bad_logout"
         | "passkey_refused"
         | "login_required"
+        /** The request needs a second factor the user has not set up: the way on is the account page. */
+        | "second_factor_needed"
     }
 
 /**
@@ -141,6 +143,20 @@ export type AccountSection =
    * (`action=remove_passkey`); Add runs the browser's ceremony with the passkeys endpoint (`endpoint`).
    */
   | { readonly _tag: "Passkeys"; readonly passkeys: ReadonlyArray<ListedPasskey>; readonly endpoint: string }
+  /**
+   * The authenticator app: add one (`action=totp_enrol`), then confirm it with a code
+   * (`action=totp_confirm`, `code`) while `enrolment` shows its secret; once confirmed, remove it
+   * or make new recovery codes (`action=totp_remove`, `action=totp_recovery`, with `proof`: a code
+   * or the password). `recoveryCodes`: codes just made, shown this once.
+   */
+  | {
+      readonly _tag: "Authenticator"
+      readonly state: "none" | "pending" | "confirmed"
+      readonly recoveryCodesLeft: number
+      readonly enrolment: Option.Option<AuthenticatorEnrolment>
+      readonly recoveryCodes: Option.Option<ReadonlyArray<string>>
+      readonly problem: Option.Option<AuthenticatorProblem>
+    }
 
 /** What the account page confirms after one of its forms did it. */
 export type AccountNotice =
@@ -150,6 +166,23 @@ export type AccountNotice =
   | "passkey_renamed"
   | "passkey_removed"
   | "devices_forgotten"
+  | "authenticator_removed"
+
+/** Why a form of the account page's Authenticator section was refused (400). */
+export type AuthenticatorProblem =
+  /** The code confirming the enrolment is not right. */
+  | "bad_code"
+  /** The code or password asked before removing the app or making new recovery codes is not right. */
+  | "bad_proof"
+
+/** An authenticator app being added: the secret as text and as an `otpauth://` URI (for a QR code). */
+export interface AuthenticatorEnrolment {
+  readonly secret: string
+  readonly uri: string
+}
+
+/** Why the second sign-in step's page is shown again (400): the code or recovery code was not right. */
+export type FactorProblem = "bad_code"
 
 /** What the page for an answer shows; the binding renders it. */
 export type View = Data.TaggedEnum<{
@@ -174,6 +207,25 @@ export type View = Data.TaggedEnum<{
     readonly formTargets: ReadonlyArray<string>
     /** Where "Sign in with a passkey" posts, when the server has passkeys (absent otherwise). */
     readonly passkey?: PasskeyActions
+  }
+  /**
+   * The second step of a sign-in (or a step-up of one): a code from the user's authenticator app,
+   * or one of their recovery codes, in one field. The form posts `action` with the good-once
+   * ticket, the hidden `fields` (who passed the first step, and the mark binding them to this
+   * session and ticket) and `code`.
+   */
+  Factor: {
+    readonly status: 200 | 400
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    /** The application asking, in the authorize flow. */
+    readonly appName: Option.Option<string>
+    readonly username: string
+    readonly action: string
+    readonly ticket: Session.FormTicket
+    readonly fields: ReadonlyArray<readonly [name: string, value: string]>
+    readonly problem: Option.Option<FactorProblem>
+    readonly formTargets: ReadonlyArray<string>
   }
   /** The consent page, with a "Not you?" form that signs in as someone else. */
   Consent: {

@@ -104,7 +104,12 @@ export const Application = Schema.Struct({
    */
   backchannelLogoutUri: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
   /** Whether its logout tokens must carry `sid` (§2.2 `backchannel_logout_session_required`); absent means false. */
-  backchannelLogoutSessionRequired: Schema.optionalWith(Schema.Boolean, { exact: true })
+  backchannelLogoutSessionRequired: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /**
+   * Whether every authorization for it needs a second factor (a passkey, or a password and an
+   * authenticator app's code); absent means false (`requiresMfa`).
+   */
+  requireMfa: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -157,6 +162,9 @@ export const validateBackchannelLogoutUri = (uri: string): Either.Either<string,
 /** Whether the application requires `sid` in its logout tokens (every logout token carries one). */
 export const backchannelLogoutSessionRequired = (app: Application): boolean =>
   app.backchannelLogoutSessionRequired ?? false
+
+/** Whether every authorization for the application needs a second factor. */
+export const requiresMfa = (app: Application): boolean => app.requireMfa === true
 
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048

@@ -36,7 +36,18 @@ export interface Settings {
   readonly jwtAccessTokenTtl: number
   /** The algorithm of the signing key generated on first start and by a rotation naming none (default ES256). */
   readonly signingAlgorithm: SigningAlgorithm
+  /**
+   * Whether every sign-in needs a second factor (a passkey, or a password and an authenticator
+   * app's code): `required`, or `optional` (the default: only applications that require one, and
+   * requests that ask for one with `acr_values`, get it).
+   */
+  readonly mfa: MfaPolicy
 }
+
+/** The operator's second-factor policy. */
+export const MfaPolicy = Schema.Literal("optional", "required")
+/** A second-factor policy. */
+export type MfaPolicy = typeof MfaPolicy.Type
 
 /** The JWS algorithms Latchkey signs ID tokens and JWT access tokens with. */
 export const SigningAlgorithm = Schema.Literal("ES256", "RS256")
@@ -57,7 +68,8 @@ export const defaults = {
   sessionMaxAge: 12 * 3600,
   idTokenTtl: 3600,
   jwtAccessTokenTtl: 300,
-  signingAlgorithm: "ES256"
+  signingAlgorithm: "ES256",
+  mfa: "optional"
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */
@@ -118,6 +130,9 @@ export const make = (
   }
   if (!SigningAlgorithm.literals.includes(settings.signingAlgorithm)) {
     return invalid("signingAlgorithm", `must be one of ${SigningAlgorithm.literals.join(", ")}`)
+  }
+  if (!MfaPolicy.literals.includes(settings.mfa)) {
+    return invalid("mfa", `must be one of ${MfaPolicy.literals.join(", ")}`)
   }
   if (!(settings.refreshReuseGrace >= 0)) return invalid("refreshReuseGrace", "must be >= 0")
   return Either.right(settings)

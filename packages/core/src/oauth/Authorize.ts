@@ -250,8 +250,13 @@ export const validate = Effect.fn("Authorize.validate")(function* (query: string
   const request: AuthorizationRequest = { app, redirectUri, responseType, scope, state, clientType, ...pkce }
   // A request that is not OpenID never reads prompt, max_age or nonce (OAuth 2.0 ignores them)
   if (!isOpenId(responseType, scope)) return request
-  const { prompt = [], max_age: maxAge = null, nonce = null } = yield* orFail(parts.openId(params), fail)
-  return { ...request, openId: { prompt, maxAge, nonce } } satisfies AuthorizationRequest
+  const {
+    prompt = [],
+    max_age: maxAge = null,
+    nonce = null,
+    acr_values: acrValues = null
+  } = yield* orFail(parts.openId(params), fail)
+  return { ...request, openId: { prompt, maxAge, nonce, acrValues } } satisfies AuthorizationRequest
 })
 
 /** Whether the user has already allowed every requested scope to the application. */

@@ -14,6 +14,8 @@ export interface OpenIdRequest {
   readonly maxAge: number | null
   /** `nonce` as sent, or null. */
   readonly nonce: string | null
+  /** `acr_values` as sent (space-separated), or null. */
+  readonly acrValues: string | null
 }
 
 /**

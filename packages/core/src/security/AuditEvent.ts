@@ -32,6 +32,7 @@ export const EventType = Schema.Literal(
   "mfa_enrolled",
   "mfa_confirmed",
   "mfa_recovery_code_used",
+  "mfa_recovery_codes_replaced",
   "mfa_reset",
   "logout",
   "password_changed",

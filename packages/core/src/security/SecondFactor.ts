@@ -180,6 +180,35 @@ export const confirm = Effect.fn("SecondFactor.confirm")(function* (userId: stri
 })
 
 /**
+ * New recovery codes for the user's confirmed authenticator app: in one write every old one is
+ * gone and ten new ones stored as digests, recorded as `mfa_recovery_codes_replaced`. Answers the
+ * codes, shown once; `NoFactor` when the user has no confirmed app.
+ */
+export const newRecoveryCodes = (userId: string) =>
+  Effect.gen(function* () {
+    const store = yield* FactorStore
+    const codes = yield* Effect.all(Array.from({ length: recoveryCodeCount }, () => recoveryCode))
+    const digests = yield* Effect.forEach(codes, (c) => recoveryDigest(userId, c))
+    yield* Audit.recordWith(store.replaceRecoveryCodes(userId, digests), [
+      ["mfa_recovery_codes_replaced", { userId }]
+    ])
+    return codes
+  })
+
+/**
+ * The user's pending enrolment as the account page shows it until a code confirms it: the secret
+ * (unsealed) and its URI, labelled `account`. None when there is no pending enrolment.
+ */
+export const pendingEnrolment = (userId: string, account: string) =>
+  Effect.gen(function* () {
+    const factor = yield* Effect.flatMap(FactorStore, (store) => store.find(userId))
+    if (Option.isNone(factor) || isConfirmed(factor.value)) return Option.none<Enrolment>()
+    const { issuer } = yield* Config
+    const secret = Totp.base32(yield* secretOf(factor.value))
+    return Option.some<Enrolment>({ secret, uri: Totp.otpauthUri(issuerLabel(issuer), account, secret) })
+  })
+
+/**
  * Check a code at sign-in against the user's confirmed authenticator app: accepted at the
  * current step or one either side, and each step once (a code replayed, or one of a step at or
  * before the last accepted, is wrong). Throttled per user (`Throttle.factorKeys`), a trusted

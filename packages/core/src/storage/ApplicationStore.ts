@@ -45,6 +45,7 @@ export type ApplicationChanges = Partial<
     | "postLogoutRedirectUris"
     | "backchannelLogoutUri"
     | "backchannelLogoutSessionRequired"
+    | "requireMfa"
     | "secretDigest"
   >
 >

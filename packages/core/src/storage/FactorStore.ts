@@ -22,6 +22,11 @@ export class UnknownRecoveryCode extends Schema.TaggedError<UnknownRecoveryCode>
   userId: Schema.String
 }) {}
 
+/** The user has no confirmed authenticator app: nothing was written. */
+export class NoFactor extends Schema.TaggedError<NoFactor>()("NoFactor", {
+  userId: Schema.String
+}) {}
+
 /**
  * The users' authenticator apps and recovery codes. A write that finds nothing to change fails
  * (rather than answering false) where it is audited, so its events are dropped with it.
@@ -59,6 +64,14 @@ export class FactorStore extends Context.Tag("@latchkey/core/FactorStore")<
       userId: string,
       digest: string
     ) => Effect.Effect<void, UnknownRecoveryCode | StorageError>
+    /**
+     * Replace every recovery code of the user's confirmed authenticator app with these digests, in
+     * one transaction: `NoFactor`, nothing written, when the user has no confirmed app.
+     */
+    readonly replaceRecoveryCodes: (
+      userId: string,
+      recoveryDigests: ReadonlyArray<string>
+    ) => Effect.Effect<void, NoFactor | StorageError>
     /** How many of the user's recovery codes are unused. */
     readonly recoveryCodesLeft: (userId: string) => Effect.Effect<number, StorageError>
     /**

@@ -85,7 +85,8 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["scope_delimiter", "scopeDelimiter", "text", "comma"],
   ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []],
   ["backchannel_logout_uri", "backchannelLogoutUri", "text"],
-  ["backchannel_logout_session_required", "backchannelLogoutSessionRequired", "bool", false]
+  ["backchannel_logout_session_required", "backchannelLogoutSessionRequired", "bool", false],
+  ["require_mfa", "requireMfa", "bool", false]
 ])
 
 /** Platform users. */

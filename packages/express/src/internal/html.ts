@@ -77,6 +77,8 @@ h1.center{font-size:22px}
 .scope-desc{color:#111827;font-weight:500}
 .scope-name{display:block;margin-top:2px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;color:#4b5563}
 .actions{display:flex;gap:12px;margin-top:28px}
+.qr{display:block;width:184px;height:184px;margin:8px 0 12px}
+.recovery-codes{list-style:none;margin:0 0 16px;padding:0;display:grid;grid-template-columns:repeat(2,max-content);gap:6px 16px}
 .fine{margin:20px 0 0;font-size:13px;color:#4b5563}
 .fine strong{color:#374151;font-weight:600}
 .next{margin:0 0 8px;color:#374151;font-weight:500}

@@ -140,6 +140,22 @@ const signIn = (ctx: PageContext, v: ViewOf<"SignIn">): void =>
     v.passkey === undefined ? [] : [PasskeyScripts.signInScriptSource]
   )
 
+/** The second step of a sign-in: a code. */
+const factor = (ctx: PageContext, v: ViewOf<"Factor">): void =>
+  sendHtml(
+    ctx.res,
+    v.status,
+    Pages.factor({
+      ...common(ctx, v),
+      ...(Option.isSome(v.appName) ? { appName: v.appName.value } : {}),
+      username: v.username,
+      ...form(v),
+      fields: v.fields,
+      ...(Option.isSome(v.problem) ? { problem: v.problem.value } : {})
+    }),
+    v.formTargets
+  )
+
 /** A passkey endpoint's JSON answer, never cached. */
 const json = ({ res }: PageContext, v: ViewOf<"Json">): void => {
   pageHeaders(res, [])
@@ -273,6 +289,7 @@ export const render = (ctx: PageContext, answer: Interaction.PageResponse): void
     Redirect: (v) => redirect(ctx, v),
     Head: (v) => head(ctx, v),
     SignIn: (v) => signIn(ctx, v),
+    Factor: (v) => factor(ctx, v),
     Consent: (v) => consent(ctx, v),
     ConsentsSignIn: (v) => consentsSignIn(ctx, v),
     Consents: (v) => consents(ctx, v),

@@ -55,6 +55,20 @@ export interface Catalogue {
     /** The message above the form when the sign-in failed. */
     readonly problems: { readonly [P in Interaction.SignInProblem]: string }
   }
+  /** The second step of a sign-in: a code of the authenticator app, or a recovery code. */
+  readonly factor: {
+    /** The page title and heading. */
+    readonly title: string
+    /** What the page asks, for the application asking (absent on the own pages). */
+    readonly lead: (appName: string | undefined) => Rich
+    readonly signedInAs: (username: string) => Rich
+    readonly code: string
+    /** Under the field: a recovery code goes in the same field. */
+    readonly hint: string
+    readonly submit: string
+    /** The message above the form when the code was not right. */
+    readonly problems: { readonly [P in Interaction.FactorProblem]: string }
+  }
   readonly consent: {
     readonly title: (appName: string) => string
     readonly heading: (appName: string, productName: string) => Rich
@@ -131,6 +145,34 @@ export interface Catalogue {
       readonly until: (dateTime: string) => string
       readonly signOut: string
       readonly signOutOthers: string
+    }
+    readonly authenticator: {
+      readonly heading: string
+      /** What the app is for, before one is added. */
+      readonly lead: string
+      readonly add: string
+      /** How to add the pending app: scan the QR code or type the secret, then enter a code. */
+      readonly scan: string
+      /** The label of the QR code image. */
+      readonly qrLabel: string
+      readonly secret: string
+      readonly uri: string
+      readonly code: string
+      readonly confirm: string
+      /** The button that makes a new secret for the pending app. */
+      readonly startOver: string
+      /** The line of a confirmed app, with how many recovery codes are left. */
+      readonly on: (recoveryCodesLeft: number) => string
+      /** The label of the field proving the user before a change. */
+      readonly proof: string
+      readonly proofHint: string
+      readonly remove: string
+      readonly newCodes: string
+      /** The heading of the recovery codes just made. */
+      readonly codesHeading: string
+      /** What to do with them: shown this once. */
+      readonly codesNote: string
+      readonly problems: { readonly [P in Interaction.AuthenticatorProblem]: string }
     }
     readonly applications: {
       readonly heading: string

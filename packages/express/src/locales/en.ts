@@ -31,6 +31,19 @@ export const en: Catalogue = {
       bad_credentials: "Username or password is incorrect."
     }
   },
+  factor: {
+    title: "Enter a code",
+    lead: (appName) => [
+      "Open your authenticator app and enter the code it shows",
+      ...(appName === undefined ? [] : [" to continue to ", strong(appName)]),
+      "."
+    ],
+    signedInAs: (username) => ["Signing in as ", strong(username)],
+    code: "Code",
+    hint: "The 6-digit code of your authenticator app, or one of your recovery codes.",
+    submit: "Continue",
+    problems: { bad_code: "That code is not right, or it was used already. Try the next code." }
+  },
   consent: {
     title: (appName) => `Allow ${appName}?`,
     heading: (appName, productName) => [strong(appName), ` wants to access your ${productName} account`],
@@ -89,7 +102,8 @@ export const en: Catalogue = {
       others_ended: "You have been signed out everywhere else.",
       passkey_renamed: "The passkey has been renamed.",
       passkey_removed: "The passkey has been removed. It can no longer sign you in.",
-      devices_forgotten: "No other browser is trusted any more."
+      devices_forgotten: "No other browser is trusted any more.",
+      authenticator_removed: "The authenticator app has been removed, with its recovery codes."
     },
     password: {
       heading: "Change password",
@@ -114,6 +128,31 @@ export const en: Catalogue = {
       until: (dateTime) => `Active until ${dateTime} unless used`,
       signOut: "Sign out",
       signOutOthers: "Sign out everywhere else"
+    },
+    authenticator: {
+      heading: "Authenticator app",
+      lead: "Add an authenticator app: after your password, signing in will ask for a code it shows.",
+      add: "Add an authenticator app",
+      scan: "Scan this QR code with your authenticator app, or enter the secret by hand. Then enter the code the app shows.",
+      qrLabel: "QR code of the authenticator app's secret",
+      secret: "Secret",
+      uri: "Setup link",
+      code: "Code from the app",
+      confirm: "Turn on",
+      startOver: "Start again with a new secret",
+      on: (left) =>
+        `An authenticator app is on. ${left === 1 ? "1 recovery code is" : `${left} recovery codes are`} left.`,
+      proof: "A code from the app, or your password",
+      proofHint: "Needed to remove the app or to make new recovery codes.",
+      remove: "Remove the app",
+      newCodes: "New recovery codes",
+      codesHeading: "Your recovery codes",
+      codesNote:
+        "Each code signs you in once instead of a code from the app. Keep them somewhere safe: they are shown only now. Any older codes no longer work.",
+      problems: {
+        bad_code: "That code is not right. Enter the code the app shows now.",
+        bad_proof: "That code or password is not right. Nothing was changed."
+      }
     },
     applications: {
       heading: "Authorised applications",
@@ -222,6 +261,11 @@ export const en: Catalogue = {
         title: "The passkey was not accepted",
         explain: () =>
           "The passkey could not be verified for this account. Nothing has been changed. Try again, or sign in with your password."
+      },
+      second_factor_needed: {
+        title: "Set up a second factor first",
+        explain: (_, productName) =>
+          `This application needs a second factor. Set up an authenticator app (or a passkey) on your ${productName} account page, then come back.`
       },
       login_required: {
         title: "Sign in first",

@@ -31,6 +31,19 @@ export const zhCN: Catalogue = {
       bad_credentials: "用户名或密码不正确。"
     }
   },
+  factor: {
+    title: "输入验证码",
+    lead: (appName) => [
+      "打开你的身份验证器应用，输入它显示的验证码",
+      ...(appName === undefined ? [] : ["，以继续前往 ", strong(appName)]),
+      "。"
+    ],
+    signedInAs: (username) => ["正在以 ", strong(username), " 登录"],
+    code: "验证码",
+    hint: "身份验证器应用中的 6 位验证码，或你的一个恢复码。",
+    submit: "继续",
+    problems: { bad_code: "验证码不正确或已被使用。请输入下一个验证码。" }
+  },
   consent: {
     title: (appName) => `允许 ${appName} 访问？`,
     heading: (appName, productName) => [strong(appName), ` 请求访问你的 ${productName} 账号`],
@@ -84,7 +97,8 @@ export const zhCN: Catalogue = {
       others_ended: "你在其他所有地方的登录已退出。",
       passkey_renamed: "通行密钥已重命名。",
       passkey_removed: "通行密钥已移除，不能再用它登录。",
-      devices_forgotten: "其他浏览器都已不再受信任。"
+      devices_forgotten: "其他浏览器都已不再受信任。",
+      authenticator_removed: "身份验证器应用及其恢复码已移除。"
     },
     password: {
       heading: "修改密码",
@@ -109,6 +123,30 @@ export const zhCN: Catalogue = {
       until: (dateTime) => `若未使用，将于 ${dateTime} 失效`,
       signOut: "退出登录",
       signOutOthers: "退出其他所有地方的登录"
+    },
+    authenticator: {
+      heading: "身份验证器应用",
+      lead: "添加身份验证器应用：之后登录时，输入密码后还需输入它显示的验证码。",
+      add: "添加身份验证器应用",
+      scan: "用你的身份验证器应用扫描此二维码，或手动输入密钥。然后输入应用显示的验证码。",
+      qrLabel: "身份验证器应用密钥的二维码",
+      secret: "密钥",
+      uri: "设置链接",
+      code: "应用中的验证码",
+      confirm: "启用",
+      startOver: "使用新密钥重新开始",
+      on: (left) => `身份验证器应用已启用。剩余 ${left} 个恢复码。`,
+      proof: "应用中的验证码，或你的密码",
+      proofHint: "移除应用或生成新的恢复码时需要。",
+      remove: "移除应用",
+      newCodes: "生成新的恢复码",
+      codesHeading: "你的恢复码",
+      codesNote:
+        "每个恢复码可代替应用中的验证码登录一次。请妥善保存：它们只显示这一次。之前的恢复码不再有效。",
+      problems: {
+        bad_code: "验证码不正确。请输入应用当前显示的验证码。",
+        bad_proof: "验证码或密码不正确。没有任何更改。"
+      }
     },
     applications: {
       heading: "已授权的应用",
@@ -212,6 +250,11 @@ export const zhCN: Catalogue = {
       passkey_refused: {
         title: "通行密钥未被接受",
         explain: () => "无法为此账号验证该通行密钥。没有任何更改。请重试，或使用密码登录。"
+      },
+      second_factor_needed: {
+        title: "请先设置第二重验证",
+        explain: (_, productName) =>
+          `该应用需要第二重验证。请先在你的 ${productName} 账号页面设置身份验证器应用（或通行密钥），然后再回来。`
       },
       login_required: {
         title: "请先登录",

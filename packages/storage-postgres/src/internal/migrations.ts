@@ -420,6 +420,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- trusted-device cookie: moved on by one, it ends the trust of every browser signed before.
       ALTER TABLE users ADD COLUMN device_generation bigint NOT NULL DEFAULT 0;
     `
+  },
+  {
+    version: 12,
+    name: "application second factor",
+    sql: `
+      -- Whether every authorization for the application needs a second factor, as SQLite's migration 19.
+      ALTER TABLE applications ADD COLUMN require_mfa boolean NOT NULL DEFAULT false;
+    `
   }
 ]
 

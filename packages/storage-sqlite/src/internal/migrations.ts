@@ -431,6 +431,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- trusted-device cookie: moved on by one, it ends the trust of every browser signed before.
       ALTER TABLE users ADD COLUMN device_generation INTEGER NOT NULL DEFAULT 0;
     `
+  },
+  {
+    version: 19,
+    name: "application second factor",
+    sql: `
+      -- Whether every authorization for the application needs a second factor (require_mfa); 0 for every one before.
+      ALTER TABLE applications ADD COLUMN require_mfa INTEGER NOT NULL DEFAULT 0 CHECK (require_mfa IN (0, 1));
+    `
   }
 ]
 

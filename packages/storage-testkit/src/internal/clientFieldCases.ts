@@ -57,6 +57,7 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           postLogoutRedirectUris: _l,
           backchannelLogoutUri: _b,
           backchannelLogoutSessionRequired: _s,
+          requireMfa: _r,
           ...bare
         } = F.application()
         yield* apps.insert(bare)
@@ -71,7 +72,8 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           scopeDelimiter: "comma",
           postLogoutRedirectUris: [],
           backchannelLogoutUri: null,
-          backchannelLogoutSessionRequired: false
+          backchannelLogoutSessionRequired: false,
+          requireMfa: false
         })
         assert.isFalse(Application.isPublic(found))
         assert.strictEqual(Application.accessTokenFormat(found), "opaque")
@@ -90,14 +92,15 @@ const applicationFields = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 /** The per-application options of browser apps, client authentication and scope joining. */
 const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect(
-    "applications: web origins, the token endpoint authentication method and the scope delimiter round-trip through insert, update and find",
+    "applications: web origins, the token endpoint authentication method, the scope delimiter and require_mfa round-trip through insert, update and find",
     () =>
       Effect.gen(function* () {
         const apps = yield* ApplicationStore.ApplicationStore
         const app = F.application({
           webOrigins: ["https://spa.example", "http://127.0.0.1:5173"],
           tokenEndpointAuthMethod: "client_secret_post",
-          scopeDelimiter: "space"
+          scopeDelimiter: "space",
+          requireMfa: true
         })
         yield* apps.insert(app)
         assert.deepStrictEqual(yield* find(app.appKey), app)
@@ -105,7 +108,8 @@ const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
           ...app,
           webOrigins: [],
           tokenEndpointAuthMethod: "client_secret_basic" as const,
-          scopeDelimiter: "comma" as const
+          scopeDelimiter: "comma" as const,
+          requireMfa: false
         }
         assert.deepStrictEqual(
           some(
@@ -114,7 +118,8 @@ const applicationOptions = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
               {
                 webOrigins: [],
                 tokenEndpointAuthMethod: "client_secret_basic",
-                scopeDelimiter: "comma"
+                scopeDelimiter: "comma",
+                requireMfa: false
               },
               T
             ),

@@ -182,8 +182,38 @@ const recovery = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 }
 
 /** The second-factor cases. */
+/** New recovery codes for a confirmed factor. */
+const replacement = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  it.effect(
+    "factors: replaceRecoveryCodes swaps every code of a confirmed factor; without one it fails and writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const factors = yield* store
+        const [old, next] = [F.hash(), F.hash()]
+        const f = yield* confirmed([old, F.hash()])
+        yield* factors.replaceRecoveryCodes(f.userId, [next])
+        assert.strictEqual(yield* factors.recoveryCodesLeft(f.userId), 1)
+        const gone = yield* Effect.flip(factors.useRecoveryCode(f.userId, old))
+        assert.strictEqual(gone._tag, "UnknownRecoveryCode", "an old code is gone")
+        yield* factors.useRecoveryCode(f.userId, next)
+        const pending = F.totpFactor()
+        yield* factors.enrol(pending)
+        const refused = yield* Effect.flip(factors.replaceRecoveryCodes(pending.userId, [F.hash()]))
+        assert.strictEqual(refused._tag, "NoFactor")
+        assert.strictEqual(
+          yield* factors.recoveryCodesLeft(pending.userId),
+          0,
+          "a pending factor gets no code"
+        )
+        const none = yield* Effect.flip(factors.replaceRecoveryCodes(F.totpFactor().userId, [F.hash()]))
+        assert.strictEqual(none._tag, "NoFactor")
+      })
+  )
+}
+
 export const factorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   enrolment(it)
   steps(it)
   recovery(it)
+  replacement(it)
 }

@@ -6,6 +6,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import * as Pkce from "../../model/Pkce.js"
 import * as Scope from "../../model/Scope.js"
+import * as Strength from "../../security/Strength.js"
 import { caps, decode, Text } from "./Params.js"
 
 /** An optional parameter: absent, or present with a value. */
@@ -70,6 +71,15 @@ export const AuthorizeQuery = Schema.Struct({
   prompt: optional(PromptParam),
   /** OpenID Connect (read only for an OpenID request): a sign-in older than this many seconds is redone. */
   max_age: optional(MaxAgeParam),
+  /**
+   * OpenID Connect (read only for an OpenID request): the sign-in strengths the application asks
+   * for, space-separated, the weakest known one needed (`Strength.required`); unknown values ignored.
+   */
+  acr_values: optional(
+    Text(caps.acr_values).annotations({
+      description: `OpenID Connect: space-separated ACR values, of ${Strength.acrValuesSupported.join(", ")} (others ignored); the sign-in is stepped up to the weakest known one`
+    })
+  ),
   /** OpenID Connect (read only for an OpenID request): kept on the code for the ID token. */
   nonce: optional(
     Text(caps.nonce).annotations({
@@ -79,7 +89,7 @@ export const AuthorizeQuery = Schema.Struct({
 })
 
 /** The parameters only an OpenID request reads. */
-const openIdOnly: ReadonlySet<string> = new Set(["prompt", "max_age", "nonce"])
+const openIdOnly: ReadonlySet<string> = new Set(["prompt", "max_age", "nonce", "acr_values"])
 
 /** The name of every authorize parameter of OAuth 2.0 (what a request that is not OpenID reads). */
 export const names: ReadonlySet<string> = new Set(
@@ -97,5 +107,5 @@ export const parts = {
   options: decode(AuthorizeQuery.pick("client_type", "scope")),
   challengeMethod: decode(AuthorizeQuery.pick("code_challenge_method")),
   challenge: decode(AuthorizeQuery.pick("code_challenge")),
-  openId: decode(AuthorizeQuery.pick("prompt", "max_age", "nonce"))
+  openId: decode(AuthorizeQuery.pick("prompt", "max_age", "nonce", "acr_values"))
 }

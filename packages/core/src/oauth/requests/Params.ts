@@ -30,7 +30,8 @@ export const caps = {
   client_id: 256,
   // The longest App Secret an application can hold (`Admin.AppSecretPattern`)
   client_secret: 512,
-  nonce: 512
+  nonce: 512,
+  acr_values: 512
 } as const
 
 /**
@@ -73,7 +74,8 @@ const malformed: ReadonlyMap<string, string> = new Map([
   ["code_challenge", "code_challenge is malformed"],
   ["code_challenge_method", "code_challenge_method must be S256"],
   ["max_age", "max_age must be a non-negative integer"],
-  ["nonce", "nonce is too long or not plain text"]
+  ["nonce", "nonce is too long or not plain text"],
+  ["acr_values", "acr_values is too long or not plain text"]
 ])
 
 /**

@@ -26,7 +26,8 @@ const changeable = [
   "scopeDelimiter",
   "postLogoutRedirectUris",
   "backchannelLogoutUri",
-  "backchannelLogoutSessionRequired"
+  "backchannelLogoutSessionRequired",
+  "requireMfa"
 ] as const satisfies ReadonlyArray<keyof ApplicationChanges>
 
 /** The application as the SQL stores return it: every optional field at its default when left out. */
@@ -43,7 +44,8 @@ const withDefaults = (app: Application): Application => ({
   scopeDelimiter: app.scopeDelimiter ?? "comma",
   postLogoutRedirectUris: app.postLogoutRedirectUris ?? [],
   backchannelLogoutUri: app.backchannelLogoutUri ?? null,
-  backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired ?? false
+  backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired ?? false,
+  requireMfa: app.requireMfa ?? false
 })
 
 /** `app` with `changes` applied: only the fields a registration change may touch. */

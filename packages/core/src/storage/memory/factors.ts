@@ -1,6 +1,6 @@
 /** The memory store of second factors. */
 import { Effect, Option } from "effect"
-import { FactorActive, type FactorStore, NotPending, UnknownRecoveryCode } from "../FactorStore.js"
+import { FactorActive, type FactorStore, NoFactor, NotPending, UnknownRecoveryCode } from "../FactorStore.js"
 import type { State } from "./state.js"
 
 /** Authenticator apps in `state.factors`, recovery codes in `state.recoveryCodes`; each operation is one synchronous step. */
@@ -36,6 +36,12 @@ export const factorStore = (state: State): FactorStore["Type"] => {
       recoveryCodes.get(userId)?.delete(digest) === true
         ? Effect.void
         : Effect.fail(new UnknownRecoveryCode({ userId })),
+    replaceRecoveryCodes: (userId, recoveryDigests) =>
+      Effect.suspend(() => {
+        if (factors.get(userId)?.confirmedAt == null) return Effect.fail(new NoFactor({ userId }))
+        recoveryCodes.set(userId, new Set(recoveryDigests))
+        return Effect.void
+      }),
     recoveryCodesLeft: (userId) => Effect.sync(() => recoveryCodes.get(userId)?.size ?? 0),
     reset: (userId) =>
       Effect.sync(() => {

@@ -33,6 +33,7 @@ const applicationChanges = (
   assign("post_logout_redirect_uris", "::jsonb", asJson(changes.postLogoutRedirectUris))
   assign("backchannel_logout_uri", "::text", changes.backchannelLogoutUri)
   assign("backchannel_logout_session_required", "::boolean", changes.backchannelLogoutSessionRequired)
+  assign("require_mfa", "::boolean", changes.requireMfa)
   assign("secret_digest", "::text", changes.secretDigest)
   // A new secret digest drops the previous secret in the same statement.
   if (changes.secretDigest !== undefined) {

@@ -48,6 +48,21 @@ export const factorStore = ({ db }: Over): FactorStore.FactorStore["Type"] => ({
         (r) => (changed(r) === 1 ? Effect.void : Effect.fail(new FactorStore.UnknownRecoveryCode({ userId })))
       )
     ),
+  replaceRecoveryCodes: (userId, digests) =>
+    db.transaction((tx) =>
+      Effect.gen(function* () {
+        // The factor's row locked: a reset at the same time waits, or is seen
+        const factor = yield* tx.query(
+          "SELECT 1 FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL FOR UPDATE",
+          [userId]
+        )
+        if (factor.rows.length === 0) return yield* Effect.fail(new FactorStore.NoFactor({ userId }))
+        yield* tx.query(deleteCodesSql, [userId])
+        if (digests.length === 0) return
+        const rows = digests.flatMap((codeDigest) => params(Tables.recoveryCodes, { userId, codeDigest }))
+        yield* tx.query(insertSql(Tables.recoveryCodes, digests.length), rows)
+      })
+    ),
   recoveryCodesLeft: (userId) =>
     Effect.map(
       db.lookup("SELECT count(*)::int AS left FROM recovery_codes WHERE user_id = $1", [userId]),

@@ -115,6 +115,7 @@ const prepare = ({ db }: Over) => ({
       ELSE backchannel_logout_uri END,
     backchannel_logout_session_required = coalesce(@backchannelLogoutSessionRequired,
       backchannel_logout_session_required),
+    require_mfa = coalesce(@requireMfa, require_mfa),
     secret_digest = coalesce(@secretDigest, secret_digest),
     previous_secret_digest = CASE WHEN @secretDigest IS NULL THEN previous_secret_digest END,
     previous_secret_expires_at = CASE WHEN @secretDigest IS NULL THEN previous_secret_expires_at END,
@@ -156,6 +157,7 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
     setBackchannelLogoutUri: changes.backchannelLogoutUri === undefined ? 0 : 1,
     backchannelLogoutUri: changes.backchannelLogoutUri ?? null,
     backchannelLogoutSessionRequired: flag(changes.backchannelLogoutSessionRequired),
+    requireMfa: flag(changes.requireMfa),
     secretDigest: changes.secretDigest ?? null
   }
 }

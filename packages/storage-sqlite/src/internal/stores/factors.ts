@@ -21,6 +21,9 @@ const prepare = ({ db }: Over) => ({
     `UPDATE totp_factors SET last_step = ?
       WHERE user_id = ? AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < ?)`
   ),
+  isConfirmed: db
+    .prepare("SELECT count(*) FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL")
+    .pluck(),
   insertCode: db.prepare(insertSql(Tables.recoveryCodes)),
   useCode: db.prepare("DELETE FROM recovery_codes WHERE user_id = ? AND code_digest = ?"),
   codesLeft: db.prepare("SELECT count(*) FROM recovery_codes WHERE user_id = ?").pluck(),
@@ -56,6 +59,13 @@ export const factorStore = (over: Over): FactorStore.FactorStore["Type"] => {
       write(() => {
         if (q.useCode.run(userId, digest).changes === 0)
           refuse(new FactorStore.UnknownRecoveryCode({ userId }))
+      }),
+    replaceRecoveryCodes: (userId, digests) =>
+      write(() => {
+        if (q.isConfirmed.get(userId) === 0) refuse(new FactorStore.NoFactor({ userId }))
+        q.deleteCodes.run(userId)
+        for (const codeDigest of digests)
+          q.insertCode.run(params(Tables.recoveryCodes, { userId, codeDigest }))
       }),
     recoveryCodesLeft: (userId) => attempt(() => q.codesLeft.get(userId) as number),
     reset: (userId) =>

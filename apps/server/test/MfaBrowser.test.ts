@@ -1,0 +1,136 @@
+/**
+ * The authenticator app in Chromium: on the account page a user adds an app, reading the secret
+ * from the page (and its QR code is there, as inline SVG), confirms it with a code computed from
+ * that secret (`Totp.codeAt`) and sees ten recovery codes; signed out, the authorize flow's sign-in
+ * asks for a code after the password and the application gets its code. Then a step-up: a session
+ * signed in with the password alone before the app was added is asked for a code by a request
+ * with `acr_values=urn:latchkey:acr:mfa`, gives one of the recovery codes the page showed, and the
+ * application gets its code. The server runs on its real clock, so codes are computed for the
+ * step the server is at, each later than the last.
+ */
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Totp } from "@latchkey/core"
+import { Effect } from "effect"
+import type { Browser, Page } from "playwright-core"
+import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
+
+const tmp = tempDir()
+const db = join(tmp.dir, "mfa.sqlite")
+const username = "mfa-owner"
+const password = "mfa owner password"
+let server: ServerProcess
+let browser: Browser
+let callback: Callback
+let app: { readonly app_key: string }
+
+beforeAll(async () => {
+  callback = await startCallback()
+  app = await createApp(db, [
+    "--name",
+    "Acme Notes",
+    "--redirect-uri",
+    `${callback.base}/cb`,
+    "--scope",
+    "openid,profile"
+  ])
+  await createUser(db, username, password, {}, true)
+  const port = await freePort()
+  server = await spawnServer(
+    { LATCHKEY_DB: db, PORT: String(port), LATCHKEY_ISSUER: `http://127.0.0.1:${port}` },
+    undefined,
+    { timeoutMs: 60_000 }
+  )
+  browser = await launchChromium()
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.stop()
+  await callback?.close()
+  tmp.cleanup()
+})
+
+const authorizeUrl = (state: string, extra: Record<string, string> = {}) =>
+  `${server.base}/oauth2/oauth2/authorize?${new URLSearchParams({
+    response_type: "code",
+    client_id: app.app_key,
+    redirect_uri: `${callback.base}/cb`,
+    scope: "openid profile",
+    state,
+    ...extra
+  })}`
+
+/** The callback hit of `state`, once the browser lands there: its code. */
+const landed = async (page: Page, state: string) => {
+  await page.waitForURL((u) => u.toString().startsWith(`${callback.base}/cb`), { timeout: 15_000 })
+  const url = new URL(page.url())
+  assert.strictEqual(url.searchParams.get("state"), state)
+  return url.searchParams.get("code")
+}
+
+/** The steps already used: a code is accepted once per step, and only after the last one used. */
+let lastStep = -1
+
+/**
+ * The code of `secret` for the step the server is at now, or the next one when that was used
+ * (the server accepts one step either side of its own).
+ */
+const nextCode = (secret: string): Promise<string> => {
+  const step = Math.max(Totp.stepAt(Math.floor(Date.now() / 1000)), lastStep + 1)
+  lastStep = step
+  return Effect.runPromise(Totp.codeAt(Totp.fromBase32(secret) ?? new Uint8Array(), step))
+}
+
+/** Sign in on the sign-in page shown with the password. */
+const passwordStep = async (page: Page) => {
+  await page.getByLabel("Username").fill(username)
+  await page.getByLabel("Password").fill(password)
+  await page.getByRole("button", { name: "Sign in", exact: true }).click()
+}
+
+describe.skipIf(!existsSync(executablePath))("the authenticator app in Chromium", () => {
+  it("adds an app on the account page, signs in with the password then a code, and steps up a password session by acr_values", async () => {
+    // A session signed in with the password alone, before any app: kept for the step-up
+    const earlier = await browser.newContext()
+    const old = await earlier.newPage()
+    await old.goto(authorizeUrl("before"))
+    await passwordStep(old)
+    await old.getByRole("button", { name: "Allow" }).click()
+    assert.isNotNull(await landed(old, "before"))
+
+    // The account page: sign in, add an app, read the secret, confirm with a computed code
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${server.base}/oauth2/oauth2/account`)
+    await passwordStep(page)
+    await page.getByRole("button", { name: "Add an authenticator app" }).click()
+    const secret = (await page.locator("#totp-secret").textContent()) ?? ""
+    assert.match(secret, /^[A-Z2-7]{32}$/)
+    assert.include((await page.locator("#totp-uri").textContent()) ?? "", `secret=${secret}`)
+    assert.strictEqual(await page.locator("svg.qr").count(), 1, "the QR code, inline")
+    await page.getByLabel("Code from the app").fill(await nextCode(secret))
+    await page.getByRole("button", { name: "Turn on" }).click()
+    const recoveryCodes = await page.locator(".recovery-codes code").allTextContents()
+    assert.strictEqual(recoveryCodes.length, 10)
+
+    // Signed out: the authorize flow asks for the password, then a code
+    await page.getByRole("button", { name: "Sign out" }).first().click()
+    await page.goto(authorizeUrl("second-factor"))
+    await passwordStep(page)
+    await page.getByLabel("Code", { exact: true }).fill(await nextCode(secret))
+    await page.getByRole("button", { name: "Continue" }).click()
+    assert.isNotNull(await landed(page, "second-factor"))
+
+    // Step-up: the earlier password session, asked for two factors, gives a recovery code in the
+    // code field (the next computed code could be two steps ahead of the server's clock)
+    await old.goto(authorizeUrl("step-up", { acr_values: "urn:latchkey:acr:mfa" }))
+    await old.getByLabel("Code", { exact: true }).fill(recoveryCodes[0] ?? "")
+    await old.getByRole("button", { name: "Continue" }).click()
+    assert.isNotNull(await landed(old, "step-up"))
+    await earlier.close()
+    await context.close()
+  }, 120_000)
+})
