@@ -24,7 +24,8 @@ import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { type AuthenticatorShown, authenticatorSection, checkProof } from "./Authenticator.js"
+import { handleOf, isTrustedHere, passkeysOn, type SectionContext, sections } from "./AccountSections.js"
+import { type AuthenticatorShown, checkProof } from "./Authenticator.js"
 import { backToPage, ownFactor, ownPageFields, ownPageGet, ownSignIn, stepOf } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
 import {
@@ -93,87 +94,6 @@ const withRenewal = <A, E, R>(req: PageRequest, session: Session.Session, unit: 
   Effect.flatMap(sessionSaving(req, session), (saving) =>
     Effect.map(atomically(Effect.zipLeft(unit, saving.write)), (a) => [a, saving.value] as const)
   )
-
-/** The handle the page lists a session with: never its id nor the digest the store keys it by. */
-const handleOf = (idHash: string) =>
-  Effect.flatMap(Config, ({ serverKey }) => hmac(`${serverKey}\u0000latchkey-session-handle`, idHash))
-
-/** What a section of the page is built from: the request, its frame, the signed-in session, the password form's problem. */
-interface SectionContext {
-  readonly req: PageRequest
-  readonly frame: OwnPageFrame
-  readonly session: Session.Session
-  readonly problem: Option.Option<PasswordProblem>
-  /** What the Authenticator section shows this once. */
-  readonly shown: AuthenticatorShown
-}
-
-/** Whether this browser is a trusted device of the user, as its cookie and the account are now. */
-const isTrustedHere = (req: PageRequest, userId: string) =>
-  Effect.gen(function* () {
-    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
-    if (Option.isNone(user)) return false
-    return Option.isSome(yield* Session.trustedDevice(Http.header(req, "cookie") ?? undefined, user.value))
-  })
-
-/** The user's live sessions, this browser's marked, and whether this browser is a trusted device of theirs. */
-const sessionsSection = ({ req, session }: SectionContext) =>
-  Effect.gen(function* () {
-    const now = yield* nowSeconds
-    const stored = yield* Effect.flatMap(SessionStore, (s) => s.listOf(session.userId as string, now))
-    const sessions: Array<SignedInSession> = []
-    for (const s of stored) {
-      sessions.push({
-        handle: yield* handleOf(s.idHash),
-        signedInAt: s.authenticatedAt,
-        expiresAt: s.expiresAt,
-        current: s.idHash === session.idHash
-      })
-    }
-    const trusted = yield* isTrustedHere(req, session.userId as string)
-    return { _tag: "Sessions", sessions, trusted } satisfies AccountSection
-  })
-
-/** Whether the server has passkeys (a `WebAuthn` service): the passkeys section and forms are there only then. */
-const passkeysOn = Effect.map(Effect.serviceOption(WebAuthn), Option.isSome)
-
-/** The user's passkeys (none: passkeys are off, no section). */
-const passkeysSection = ({ req, session }: SectionContext) =>
-  Effect.gen(function* () {
-    if (!(yield* passkeysOn)) return Option.none<AccountSection>()
-    const stored = yield* Effect.flatMap(PasskeyStore, (s) => s.listByUser(session.userId as string))
-    return Option.some<AccountSection>({
-      _tag: "Passkeys",
-      endpoint: req.basePath + Paths.passkeys.account,
-      passkeys: stored.map((p) => ({
-        credentialId: p.credentialId,
-        name: p.name,
-        createdAt: p.createdAt,
-        lastUsedAt: p.lastUsedAt,
-        synced: p.deviceType === "multiDevice"
-      }))
-    })
-  })
-
-/** What a builder of the sections reads from the stores. */
-type SectionStores = SessionStore | Config | PasskeyStore | UserStore | FactorStore
-
-/**
- * The sections of the page, in the order it shows them: a new section (passkeys, an
- * authenticator app) is one more builder here; a builder answers none for a section not shown.
- */
-const sections: ReadonlyArray<
-  (ctx: SectionContext) => Effect.Effect<Option.Option<AccountSection>, StorageError, SectionStores>
-> = [
-  ({ problem }) => Effect.succeed(Option.some({ _tag: "Password", problem })),
-  passkeysSection,
-  ({ session, shown }) => Effect.map(authenticatorSection(session, shown), Option.some),
-  (ctx) => Effect.map(sessionsSection(ctx), Option.some),
-  ({ req, frame }) =>
-    Effect.succeed(
-      Option.some({ _tag: "Applications", href: consentsHref(req, frame.layout, frame.uiLocales) })
-    )
-]
 
 /** The page of a signed-in user: its sections, what a form of it has just done, and a new ticket for its forms. */
 const accountPage = (
