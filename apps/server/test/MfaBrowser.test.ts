@@ -8,13 +8,13 @@
  * application gets its code. The server runs on its real clock, so codes are computed for the
  * step the server is at, each later than the last.
  */
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Totp } from "@latchkey/core"
 import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
-import { type Callback, executablePath, launchChromium, startCallback } from "./browserFlows.js"
+import { type Callback, startCallback } from "./browserFlows.js"
+import { haveChromium, launchChromium } from "./chromium.js"
 import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
@@ -91,7 +91,7 @@ const passwordStep = async (page: Page) => {
   await page.getByRole("button", { name: "Sign in", exact: true }).click()
 }
 
-describe.skipIf(!existsSync(executablePath))("the authenticator app in Chromium", () => {
+describe.skipIf(!haveChromium)("the authenticator app in Chromium", () => {
   it("adds an app on the account page, signs in with the password then a code, and steps up a password session by acr_values", async () => {
     // A session signed in with the password alone, before any app: kept for the step-up
     const earlier = await browser.newContext()

@@ -6,19 +6,13 @@
  * of `sections` and, for its forms, one entry of `signedInActions`.
  */
 import { Effect, Either, Option } from "effect"
-import * as Http from "../http/Http.js"
-import * as Paths from "../http/Paths.js"
-import { Config } from "../model/Config.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Passkeys from "../security/Passkeys.js"
 import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
-import { hmac } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
-import { WebAuthn } from "../services/WebAuthn.js"
-import type { FactorStore } from "../storage/FactorStore.js"
 import { PasskeyStore } from "../storage/PasskeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
@@ -32,7 +26,6 @@ import {
   answer,
   asUser,
   claimForm,
-  consentsHref,
   cookieOf,
   currentUser,
   type Early,
@@ -53,7 +46,6 @@ import {
   type AccountSection,
   type PageRequest,
   type PasswordProblem,
-  type SignedInSession,
   View
 } from "./View.js"
 
