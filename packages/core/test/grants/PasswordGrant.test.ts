@@ -1,7 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, TestClock } from "effect"
 import * as Admin from "../../src/admin/Admin.js"
+import { secondFactorRequired } from "../../src/oauth/grants/PasswordGrant.js"
 import { badCredentials } from "../../src/security/Accounts.js"
+import * as SecondFactor from "../../src/security/SecondFactor.js"
+import * as Totp from "../../src/security/Totp.js"
 import { PasswordHasher } from "../../src/services/PasswordHasher.js"
 import { TokenStore } from "../../src/storage/TokenStore.js"
 import { newApp, newUser, TestLayer, token } from "../fixtures.js"
@@ -64,6 +67,46 @@ describe("password grant", () => {
       assert.strictEqual(wrong.json?.error, "invalid_grant")
     }).pipe(Effect.provide(TestLayer()))
   )
+
+  it.effect(
+    "a user with an authenticator app: the right password gets the answer of a wrong one, and no token",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(1_800_000_000_000)
+        const { basic } = yield* newApp()
+        const { user, password } = yield* newUser()
+        const form = { grant_type: "password", username: user.username, password }
+        assert.strictEqual((yield* token(form, basic)).status, 200, "before the app is added")
+        const { secret } = yield* SecondFactor.enrol(user.userId, user.username)
+        const code = yield* Totp.codeAt(
+          Totp.fromBase32(secret) ?? new Uint8Array(),
+          Totp.stepAt(1_800_000_000)
+        )
+        yield* SecondFactor.confirm(user.userId, code)
+        const res = yield* token(form, basic)
+        assert.deepStrictEqual(
+          [res.status, res.json],
+          [400, { error: "invalid_grant", error_description: badCredentials }]
+        )
+      }).pipe(Effect.provide(TestLayer()))
+  )
+
+  for (const [name, app, layer] of [
+    ["an application that requires a second factor", { requireMfa: true }, TestLayer()],
+    ["LATCHKEY_MFA=required", {}, TestLayer({ mfa: "required" })]
+  ] as const) {
+    it.effect(`${name}: the grant is refused, with no token`, () =>
+      Effect.gen(function* () {
+        const { user, password } = yield* newUser()
+        const { basic } = yield* newApp(app)
+        const res = yield* token({ grant_type: "password", username: user.username, password }, basic)
+        assert.deepStrictEqual(
+          [res.status, res.json],
+          [400, { error: "invalid_grant", error_description: secondFactorRequired }]
+        )
+      }).pipe(Effect.provide(layer))
+    )
+  }
 
   it.effect("is unauthorized_client for an application not registered for it", () =>
     Effect.gen(function* () {
