@@ -87,7 +87,7 @@ describe("account page: passkeys", () => {
         const empty = yield* b.account()
         assert.deepStrictEqual(
           view(empty, "Account").sections.map((s) => s._tag),
-          ["Password", "Passkeys", "Sessions", "Applications"]
+          ["Password", "Passkeys", "Authenticator", "Sessions", "Applications"]
         )
         assert.strictEqual(
           Option.getOrThrow(sectionOf(empty, "Passkeys")).endpoint,
