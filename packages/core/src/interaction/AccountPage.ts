@@ -3,7 +3,7 @@
  * (passkeys on), see and end their sign-in sessions, see whether this browser is a trusted device
  * and forget the others, and reach the applications they authorised (the consents page); for nobody
  * signed in, the consents page's sign-in form, which comes back to it. A section is one builder
- * of `sections` and, for its forms, one entry of `signedInActions`.
+ * of `sections` and, for its forms, cases of `accountPost`'s switch (each with its function).
  */
 import { Effect, Either, Option } from "effect"
 import { passwordProblem } from "../security/Accounts.js"
@@ -383,16 +383,6 @@ const totpChange = ({ req, frame, session, userId, form, take }: Claimed<"totp_r
     return yield* done(frame, session, "authenticator_removed", setCookie)
   })
 
-/** The forms of a signed-in user, by `action`: a new section adds its own here. */
-const signedInActions = {
-  password: changePassword,
-  end_session: endSession,
-  end_others: endOthers,
-  rename_passkey: renamePasskey,
-  remove_passkey: removePasskey,
-  forget_devices: forgetDevices
-}
-
 /** POST of an account page form (`AccountForm`): sign in, one of a section's actions, or sign out. */
 export const accountPost = (req: PageRequest) =>
   Effect.gen(function* () {
@@ -420,19 +410,20 @@ export const accountPost = (req: PageRequest) =>
         // Signed out (or disabled) since the page was shown: the page asks to sign in
         if (Option.isNone(user)) return yield* Effect.as(atomically(take), backToPage(frame.href, null))
         const claimed = { req, frame, session: user.value, userId: user.value.userId as string, take }
+        // The forms of a signed-in user, by `action`: a new section adds its cases here
         switch (action.action) {
           case "password":
-            return yield* signedInActions.password({ ...claimed, form: action })
+            return yield* changePassword({ ...claimed, form: action })
           case "end_session":
-            return yield* signedInActions.end_session({ ...claimed, form: action })
+            return yield* endSession({ ...claimed, form: action })
           case "end_others":
-            return yield* signedInActions.end_others({ ...claimed, form: action })
+            return yield* endOthers({ ...claimed, form: action })
           case "rename_passkey":
-            return yield* signedInActions.rename_passkey({ ...claimed, form: action })
+            return yield* renamePasskey({ ...claimed, form: action })
           case "remove_passkey":
-            return yield* signedInActions.remove_passkey({ ...claimed, form: action })
+            return yield* removePasskey({ ...claimed, form: action })
           case "forget_devices":
-            return yield* signedInActions.forget_devices({ ...claimed, form: action })
+            return yield* forgetDevices({ ...claimed, form: action })
           case "totp_enrol":
             return yield* totpEnrol({ ...claimed, form: action })
           case "totp_confirm":

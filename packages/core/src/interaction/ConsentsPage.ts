@@ -11,7 +11,7 @@ import * as Session from "../security/Session.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
 import type { Step } from "../storage/SessionStore.js"
-import { checkFactor, type FactorTarget, factorPage } from "./Factor.js"
+import { type FactorTarget, factorPage, factorPost } from "./Factor.js"
 import { consentsFormOf } from "./Forms.js"
 import {
   anonymousOf,
@@ -20,7 +20,6 @@ import {
   continueForm,
   currentUser,
   errorPage,
-  forbidden,
   type OwnPageFrame,
   ownPageFrame,
   rateLimited,
@@ -197,27 +196,7 @@ export const ownFactor = (
     readonly factor_mark?: string
     readonly code?: string
   }
-) =>
-  Effect.gen(function* () {
-    const outcome = yield* checkFactor(req, session, form.txn, form)
-    switch (outcome._tag) {
-      case "Forbidden":
-        return answer(forbidden(frame))
-      case "Wrong":
-        return yield* factorPage(
-          req,
-          frame,
-          session,
-          outcome.user,
-          ownFactorTarget(frame),
-          Option.some("bad_code")
-        )
-      case "Throttled":
-        return answer(rateLimited(frame, outcome.retryAfter))
-      case "SignedIn":
-        return { ...backToPage(frame.href, outcome.setCookie), deviceCookie: outcome.deviceCookie }
-    }
-  })
+) => factorPost(req, frame, session, form, ownFactorTarget(frame), frame.href)
 
 /** Back to one of the user's own pages, after a form of it. */
 export const backToPage = (location: string, setCookie: string | null) =>

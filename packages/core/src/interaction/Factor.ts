@@ -19,7 +19,7 @@ import * as Totp from "../security/Totp.js"
 import { hmac, timingSafeEqual } from "../services/Digest.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { cookieOf, type Frame, formTargets, sessionSaving } from "./Page.js"
+import { answer, cookieOf, type Frame, forbidden, formTargets, rateLimited, sessionSaving } from "./Page.js"
 import type { FactorProblem, PageRequest } from "./View.js"
 import { View } from "./View.js"
 
@@ -112,7 +112,7 @@ const checkCode = (userId: string, code: string, device: string | null) =>
  * (a trusted browser on its own budget). A right one signs the session in anew (a new id: the
  * privilege changed) with the method `totp`, and makes the browser a trusted device of the user.
  */
-export const checkFactor = (
+const checkFactor = (
   req: PageRequest,
   session: Session.Session,
   txn: string,
@@ -147,4 +147,38 @@ export const checkFactor = (
     // D16: disabled, deleted or given a new password since the check: as a wrong code
     if (!(yield* atomically(signingIn.write))) return { _tag: "Wrong", user } satisfies FactorOutcome
     return { _tag: "SignedIn", setCookie: signingIn.value, deviceCookie } satisfies FactorOutcome
+  })
+
+/**
+ * The step's form answered (its ticket already taken): the page again for a wrong code, or, signed
+ * in, a 303 to `signedIn` (the request again, or the own page the step came from).
+ */
+export const factorPost = (
+  req: PageRequest,
+  frame: Frame,
+  session: Session.Session,
+  form: {
+    readonly txn: string
+    readonly factor_user?: string
+    readonly factor_mark?: string
+    readonly code?: string
+  },
+  target: FactorTarget,
+  signedIn: string
+) =>
+  Effect.gen(function* () {
+    const outcome = yield* checkFactor(req, session, form.txn, form)
+    switch (outcome._tag) {
+      case "Forbidden":
+        return answer(forbidden(frame))
+      case "Wrong":
+        return yield* factorPage(req, frame, session, outcome.user, target, Option.some("bad_code"))
+      case "Throttled":
+        return answer(rateLimited(frame, outcome.retryAfter))
+      case "SignedIn":
+        return {
+          ...answer(View.Redirect({ status: 303, location: signedIn }), outcome.setCookie),
+          deviceCookie: outcome.deviceCookie
+        }
+    }
   })

@@ -15,13 +15,12 @@ import * as Session from "../security/Session.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
-import { checkFactor, type FactorUser, factorPage, flowFactorTarget } from "./Factor.js"
-import { type SignInForm, signInFormOf } from "./Forms.js"
+import { type FactorUser, factorPage, factorPost, flowFactorTarget } from "./Factor.js"
+import { signInFormOf } from "./Forms.js"
 import {
   answer,
   claimForm,
   cookieOf,
-  forbidden,
   frameOf,
   rateLimited,
   sessionSaving,
@@ -141,39 +140,6 @@ const afterwards = (req: PageRequest, ar: Authorize.AuthorizationRequest, rawQue
   // An OpenID request's forced sign-in or max_age is met by this sign-in: not asked again
   ar.openId === undefined ? requestAgain(req, rawQuery).href : requestAgain(req, afterSignIn(rawQuery)).href
 
-/** POST of the second sign-in step's form in the authorize flow: the code, then the request again. */
-const factorPost = (
-  req: PageRequest,
-  claimed: { readonly session: Session.Session; readonly rawQuery: string; readonly form: SignInForm },
-  ar: Authorize.AuthorizationRequest
-) =>
-  Effect.gen(function* () {
-    const { session, rawQuery, form } = claimed
-    const frame = frameOf(rawQuery, Option.some(requestAgain(req, rawQuery)))
-    const outcome = yield* checkFactor(req, session, form.txn, form)
-    switch (outcome._tag) {
-      case "Forbidden":
-        return answer(forbidden(frame))
-      case "Wrong":
-        return yield* factorPage(
-          req,
-          frame,
-          session,
-          outcome.user,
-          flowFactorTarget(req, ar, rawQuery),
-          Option.some("bad_code")
-        )
-      case "Throttled":
-        return answer(rateLimited(frame, outcome.retryAfter))
-      case "SignedIn":
-        return {
-          view: View.Redirect({ status: 303, location: afterwards(req, ar, rawQuery) }),
-          setCookie: outcome.setCookie,
-          deviceCookie: outcome.deviceCookie
-        }
-    }
-  })
-
 /** POST of the sign-in form, of its second step, or of "Not you?" on the consent page. */
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
@@ -184,7 +150,9 @@ export const signInPost = (req: PageRequest) =>
     const again = requestAgain(req, rawQuery)
     if (form.factor_mark !== undefined) {
       yield* atomically(take)
-      return yield* factorPost(req, { session, rawQuery, form }, ar)
+      const frame = frameOf(rawQuery, Option.some(again))
+      const target = flowFactorTarget(req, ar, rawQuery)
+      return yield* factorPost(req, frame, session, form, target, afterwards(req, ar, rawQuery))
     }
     if (form.switch_account !== undefined) {
       // A new anonymous session, the old one deleted, with the form taken: one transaction

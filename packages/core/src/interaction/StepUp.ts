@@ -47,8 +47,7 @@ export const stepUp = (ar: Authorize.AuthorizationRequest, session: Session.Sess
     if (Strength.meets(session.method, needed)) return { _tag: "Met" } satisfies StepUp
     if (ar.openId !== undefined && showsNoPage(ar.openId)) return { _tag: "Refuse" } satisfies StepUp
     const userId = session.userId as string
-    // An authenticator app's code meets anything but a phishing-resistant level
-    if (needed !== Strength.phishingResistantAcr && (yield* SecondFactor.required(userId))) {
+    if (Strength.meets("totp", needed) && (yield* SecondFactor.required(userId))) {
       const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
       if (Option.isSome(user)) return { _tag: "Factor", user: user.value } satisfies StepUp
     }
