@@ -41,9 +41,12 @@ export const loggerOptions = (level: string, worker?: number): pino.LoggerOption
  * written asynchronously (buffered, flushed by pino on exit and by `stop`), so no
  * request waits for a write to the terminal or pipe; the CLI's synchronously.
  *
- * A worker of LATCHKEY_WORKERS passes `worker` (its node:cluster id): every line carries it,
- * and each write holds whole lines and at most PIPE_BUF bytes, so the lines of processes
- * sharing one stdout pipe never interleave. `sync` writes each line at once (the cluster's primary).
+ * Each write holds whole lines and at most PIPE_BUF bytes: the lines of processes sharing one
+ * stdout pipe (the workers of LATCHKEY_WORKERS, which pass `worker`, their node:cluster id, put on
+ * every line) never interleave, and the buffer that waits for the write in progress stays small.
+ * sonic-boom measures that buffer's bytes at every line, which copies it whole: with its default
+ * 16 KiB bound, up to 16 KiB copied per line under load (docs/performance.md). `sync` writes each
+ * line at once (the cluster's primary).
  */
 export const make = (
   level: string,
@@ -55,7 +58,7 @@ export const make = (
     pino.destination({
       fd: destination,
       sync: options.sync ?? destination === 2,
-      ...(options.worker === undefined ? {} : { maxWrite: pipeBuf })
+      maxWrite: pipeBuf
     })
   )
 

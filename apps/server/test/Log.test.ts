@@ -1,3 +1,4 @@
+import fs from "node:fs"
 import { pino } from "pino"
 import { afterEach, assert, describe, it, vi } from "vitest"
 import * as Log from "../src/Log.js"
@@ -40,5 +41,38 @@ describe("Log.isoTime", () => {
       lines.map((l) => l.time),
       ["2026-06-01T12:00:00.001Z", "2026-06-01T12:00:00.002Z"]
     )
+  })
+})
+
+describe("Log.make", () => {
+  it("writes whole lines of at most PIPE_BUF (4096) bytes, however many lines wait for the write in progress", async () => {
+    // Every write of the destination held until released: the lines logged meanwhile wait in its buffer
+    const writes: Array<string> = []
+    const held: Array<() => void> = []
+    const write = vi.spyOn(fs, "write").mockImplementation(((...args: Array<unknown>) => {
+      const text = String(args[1])
+      const done = args[args.length - 1] as (error: Error | null, written: number) => void
+      writes.push(text)
+      held.push(() => done(null, Buffer.byteLength(text)))
+    }) as unknown as typeof fs.write)
+    try {
+      const log = Log.make("info", 1)
+      for (let i = 0; i < 200; i++) log.info({ request: i, padding: "x".repeat(200) }, "a request")
+      for (let release = held.shift(); release !== undefined; release = held.shift()) {
+        release()
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      const lines = writes.join("").split("\n").filter((line) => line !== "")
+      assert.deepStrictEqual(
+        lines.map((line) => JSON.parse(line).request),
+        Array.from({ length: 200 }, (_, i) => i)
+      )
+      for (const text of writes) {
+        assert.isAtMost(Buffer.byteLength(text), 4096)
+        assert.isTrue(text.endsWith("\n"))
+      }
+    } finally {
+      write.mockRestore()
+    }
   })
 })
