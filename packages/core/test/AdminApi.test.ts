@@ -1,63 +1,24 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer, TestClock } from "effect"
+import { Effect, FastCheck as fc, TestClock } from "effect"
 import * as AdminApi from "../src/admin/AdminApi.js"
 import * as Http from "../src/http/Http.js"
 import * as OpenApi from "../src/http/OpenApi.js"
-import * as Audit from "../src/security/Audit.js"
 import * as SecondFactor from "../src/security/SecondFactor.js"
 import * as Totp from "../src/security/Totp.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
-import * as Memory from "../src/storage/Memory.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { UserStore } from "../src/storage/UserStore.js"
+import {
+  Audited,
+  adminToken,
+  adminApi as api,
+  type Json,
+  adminRequest as request,
+  adminSend as send
+} from "./adminApi.js"
 import { Browser, setup, signIn, view } from "./browser.js"
-import { cb, issueCode, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
-
-const adminToken = "admin-token-0123456789abcdef-0123456789"
-const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
-
-type Json = Record<string, unknown>
-
-interface Call {
-  readonly query?: string
-  readonly headers?: Record<string, string>
-  /** The raw body; otherwise `body` as JSON. */
-  readonly raw?: string
-  /** The bearer token sent; null sends no Authorization header. */
-  readonly token?: string | null
-}
-
-/** One admin request through the route, as a binding would hand it over. */
-const request = (method: string, path: string, body?: unknown, call: Call = {}): Http.HttpRequest => {
-  const sent = call.token === undefined ? adminToken : call.token
-  return {
-    method,
-    path: `${AdminApi.basePath}${path}`,
-    query: call.query ?? "",
-    headers: {
-      ...(sent !== null ? { authorization: `Bearer ${sent}` } : {}),
-      ...(body !== undefined || call.raw !== undefined ? { "content-type": "application/json" } : {}),
-      ...call.headers
-    },
-    body: call.raw ?? (body === undefined ? "" : JSON.stringify(body)),
-    remoteAddress: "192.0.2.44",
-    requestId: "req-admin-1"
-  }
-}
-
-const send = (req: Http.HttpRequest) =>
-  Effect.map(AdminApi.route(req, { token: adminToken }), (res) => {
-    const parsed: unknown = res.body === "" ? undefined : JSON.parse(res.body)
-    return {
-      ...res,
-      json: Array.isArray(parsed) ? undefined : (parsed as Json | undefined),
-      list: Array.isArray(parsed) ? (parsed as Array<Json>) : undefined
-    }
-  })
-
-const api = (method: string, path: string, body?: unknown, call: Call = {}) =>
-  send(request(method, path, body, call))
+import { cb, issueCode, newApp, newUser, post, token } from "./fixtures.js"
 
 const createApp = (body: Json = {}) =>
   Effect.map(

@@ -1,35 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as Admin from "../src/admin/Admin.js"
-import * as AdminApi from "../src/admin/AdminApi.js"
-import type * as Http from "../src/http/Http.js"
 import * as Accounts from "../src/security/Accounts.js"
-import * as Audit from "../src/security/Audit.js"
-import * as Memory from "../src/storage/Memory.js"
-import { cb, issueCode, post, TestLayer, token } from "./fixtures.js"
-
-const adminToken = "admin-token-0123456789abcdef-0123456789"
-const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
-
-type Json = Record<string, unknown>
-
-/** One admin request through the route; the answer's status and parsed JSON. */
-const api = (method: string, path: string, body?: unknown) => {
-  const req: Http.HttpRequest = {
-    method,
-    path: `${AdminApi.basePath}${path}`,
-    query: "",
-    headers: {
-      authorization: `Bearer ${adminToken}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" })
-    },
-    body: body === undefined ? "" : JSON.stringify(body)
-  }
-  return Effect.map(AdminApi.route(req, { token: adminToken }), (res) => {
-    const parsed: unknown = JSON.parse(res.body)
-    return { status: res.status, json: parsed as Json, list: parsed as ReadonlyArray<Json> }
-  })
-}
+import { Audited, adminApi as api } from "./adminApi.js"
+import { cb, issueCode, post, token } from "./fixtures.js"
 
 const createUser = (username: string) =>
   Effect.map(api("POST", "/users", { username, password: "a long password" }), (r) => {

@@ -1,16 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as AdminApi from "../src/admin/AdminApi.js"
 import * as Http from "../src/http/Http.js"
 import * as OpenApi from "../src/http/OpenApi.js"
 import * as OAuthError from "../src/model/OAuthError.js"
 import * as Metadata from "../src/oauth/Metadata.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
-import * as Audit from "../src/security/Audit.js"
-import * as Memory from "../src/storage/Memory.js"
 import { StorageError } from "../src/storage/StorageError.js"
 import { TokenStore } from "../src/storage/TokenStore.js"
 import { UserStore } from "../src/storage/UserStore.js"
+import { Audited, adminToken } from "./adminApi.js"
 import { cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "./fixtures.js"
 
 type Json = Record<string, unknown>
@@ -282,8 +281,6 @@ describe("OpenApi.document", () => {
 
 describe("OpenApi.adminDocument", () => {
   const admin = OpenApi.adminDocument() as Json & { paths: Record<string, Record<string, Json>> }
-  const adminToken = "admin-token-0123456789abcdef-0123456789"
-  const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
   const adminRequest = (method: string, path: string, body?: unknown, over: Partial<Http.HttpRequest> = {}) =>
     ({
       method,

@@ -4,39 +4,12 @@
  * authorize flow reads (`Application.requiresMfa`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import * as AdminApi from "../src/admin/AdminApi.js"
-import type * as Http from "../src/http/Http.js"
+import { Effect } from "effect"
 import * as Application from "../src/model/Application.js"
-import * as Audit from "../src/security/Audit.js"
 import { ApplicationStore } from "../src/storage/ApplicationStore.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
-import * as Memory from "../src/storage/Memory.js"
-import { cb, TestLayer } from "./fixtures.js"
-
-const adminToken = "admin-token-0123456789abcdef-0123456789"
-const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
-
-type Json = Record<string, unknown>
-
-const api = (method: string, path: string, body?: unknown) => {
-  const req: Http.HttpRequest = {
-    method,
-    path: `${AdminApi.basePath}${path}`,
-    query: "",
-    headers: {
-      authorization: `Bearer ${adminToken}`,
-      ...(body !== undefined ? { "content-type": "application/json" } : {})
-    },
-    body: body === undefined ? "" : JSON.stringify(body),
-    remoteAddress: "192.0.2.44",
-    requestId: "req-admin-mfa"
-  }
-  return Effect.map(AdminApi.route(req, { token: adminToken }), (res) => ({
-    status: res.status,
-    json: (res.body === "" ? {} : JSON.parse(res.body)) as Json
-  }))
-}
+import { Audited, adminApi as api } from "./adminApi.js"
+import { cb } from "./fixtures.js"
 
 const stored = (appKey: string) =>
   Effect.flatMap(ApplicationStore, (apps) =>
