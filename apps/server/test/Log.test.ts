@@ -62,7 +62,10 @@ describe("Log.make", () => {
         release()
         await new Promise((resolve) => setImmediate(resolve))
       }
-      const lines = writes.join("").split("\n").filter((line) => line !== "")
+      const lines = writes
+        .join("")
+        .split("\n")
+        .filter((line) => line !== "")
       assert.deepStrictEqual(
         lines.map((line) => JSON.parse(line).request),
         Array.from({ length: 200 }, (_, i) => i)

@@ -39,7 +39,7 @@ export const AuthorizationCode = Schema.Struct({
    * token's `acr` and `amr` and its tokens tell; absent (a store reads NULL so) for a code of no
    * sign-in it knows of.
    */
-  signInMethod: Schema.optionalWith(SignedInWith, { exact: true, nullable: true })
+  signInMethod: Schema.optionalWith(SignedInWith, { exact: true })
 })
 /** A stored authorization code. */
 export type AuthorizationCode = typeof AuthorizationCode.Type

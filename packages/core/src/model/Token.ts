@@ -35,9 +35,9 @@ export const Token = Schema.Struct({
    * refreshes of its tokens), with `signInMethod`: introspection's and a JWT's `auth_time`. Absent
    * (a store reads NULL so) for every other token.
    */
-  authTime: Schema.optionalWith(Schema.Number, { exact: true, nullable: true }),
+  authTime: Schema.optionalWith(Schema.Number, { exact: true }),
   /** How the user signed in at `authTime` (`SignIn.SignedInWith`): the `acr` the token tells. */
-  signInMethod: Schema.optionalWith(SignedInWith, { exact: true, nullable: true })
+  signInMethod: Schema.optionalWith(SignedInWith, { exact: true })
 })
 /** A stored token. */
 export type Token = typeof Token.Type

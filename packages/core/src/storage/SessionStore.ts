@@ -30,7 +30,7 @@ export const SessionRecord = Schema.Struct({
    * How the user signed in: `passkey` for a passkey sign-in; absent for a password (every sign-in
    * before passkeys was one) and while nobody has signed in. A store reads a NULL column as absent.
    */
-  method: Schema.optionalWith(SignInMethod, { exact: true, nullable: true })
+  method: Schema.optionalWith(SignInMethod, { exact: true })
 })
 /** A browser's session, as stored. */
 export type SessionRecord = typeof SessionRecord.Type
