@@ -1,7 +1,10 @@
-import fs from "node:fs"
+import { createRequire } from "node:module"
 import { pino } from "pino"
 import { afterEach, assert, describe, it, vi } from "vitest"
 import * as Log from "../src/Log.js"
+
+// The module object the destination (sonic-boom) calls `write` on
+const fs = createRequire(import.meta.url)("node:fs") as typeof import("node:fs")
 
 describe("Log.isoTime", () => {
   afterEach(() => {
