@@ -160,7 +160,7 @@ export interface Confirming {
    * write runs with); `NoPendingFactor` when the enrolment was confirmed, replaced or reset since
    * it was read.
    */
-  readonly write: Effect.Effect<void, NoPendingFactor | StorageError, FactorStore>
+  readonly write: Effect.Effect<void, NoPendingFactor | StorageError>
   /** The recovery codes, shown once. */
   readonly codes: ReadonlyArray<string>
 }
