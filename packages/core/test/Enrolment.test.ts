@@ -102,6 +102,17 @@ describe("enrolment in the flow: the page", () => {
     }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), FakeWebAuthn)))
   )
 
+  it.effect("acr_values asking for two factors, for a signed-in user without one: the enrolment page", () =>
+    Effect.gen(function* () {
+      const { user, password, query } = yield* openIdSetup()
+      const b = new Browser()
+      yield* signedInWithConsent(b, query, user.username, password, T0)
+      const asked = `${query}&${form({ acr_values: Strength.mfaAcr })}`
+      assert.strictEqual(view(yield* b.get(asked), "Enrol").status, 200)
+      yield* codeOf(yield* b.get(query))
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
   it.effect("prompt=none on a password session: interaction_required, nothing enrolled", () =>
     Effect.gen(function* () {
       const { app, user, password, query } = yield* openIdSetup()
