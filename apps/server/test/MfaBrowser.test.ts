@@ -5,8 +5,11 @@
  * asks for a code after the password and the application gets its code. Then a step-up: a session
  * signed in with the password alone before the app was added is asked for a code by a request
  * with `acr_values=urn:latchkey:acr:mfa`, gives one of the recovery codes the page showed, and the
- * application gets its code. The server runs on its real clock, so codes are computed for the
- * step the server is at, each later than the last.
+ * application gets its code. And enrolment in the flow: a user without an app signs in to an
+ * application created with `--require-mfa`, reads the secret from the flow's enrolment page, types
+ * a computed code, sees the recovery codes, Continues, and the application gets a code whose ID
+ * token has `acr` `urn:latchkey:acr:mfa`. The server runs on its real clock, so codes are computed
+ * for the step the server is at, each later than the last.
  */
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -15,7 +18,15 @@ import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { type Callback, startCallback } from "./browserFlows.js"
 import { haveChromium, launchChromium } from "./chromium.js"
-import { createApp, createUser, freePort, type ServerProcess, spawnServer, tempDir } from "./helpers.js"
+import {
+  basic,
+  createApp,
+  createUser,
+  freePort,
+  type ServerProcess,
+  spawnServer,
+  tempDir
+} from "./helpers.js"
 
 const tmp = tempDir()
 const db = join(tmp.dir, "mfa.sqlite")
@@ -25,6 +36,8 @@ let server: ServerProcess
 let browser: Browser
 let callback: Callback
 let app: { readonly app_key: string }
+let vault: { readonly app_key: string; readonly app_secret: string }
+const newcomer = "mfa-newcomer"
 
 beforeAll(async () => {
   callback = await startCallback()
@@ -37,6 +50,16 @@ beforeAll(async () => {
     "openid,profile"
   ])
   await createUser(db, username, password, {}, true)
+  vault = await createApp(db, [
+    "--name",
+    "Acme Vault",
+    "--redirect-uri",
+    `${callback.base}/cb`,
+    "--scope",
+    "openid,profile",
+    "--require-mfa"
+  ])
+  await createUser(db, newcomer, password, {}, true)
   const port = await freePort()
   server = await spawnServer(
     { LATCHKEY_DB: db, PORT: String(port), LATCHKEY_ISSUER: `http://127.0.0.1:${port}` },
@@ -53,10 +76,10 @@ afterAll(async () => {
   tmp.cleanup()
 })
 
-const authorizeUrl = (state: string, extra: Record<string, string> = {}) =>
+const authorizeUrl = (state: string, extra: Record<string, string> = {}, clientId = app.app_key) =>
   `${server.base}/oauth2/oauth2/authorize?${new URLSearchParams({
     response_type: "code",
-    client_id: app.app_key,
+    client_id: clientId,
     redirect_uri: `${callback.base}/cb`,
     scope: "openid profile",
     state,
@@ -85,8 +108,8 @@ const nextCode = (secret: string): Promise<string> => {
 }
 
 /** Sign in on the sign-in page shown with the password. */
-const passwordStep = async (page: Page) => {
-  await page.getByLabel("Username").fill(username)
+const passwordStep = async (page: Page, as = username) => {
+  await page.getByLabel("Username").fill(as)
   await page.getByLabel("Password").fill(password)
   await page.getByRole("button", { name: "Sign in", exact: true }).click()
 }
@@ -131,6 +154,47 @@ describe.skipIf(!haveChromium)("the authenticator app in Chromium", () => {
     await old.getByRole("button", { name: "Continue" }).click()
     assert.isNotNull(await landed(old, "step-up"))
     await earlier.close()
+    await context.close()
+  }, 120_000)
+
+  it("leads a user without an app to enrol in the flow for an application with --require-mfa; the ID token says two factors", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(authorizeUrl("enrol", {}, vault.app_key))
+    await passwordStep(page, newcomer)
+    await page.getByText("Acme Vault requires a second step at sign-in").waitFor({ timeout: 10_000 })
+    const secret = (await page.locator("#totp-secret").textContent()) ?? ""
+    assert.match(secret, /^[A-Z2-7]{32}$/)
+    assert.strictEqual(await page.locator("svg.qr").count(), 1, "the QR code, inline")
+    // Reloaded, the page shows the same secret
+    await page.reload()
+    assert.strictEqual(await page.locator("#totp-secret").textContent(), secret)
+    const step = Totp.stepAt(Math.floor(Date.now() / 1000))
+    const code = await Effect.runPromise(Totp.codeAt(Totp.fromBase32(secret) ?? new Uint8Array(), step))
+    await page.getByLabel("Code from the app").fill(code)
+    await page.getByRole("button", { name: "Turn on" }).click()
+    const recoveryCodes = await page.locator(".recovery-codes code").allTextContents()
+    assert.strictEqual(recoveryCodes.length, 10)
+    await page.getByRole("link", { name: "Continue" }).click()
+    await page.getByRole("button", { name: "Allow" }).click()
+    const issued = await landed(page, "enrol")
+    assert.isNotNull(issued)
+    const res = await fetch(`${server.base}/oauth2/oauth2/token`, {
+      method: "POST",
+      headers: {
+        authorization: basic(vault.app_key, vault.app_secret),
+        "content-type": "application/x-www-form-urlencoded"
+      },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: issued ?? "",
+        redirect_uri: `${callback.base}/cb`
+      }).toString()
+    })
+    assert.strictEqual(res.status, 200)
+    const { id_token } = (await res.json()) as { id_token: string }
+    const claims = JSON.parse(Buffer.from(id_token.split(".")[1] ?? "", "base64url").toString("utf8"))
+    assert.strictEqual(claims.acr, "urn:latchkey:acr:mfa")
     await context.close()
   }, 120_000)
 })

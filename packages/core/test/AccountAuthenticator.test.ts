@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
 import type * as Interaction from "../src/interaction/Interaction.js"
 import * as Audit from "../src/security/Audit.js"
+import * as Session from "../src/security/Session.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
 import { type Answer, appCode, Browser, factorForm, setup, ticketOf, view } from "./browser.js"
@@ -178,5 +179,44 @@ describe("account page: authenticator app", () => {
         assert.deepStrictEqual(yield* actorsOf("mfa_reset", user.userId), ["user"])
         view(yield* signedIn(user.username, password).pipe(Effect.flatMap((o) => o.account())), "Account")
       }).pipe(Effect.provide(Layer.provideMerge(Audited, TestLayer())))
+  )
+})
+
+/** The session `b` is signed in to: its method (a password when absent). */
+const methodOf = (b: Browser) =>
+  Effect.map(Session.load(b.cookies()), (s) => Option.map(s, (x) => x.method ?? "password"))
+
+describe("account page: confirming the app raises the session", () => {
+  it.effect("a password session: signed in anew (a new id, the old one gone) with the method totp", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0)
+      const { user, password } = yield* setup()
+      const b = yield* signedIn(user.username, password)
+      const before = b.cookie
+      assert.deepStrictEqual(yield* methodOf(b), Option.some("password"))
+      yield* enrol(b)
+      assert.notStrictEqual(b.cookie, before, "a new session id: the privilege changed")
+      assert.isTrue(Option.isNone(yield* Session.load(before)), "the old session is gone")
+      assert.deepStrictEqual(yield* methodOf(b), Option.some("totp"))
+      view(yield* b.account(), "Account")
+    }).pipe(Effect.provide(TestLayer()))
+  )
+
+  it.effect("a passkey session: kept as it is, never lowered to totp", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0)
+      const { user, password } = yield* setup()
+      const b = yield* signedIn(user.username, password)
+      // As a passkey sign-in leaves it: the session signed in anew with the method `passkey`
+      const session = Option.getOrThrow(yield* Session.load(b.cookies()))
+      const passkey = yield* Session.signingIn(session, user, { path: "/", secure: false }, "passkey")
+      assert.isTrue(yield* passkey.write)
+      b.cookie = passkey.value.split(";")[0]
+      const before = b.cookie
+      const { codes } = yield* enrol(b)
+      assert.strictEqual(codes.length, 10)
+      assert.strictEqual(b.cookie, before, "the same session")
+      assert.deepStrictEqual(yield* methodOf(b), Option.some("passkey"))
+    }).pipe(Effect.provide(TestLayer()))
   )
 })

@@ -3,17 +3,16 @@
  * factor, or under `mfa: required`, gets a sign-in at least that strong. A password session of a
  * user with an authenticator app is asked for a code, keeping the session until it is right (then
  * a new session id, the method `totp`, and a new `auth_time`); `prompt=none` answers
- * `interaction_required`; a user with no second factor is led to the account page; `max_age`
+ * `interaction_required`; a user with no second factor is led to enrol (`Enrolment.test.ts`); `max_age`
  * keeps working; nothing changes for a request that asks for nothing. Codes computed with
  * `Totp.codeAt`; time from the TestClock.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
 import * as Admin from "../src/admin/Admin.js"
-import * as Interaction from "../src/interaction/Interaction.js"
 import * as SecondFactor from "../src/security/SecondFactor.js"
 import * as Session from "../src/security/Session.js"
-import { appCode, Browser, errorOf, factorForm, view } from "./browser.js"
+import { appCode, Browser, factorForm, view } from "./browser.js"
 import { form, TestLayer } from "./fixtures.js"
 import { allow, assertErrorRedirect, codeOf, openIdSetup, queryOf, signedInWithConsent } from "./openid.js"
 
@@ -93,18 +92,16 @@ describe("step-up by acr_values", () => {
 
 describe("a required second factor", () => {
   it.effect(
-    "an application that requires it, for a user with none: led to the account page (403), nothing issued",
+    "an application that requires it, for a user with none: led to enrol on the flow's page, nothing issued",
     () =>
       Effect.gen(function* () {
         const { app, user, password, query } = yield* openIdSetup()
         const b = new Browser()
         yield* signedInWithConsent(b, query, user.username, password, T0)
         yield* Admin.updateApplication(app.appKey, { requireMfa: true })
-        const e = errorOf(yield* b.get(query))
-        assert.deepStrictEqual(
-          [e.status, e.problem.reason, Option.map(e.back, (w) => w.href)],
-          [403, "second_factor_needed", Option.some(Interaction.accountPath)]
-        )
+        const enrol = view(yield* b.get(query), "Enrol")
+        assert.strictEqual(enrol.status, 200)
+        assert.deepStrictEqual(yield* methodOf(b), Option.some("password"), "the session is kept meanwhile")
       }).pipe(Effect.provide(TestLayer()))
   )
 

@@ -5,7 +5,7 @@
  */
 import type { Interaction } from "@latchkey/core"
 import { Option } from "effect"
-import { renderSVG } from "uqr"
+import { enrolmentHtml, recoveryCodesHtml } from "./internal/enrolment.js"
 import { alertIcon, type Common, escapeHtml, hidden, ownPage, rich } from "./internal/html.js"
 import * as PasskeyScripts from "./internal/passkeys.js"
 import type { Catalogue } from "./locales/Catalogue.js"
@@ -88,13 +88,6 @@ const trustedDevices = (p: AccountPage, t: Catalogue, trusted: boolean): string 
 ${pageForm(p, "forget_devices", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.forget)}</button>`)}`
 }
 
-/** The QR code of an `otpauth://` URI, as inline SVG (the pages' CSP loads no image). */
-const qrCode = (uri: string, label: string): string =>
-  renderSVG(uri, { ecc: "M", border: 2 }).replace(
-    "<svg ",
-    `<svg class="qr" role="img" aria-label="${escapeHtml(label)}" `
-  )
-
 /** One text field of the section's forms. */
 const codeField = (id: string, label: string, hint?: string): string =>
   `<div class="field">
@@ -112,16 +105,9 @@ const authenticatorSection = (p: AccountPage, t: Catalogue, s: SectionOf<"Authen
   const problem = Option.isSome(s.problem)
     ? `<div class="alert" role="alert">${alertIcon}<span>${escapeHtml(texts.problems[s.problem.value])}</span></div>\n`
     : ""
-  const codes = Option.isSome(s.recoveryCodes)
-    ? `<h3>${escapeHtml(texts.codesHeading)}</h3>
-<p class="lead">${escapeHtml(texts.codesNote)}</p>
-<ul class="recovery-codes">${s.recoveryCodes.value.map((c) => `<li><code class="code">${escapeHtml(c)}</code></li>`).join("")}</ul>\n`
-    : ""
+  const codes = Option.isSome(s.recoveryCodes) ? `${recoveryCodesHtml(t, s.recoveryCodes.value)}\n` : ""
   const body = Option.isSome(s.enrolment)
-    ? `<p class="lead">${escapeHtml(texts.scan)}</p>
-${qrCode(s.enrolment.value.uri, texts.qrLabel)}
-<p>${escapeHtml(texts.secret)} <code class="code" id="totp-secret">${escapeHtml(s.enrolment.value.secret)}</code></p>
-<p class="fine">${escapeHtml(texts.uri)} <code class="code" id="totp-uri">${escapeHtml(s.enrolment.value.uri)}</code></p>
+    ? `${enrolmentHtml(t, s.enrolment.value)}
 ${pageForm(p, "totp_confirm", `\n${codeField("totp-code", texts.code)}\n${button(texts.confirm)}\n`)}
 ${pageForm(p, "totp_enrol", button(texts.startOver, "btn-secondary"))}`
     : s.state === "confirmed"

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import type { Interaction } from "@latchkey/core"
+import { enrolmentHtml, recoveryCodesHtml } from "./internal/enrolment.js"
 import {
   alertIcon,
   type Common,
@@ -109,6 +110,76 @@ ${hidden("csrf_token", p.csrf)}${p.fields.map(([name, value]) => hidden(name, va
 </div>
 <div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.factor.submit)}</button></div>
 </form>`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })
+}
+
+/** What the authorize flow's enrolment page shows. */
+export interface EnrolPage extends Common {
+  /** The application that requires a second step. */
+  readonly appName: string
+  readonly username: string
+  /** The pending app: its secret and `otpauth://` URI. */
+  readonly enrolment: Interaction.AuthenticatorEnrolment
+  /** Where the form posts. */
+  readonly action: string
+  readonly txn: string
+  readonly csrf: string
+  /** Hidden fields the form posts back as they are. */
+  readonly fields: ReadonlyArray<readonly [string, string]>
+  /** Why the last code was refused. */
+  readonly problem?: Interaction.FactorProblem
+  /** The account page, where a passkey can be added instead (passkeys on). */
+  readonly accountHref?: string
+}
+
+/** Add an authenticator app in the authorize flow: its QR code, secret and setup link, and a code field. */
+export const enrol = (p: EnrolPage): string => {
+  const t = p.catalogue ?? en
+  const invalid = p.problem !== undefined ? ` aria-invalid="true"` : ""
+  return signInPage(p, t, {
+    title: t.enrol.title,
+    lead: rich(t.enrol.lead(p.appName)),
+    form: `<div class="account"><span>${rich(t.factor.signedInAs(p.username))}</span></div>
+${
+  p.problem !== undefined
+    ? `<div class="alert" role="alert" id="form-error">${alertIcon}<span>${escapeHtml(t.account.authenticator.problems[p.problem])}</span></div>\n`
+    : ""
+}${enrolmentHtml(t, p.enrolment)}
+<form method="post" action="${escapeHtml(p.action)}">
+${hidden("txn", p.txn)}
+${hidden("csrf_token", p.csrf)}${p.fields.map(([name, value]) => hidden(name, value)).join("")}
+<div class="field">
+<label for="code">${escapeHtml(t.account.authenticator.code)}</label>
+<input class="input" id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="32" required autofocus${p.problem !== undefined ? ` aria-describedby="form-error"` : ""}${invalid}>
+</div>
+<div class="submit"><button class="btn btn-primary" type="submit">${escapeHtml(t.enrol.submit)}</button></div>
+</form>${
+      p.accountHref === undefined
+        ? ""
+        : `\n<p class="fine">${escapeHtml(t.enrol.passkey)} <a href="${escapeHtml(p.accountHref)}">${escapeHtml(t.enrol.accountLink)}</a></p>`
+    }`,
+    footer: rich(t.frame.securedBy(p.productName))
+  })
+}
+
+/** What the page after an enrolment in the authorize flow shows. */
+export interface EnrolledPage extends Common {
+  readonly appName: string
+  /** The recovery codes, shown this once. */
+  readonly recoveryCodes: ReadonlyArray<string>
+  /** The authorization request again. */
+  readonly continueHref: string
+}
+
+/** The app added: its recovery codes, shown this once, and Continue to the application. */
+export const enrolled = (p: EnrolledPage): string => {
+  const t = p.catalogue ?? en
+  return signInPage(p, t, {
+    title: t.enrol.doneTitle,
+    lead: rich(t.enrol.doneLead(p.appName)),
+    form: `${recoveryCodesHtml(t, p.recoveryCodes)}
+<div class="submit"><a class="btn btn-primary" id="continue" href="${escapeHtml(p.continueHref)}">${escapeHtml(t.enrol.continue)}</a></div>`,
     footer: rich(t.frame.securedBy(p.productName))
   })
 }

@@ -105,6 +105,68 @@ describe("Pages in the reader's language", () => {
   })
 })
 
+describe("the flow's enrolment pages", () => {
+  const enrolment = {
+    secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+    uri: "otpauth://totp/auth.example:alice?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=auth.example"
+  }
+  const page = {
+    layout: "PC",
+    productName: "Latchkey",
+    appName: "Acme <Notes>",
+    username: "alice",
+    enrolment,
+    action: "/oauth2/oauth2/login",
+    txn: "t",
+    csrf: "c",
+    fields: [
+      ["factor_user", "u1"],
+      ["enrol_mark", "m1"]
+    ]
+  } as const
+
+  it("say the application requires a second step, show the QR code, secret and link, and post the code with the mark", () => {
+    const html = Pages.enrol(page)
+    assert.include(
+      html,
+      "<strong>Acme &lt;Notes&gt;</strong> requires a second step at sign-in. Add an authenticator app."
+    )
+    assert.include(html, '<svg class="qr" role="img"')
+    assert.include(html, `<code class="code" id="totp-secret">${enrolment.secret}</code>`)
+    assert.include(html, `<code class="code" id="totp-uri">${Pages.escapeHtml(enrolment.uri)}</code>`)
+    assert.include(html, '<input type="hidden" name="enrol_mark" value="m1">')
+    assert.include(html, 'name="code"')
+    assert.notInclude(html, "passkey", "passkeys off: no word of them")
+    const withPasskeys = Pages.enrol({
+      ...page,
+      accountHref: "/oauth2/oauth2/account?x=<y>",
+      problem: "bad_code"
+    })
+    assert.include(withPasskeys, '<a href="/oauth2/oauth2/account?x=&lt;y&gt;">Go to your account</a>')
+    assert.include(withPasskeys, "That code is not right.")
+    const chinese = Pages.enrol({ ...page, catalogue: catalogue("zh-CN") })
+    assert.include(chinese, "<strong>Acme &lt;Notes&gt;</strong> 要求登录时进行第二步验证。")
+    assert.notInclude(chinese, "Add an authenticator app")
+  })
+
+  it("show the recovery codes once with Continue to the request, in each language", () => {
+    for (const lang of languages) {
+      const html = Pages.enrolled({
+        layout: "Mobile",
+        productName: "Latchkey",
+        catalogue: catalogue(lang),
+        appName: "Acme",
+        recoveryCodes: ["AAAAA-BBBBB", "<b>x</b>"],
+        continueHref: "/oauth2/oauth2/authorize?client_id=a&state=<s>"
+      })
+      assert.include(html, '<code class="code">AAAAA-BBBBB</code>')
+      assert.notInclude(html, "<b>x</b>")
+      assert.include(html, 'href="/oauth2/oauth2/authorize?client_id=a&amp;state=&lt;s&gt;"')
+      assert.include(html, `>${catalogue(lang).enrol.continue}</a>`)
+    }
+  })
+})
+
 describe("error pages", () => {
   const base = {
     layout: "PC",

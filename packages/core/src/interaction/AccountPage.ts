@@ -11,6 +11,7 @@ import * as Audit from "../security/Audit.js"
 import * as Passkeys from "../security/Passkeys.js"
 import * as SecondFactor from "../security/SecondFactor.js"
 import * as Session from "../security/Session.js"
+import * as Strength from "../security/Strength.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { PasswordHasher } from "../services/PasswordHasher.js"
 import { PasskeyStore } from "../storage/PasskeyStore.js"
@@ -340,27 +341,39 @@ const totpEnrol = ({ req, frame, session, userId, take }: Claimed<"totp_enrol">)
     return backToPage(frame.href, setCookie)
   })
 
-/** Confirm the pending app with a code: the page with the ten recovery codes, shown this once. */
+/**
+ * Confirm the pending app with a code: the page with the ten recovery codes, shown this once. A
+ * session signed in with less than two factors (a password) is signed in anew (a new id) with the
+ * method `totp` in the confirmation's transaction; a passkey's is kept as it is. When the account
+ * changed since it was read (D16) the confirmation commits alone and the session is kept.
+ */
 const totpConfirm = ({ req, frame, session, userId, form, take }: Claimed<"totp_confirm">) =>
   Effect.gen(function* () {
     yield* atomically(take)
-    const confirmed = yield* asUser(req, SecondFactor.confirm(userId, form.code ?? "")).pipe(
-      Effect.map((codes): AuthenticatorShown => ({ recoveryCodes: codes })),
+    const raises = !Strength.meets(session.method, Strength.mfaAcr)
+    const user = raises ? yield* Effect.flatMap(UserStore, (users) => users.findById(userId)) : Option.none()
+    const cookie = yield* cookieOf(req)
+    const confirmed = yield* asUser(
+      req,
+      Effect.gen(function* () {
+        const confirming = yield* SecondFactor.confirming(userId, form.code ?? "")
+        const shown: AuthenticatorShown = { recoveryCodes: confirming.codes }
+        if (Option.isNone(user)) return yield* Effect.as(atomically(confirming.write), { shown, session })
+        const signingIn = yield* Session.signingIn(session, user.value, cookie, "totp")
+        const raised = yield* atomically(Effect.zipRight(confirming.write, signingIn.write))
+        return { shown, session: raised ? signingIn.session : session }
+      })
+    ).pipe(
       Effect.catchTags({
-        WrongCode: () => Effect.succeed<AuthenticatorShown>({ problem: "bad_code" }),
+        WrongCode: () => Effect.succeed({ shown: { problem: "bad_code" } as AuthenticatorShown, session }),
         // Confirmed, replaced or removed since the page was shown: the page shows what is
-        NoPendingFactor: () => Effect.succeed<AuthenticatorShown>({}),
+        NoPendingFactor: () => Effect.succeed({ shown: {} as AuthenticatorShown, session }),
         RateLimited: (e) => Effect.succeed(e)
       })
     )
     if ("retryAfter" in confirmed) return answer(rateLimited(frame, confirmed.retryAfter))
-    return yield* accountPage(
-      req,
-      session,
-      confirmed.problem === undefined ? 200 : 400,
-      Option.none(),
-      confirmed
-    )
+    const status = confirmed.shown.problem === undefined ? 200 : 400
+    return yield* accountPage(req, confirmed.session, status, Option.none(), confirmed.shown)
   })
 
 /** Remove the app, or make new recovery codes (shown this once), once a code or the password proves the user. */

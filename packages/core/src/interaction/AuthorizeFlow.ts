@@ -15,6 +15,7 @@ import * as Session from "../security/Session.js"
 import { nowSeconds } from "../services/internal/time.js"
 import type { Step } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
+import { enrolPage } from "./Enrolment.js"
 import { factorPage, flowFactorTarget } from "./Factor.js"
 import {
   accountPath,
@@ -162,8 +163,9 @@ export const requestAgain = (req: PageRequest, rawQuery: string): WayBack => ({
 
 /**
  * The answer a signed-in `user` gets while their sign-in is weaker than `ar` needs (`StepUp`):
- * the second step's page, the sign-in page offering a passkey, the way to the account page to set
- * up a second factor, or (`prompt=none`) `interaction_required`; none when it is strong enough.
+ * the second step's page, the sign-in page offering a passkey, the page adding an authenticator
+ * app, the way to the account page to add a passkey (only a passkey meets it), or (`prompt=none`)
+ * `interaction_required`; none when it is strong enough.
  */
 const stepUpAnswer = (
   req: PageRequest,
@@ -189,6 +191,10 @@ const stepUpAnswer = (
         )
       case "SignIn":
         return Option.some(yield* signInPage(req, user, ar, rawQuery, 200))
+      case "EnrolApp": {
+        const again = requestAgain(req, rawQuery).href
+        return Option.some(yield* enrolPage(req, frame, user, step.user, ar, rawQuery, again))
+      }
       case "Enrol": {
         const account = ownPageHref(req, accountPath, ar.clientType, uiLocalesOf(rawQuery))
         const page = errorPage(

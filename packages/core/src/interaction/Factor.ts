@@ -48,11 +48,19 @@ export interface FactorTarget {
   readonly formTargets: ReadonlyArray<string>
 }
 
-// The mark of `user` for the form `txn` of `session`: bound to the account's current password too
-const markOf = (session: Session.Session, txn: string, user: Pick<User, "userId" | "passwordHash">) =>
+/**
+ * The mark of `user` for the form `txn` of `session`, bound to the account's current password too;
+ * `purpose` keeps the second step's marks (`factor-step`) and the enrolment's (`enrol-step`) apart.
+ */
+export const markOf = (
+  session: Session.Session,
+  txn: string,
+  user: Pick<User, "userId" | "passwordHash">,
+  purpose: "factor-step" | "enrol-step" = "factor-step"
+) =>
   Effect.flatMap(Config, ({ serverKey }) =>
     hmac(
-      `${serverKey}\u0000latchkey-factor-step`,
+      `${serverKey}\u0000latchkey-${purpose}`,
       `${session.id}\u0000${txn}\u0000${user.userId}\u0000${user.passwordHash}`
     )
   )

@@ -29,7 +29,9 @@ export const SignInForm = Schema.Struct({
   username: optional(Schema.String),
   password: optional(Schema.String),
   switch_account: optional(Schema.String),
-  ...FactorFields
+  ...FactorFields,
+  /** The flow's enrolment page (`View.Enrol`) posts its mark here, with `factor_user` and `code`. */
+  enrol_mark: optional(Schema.String)
 }).annotations({ identifier: "SignInForm" })
 
 /** A decoded sign-in form. */

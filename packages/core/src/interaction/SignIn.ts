@@ -15,6 +15,7 @@ import * as Session from "../security/Session.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
 import { requestAgain, signInPage } from "./AuthorizeFlow.js"
+import { enrolPost } from "./Enrolment.js"
 import { type FactorUser, factorPage, factorPost, flowFactorTarget } from "./Factor.js"
 import { signInFormOf } from "./Forms.js"
 import {
@@ -140,7 +141,7 @@ const afterwards = (req: PageRequest, ar: Authorize.AuthorizationRequest, rawQue
   // An OpenID request's forced sign-in or max_age is met by this sign-in: not asked again
   ar.openId === undefined ? requestAgain(req, rawQuery).href : requestAgain(req, afterSignIn(rawQuery)).href
 
-/** POST of the sign-in form, of its second step, or of "Not you?" on the consent page. */
+/** POST of the sign-in form, of its second step, of the enrolment page, or of "Not you?" on the consent page. */
 export const signInPost = (req: PageRequest) =>
   Effect.gen(function* () {
     const { form, session, rawQuery, take } = yield* claimForm(req, frameOf(""), "flow", signInFormOf, (f) =>
@@ -148,6 +149,13 @@ export const signInPost = (req: PageRequest) =>
     )
     const ar = yield* Effect.tapErrorTag(validated(rawQuery, 303), "Early", () => atomically(take))
     const again = requestAgain(req, rawQuery)
+    // A form naming a user with no mark of the second step is the enrolment's, and refused by its check
+    if (form.enrol_mark !== undefined || (form.factor_user !== undefined && form.factor_mark === undefined)) {
+      yield* atomically(take)
+      const frame = frameOf(rawQuery, Option.some(again))
+      const targets = { again: again.href, signedIn: afterwards(req, ar, rawQuery) }
+      return yield* enrolPost(req, frame, session, form, ar, rawQuery, targets)
+    }
     if (form.factor_mark !== undefined) {
       yield* atomically(take)
       const frame = frameOf(rawQuery, Option.some(again))

@@ -3,7 +3,8 @@
  * as it needs (`Strength.required` of its `acr_values`, the operator's `LATCHKEY_MFA` and the
  * application's `require_mfa`). A signed-in user whose sign-in is weaker is asked for what is
  * missing, keeping the session until it is given: the authenticator app's code, a passkey, or,
- * with no second factor at all, to set one up on the account page. `prompt=none` asks nothing.
+ * with no second factor at all, to add an authenticator app in the flow (`Enrolment`), or a
+ * passkey on the account page when only a passkey meets it. `prompt=none` asks nothing.
  */
 import { Effect, Option } from "effect"
 import * as Application from "../model/Application.js"
@@ -28,7 +29,9 @@ export type StepUp =
   | { readonly _tag: "Factor"; readonly user: FactorUser }
   /** A passkey is what is missing: the sign-in page, which offers it. */
   | { readonly _tag: "SignIn" }
-  /** The user has no second factor that meets it: set one up first. */
+  /** Two factors are needed and the user has none: the flow's page adding an authenticator app. */
+  | { readonly _tag: "EnrolApp"; readonly user: FactorUser }
+  /** A passkey is needed and the user has none: set one up on the account page first. */
   | { readonly _tag: "Enrol" }
 
 /** The level a request needs: its `acr_values`, and two factors when the operator or the application requires them. */
@@ -47,11 +50,19 @@ export const stepUp = (ar: Authorize.AuthorizationRequest, session: Session.Sess
     if (Strength.meets(session.method, needed)) return { _tag: "Met" } satisfies StepUp
     if (ar.openId !== undefined && showsNoPage(ar.openId)) return { _tag: "Refuse" } satisfies StepUp
     const userId = session.userId as string
-    if (Strength.meets("totp", needed) && (yield* SecondFactor.required(userId))) {
+    const appMeets = Strength.meets("totp", needed)
+    const hasApp = appMeets && (yield* SecondFactor.required(userId))
+    if (hasApp) {
       const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
       if (Option.isSome(user)) return { _tag: "Factor", user: user.value } satisfies StepUp
     }
     const passkeysOn = Option.isSome(yield* Effect.serviceOption(WebAuthn))
     const passkeys = passkeysOn ? yield* Effect.flatMap(PasskeyStore, (s) => s.listByUser(userId)) : []
-    return passkeys.length > 0 ? ({ _tag: "SignIn" } satisfies StepUp) : ({ _tag: "Enrol" } satisfies StepUp)
+    if (passkeys.length > 0) return { _tag: "SignIn" } satisfies StepUp
+    // No second factor at all: an app meets two factors, never phishing resistance
+    if (appMeets && !hasApp) {
+      const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
+      if (Option.isSome(user)) return { _tag: "EnrolApp", user: user.value } satisfies StepUp
+    }
+    return { _tag: "Enrol" } satisfies StepUp
   })

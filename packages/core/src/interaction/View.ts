@@ -227,6 +227,39 @@ export type View = Data.TaggedEnum<{
     readonly problem: Option.Option<FactorProblem>
     readonly formTargets: ReadonlyArray<string>
   }
+  /**
+   * The authorize flow's page adding an authenticator app, for a signed-in user without a second
+   * factor whose request needs two: the pending app's secret, its `otpauth://` URI (for a QR code)
+   * and a field for its code. The form posts `action` with the good-once ticket, the hidden
+   * `fields` (the user and the mark binding them to this session and ticket) and `code`.
+   */
+  Enrol: {
+    readonly status: 200 | 400
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    readonly appName: string
+    readonly username: string
+    readonly enrolment: AuthenticatorEnrolment
+    readonly action: string
+    readonly ticket: Session.FormTicket
+    readonly fields: ReadonlyArray<readonly [name: string, value: string]>
+    readonly problem: Option.Option<FactorProblem>
+    /** The account page, where a passkey can be added instead (passkeys on). */
+    readonly passkeysHref: Option.Option<string>
+    readonly formTargets: ReadonlyArray<string>
+  }
+  /**
+   * The app just added in the authorize flow: its ten recovery codes, shown this once, and
+   * Continue, a link to the authorization request again (`continueHref`).
+   */
+  Enrolled: {
+    readonly layout: Authorize.ClientType
+    readonly uiLocales: ReadonlyArray<string>
+    readonly appName: string
+    readonly recoveryCodes: ReadonlyArray<string>
+    readonly continueHref: string
+    readonly formTargets: ReadonlyArray<string>
+  }
   /** The consent page, with a "Not you?" form that signs in as someone else. */
   Consent: {
     readonly layout: Authorize.ClientType

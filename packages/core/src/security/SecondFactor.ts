@@ -152,12 +152,25 @@ const stepOf = (factor: TotpFactor, code: string) =>
     return step === undefined ? yield* Effect.fail(wrong()) : step
   })
 
+/** A confirmation whose code was right, prepared: the write that confirms, and the recovery codes it stores. */
+export interface Confirming {
+  /**
+   * Store calls only (for `Transaction.atomically`): the factor confirmed, the code's step used and
+   * the recovery codes' digests stored, with `mfa_confirmed` (its actor is the `RequestInfo` the
+   * write runs with); `NoPendingFactor` when the enrolment was confirmed, replaced or reset since
+   * it was read.
+   */
+  readonly write: Effect.Effect<void, NoPendingFactor | StorageError>
+  /** The recovery codes, shown once. */
+  readonly codes: ReadonlyArray<string>
+}
+
 /**
- * Confirm the user's pending enrolment with a code from the app (throttled like sign-in codes):
- * in one write the factor is confirmed, the code's step used, and ten recovery codes stored as
- * digests, recorded as `mfa_confirmed`. Answers the recovery codes, shown once.
+ * Check a code from the app against the user's pending enrolment (throttled like sign-in codes),
+ * prepared: the write that confirms it, for a caller that commits it with a change of its own
+ * (a session signed in anew). `confirm` is this, written.
  */
-export const confirm = Effect.fn("SecondFactor.confirm")(function* (userId: string, code: string) {
+export const confirming = Effect.fn("SecondFactor.confirming")(function* (userId: string, code: string) {
   const store = yield* FactorStore
   const none = new NoPendingFactor({ description: "there is no pending authenticator enrolment" })
   return yield* throttled(
@@ -170,14 +183,21 @@ export const confirm = Effect.fn("SecondFactor.confirm")(function* (userId: stri
       const codes = yield* Effect.all(Array.from({ length: recoveryCodeCount }, () => recoveryCode))
       const digests = yield* Effect.forEach(codes, (c) => recoveryDigest(userId, c))
       const now = yield* nowSeconds
-      const write = store.confirm(userId, factor.value.sealedSecret, step, digests, now)
-      yield* Audit.recordWith(write, [["mfa_confirmed", { userId }]]).pipe(
-        Effect.catchTag("NotPending", () => Effect.fail(none))
-      )
-      return codes
+      const write = Audit.recordWith(store.confirm(userId, factor.value.sealedSecret, step, digests, now), [
+        ["mfa_confirmed", { userId }]
+      ]).pipe(Effect.catchTag("NotPending", () => Effect.fail(none)))
+      return { write, codes } satisfies Confirming
     })
   )
 })
+
+/**
+ * Confirm the user's pending enrolment with a code from the app (throttled like sign-in codes):
+ * in one write the factor is confirmed, the code's step used, and ten recovery codes stored as
+ * digests, recorded as `mfa_confirmed`. Answers the recovery codes, shown once.
+ */
+export const confirm = (userId: string, code: string) =>
+  Effect.flatMap(confirming(userId, code), (c) => Effect.as(c.write, c.codes))
 
 /**
  * New recovery codes for the user's confirmed authenticator app: in one write every old one is

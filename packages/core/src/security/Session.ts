@@ -200,6 +200,12 @@ export const regenerate = Effect.fnUntraced(function* (
   return { ...next, userId: user.userId, username: user.username, authenticatedAt: yield* nowSeconds }
 })
 
+/** A sign-in prepared: the write (true once stored), the new session's `Set-Cookie` value, and the new session. */
+export interface SigningIn extends Prepared<boolean, string> {
+  /** The new session, as it is once `write` answered true (a page shown with it saves it again). */
+  readonly session: Session
+}
+
 /**
  * Sign `user` in (the account as its password was checked), prepared: the write stores a new
  * session only while the account is still enabled with that password (D16, docs/security.md),
@@ -224,9 +230,10 @@ export const signingIn = Effect.fnUntraced(function* (
         stored ? Effect.as(store.remove(old.idHash), true) : Effect.succeed(false)
     )
   )
-  const prepared: Prepared<boolean, string> = {
+  const prepared: SigningIn = {
     write,
-    value: setCookie(cookieName, yield* cookieValue(next), maxAge, cookie)
+    value: setCookie(cookieName, yield* cookieValue(next), maxAge, cookie),
+    session: { ...next, stored: true }
   }
   return prepared
 })

@@ -156,6 +156,38 @@ const factor = (ctx: PageContext, v: ViewOf<"Factor">): void =>
     v.formTargets
   )
 
+/** The authorize flow's page adding an authenticator app. */
+const enrol = (ctx: PageContext, v: ViewOf<"Enrol">): void =>
+  sendHtml(
+    ctx.res,
+    v.status,
+    Pages.enrol({
+      ...common(ctx, v),
+      appName: v.appName,
+      username: v.username,
+      enrolment: v.enrolment,
+      ...form(v),
+      fields: v.fields,
+      ...(Option.isSome(v.problem) ? { problem: v.problem.value } : {}),
+      ...(Option.isSome(v.passkeysHref) ? { accountHref: v.passkeysHref.value } : {})
+    }),
+    v.formTargets
+  )
+
+/** The app added in the authorize flow: its recovery codes and Continue. */
+const enrolled = (ctx: PageContext, v: ViewOf<"Enrolled">): void =>
+  sendHtml(
+    ctx.res,
+    200,
+    Pages.enrolled({
+      ...common(ctx, v),
+      appName: v.appName,
+      recoveryCodes: v.recoveryCodes,
+      continueHref: v.continueHref
+    }),
+    v.formTargets
+  )
+
 /** A passkey endpoint's JSON answer, never cached. */
 const json = ({ res }: PageContext, v: ViewOf<"Json">): void => {
   pageHeaders(res, [])
@@ -290,6 +322,8 @@ export const render = (ctx: PageContext, answer: Interaction.PageResponse): void
     Head: (v) => head(ctx, v),
     SignIn: (v) => signIn(ctx, v),
     Factor: (v) => factor(ctx, v),
+    Enrol: (v) => enrol(ctx, v),
+    Enrolled: (v) => enrolled(ctx, v),
     Consent: (v) => consent(ctx, v),
     ConsentsSignIn: (v) => consentsSignIn(ctx, v),
     Consents: (v) => consents(ctx, v),

@@ -69,6 +69,27 @@ export interface Catalogue {
     /** The message above the form when the code was not right. */
     readonly problems: { readonly [P in Interaction.FactorProblem]: string }
   }
+  /**
+   * The authorize flow's page adding an authenticator app, for a user without a second factor whose
+   * application needs two (the QR code, secret and code field are the account page's texts).
+   */
+  readonly enrol: {
+    /** The page title and heading. */
+    readonly title: string
+    /** Why: the application requires a second step at sign-in. */
+    readonly lead: (appName: string) => Rich
+    readonly submit: string
+    /** With passkeys on: a passkey can be added on the account page instead (before its link). */
+    readonly passkey: string
+    /** The account page's link text. */
+    readonly accountLink: string
+    /** The page after a right code: its title and heading. */
+    readonly doneTitle: string
+    /** What the app now does, and where Continue leads. */
+    readonly doneLead: (appName: string) => Rich
+    /** The link to the application's request again. */
+    readonly continue: string
+  }
   readonly consent: {
     readonly title: (appName: string) => string
     readonly heading: (appName: string, productName: string) => Rich

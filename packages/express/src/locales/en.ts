@@ -44,6 +44,20 @@ export const en: Catalogue = {
     submit: "Continue",
     problems: { bad_code: "That code is not right, or it was used already. Try the next code." }
   },
+  enrol: {
+    title: "Add an authenticator app",
+    lead: (appName) => [strong(appName), " requires a second step at sign-in. Add an authenticator app."],
+    submit: "Turn on",
+    passkey: "You can add a passkey instead on your account page.",
+    accountLink: "Go to your account",
+    doneTitle: "Authenticator app added",
+    doneLead: (appName) => [
+      "From now on, signing in asks for a code of the app after your password. Keep your recovery codes, then continue to ",
+      strong(appName),
+      "."
+    ],
+    continue: "Continue"
+  },
   consent: {
     title: (appName) => `Allow ${appName}?`,
     heading: (appName, productName) => [strong(appName), ` wants to access your ${productName} account`],

@@ -44,6 +44,20 @@ export const zhCN: Catalogue = {
     submit: "继续",
     problems: { bad_code: "验证码不正确或已被使用。请输入下一个验证码。" }
   },
+  enrol: {
+    title: "添加身份验证器应用",
+    lead: (appName) => [strong(appName), " 要求登录时进行第二步验证。请添加身份验证器应用。"],
+    submit: "启用",
+    passkey: "你也可以在账户页面添加通行密钥。",
+    accountLink: "前往你的账户",
+    doneTitle: "已添加身份验证器应用",
+    doneLead: (appName) => [
+      "今后登录时，输入密码后还需输入应用中的验证码。请保存好你的恢复码，然后继续前往 ",
+      strong(appName),
+      "。"
+    ],
+    continue: "继续"
+  },
   consent: {
     title: (appName) => `允许 ${appName} 访问？`,
     heading: (appName, productName) => [strong(appName), ` 请求访问你的 ${productName} 账号`],
