@@ -43,6 +43,8 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
         ])
         if (changed(set) === 0) return false
         if (options?.keepSessions !== true) yield* endSessionsOf(tx, userId, options?.keepSession)
+        // Trusted devices (migration 13): bound to the password hash, they go with it
+        yield* tx.query("DELETE FROM trusted_devices WHERE user_id = $1", [userId])
         return true
       })
     ),
@@ -78,6 +80,7 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
         yield* tx.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId])
         yield* tx.query("DELETE FROM totp_factors WHERE user_id = $1", [userId])
         yield* tx.query("DELETE FROM passkeys WHERE user_id = $1", [userId])
+        yield* tx.query("DELETE FROM trusted_devices WHERE user_id = $1", [userId])
         yield* tx.query(retireCodesOfUser, [userId])
         yield* tx.query(revokeUserSql, [userId, now])
         if (changed(deleted) === 0) return false
