@@ -4,7 +4,6 @@
  * devices, and the applications. `AccountPage` renders the page from them and runs its forms.
  */
 import { Effect, Option } from "effect"
-import * as Http from "../http/Http.js"
 import * as Paths from "../http/Paths.js"
 import { Config } from "../model/Config.js"
 import type * as Session from "../security/Session.js"
