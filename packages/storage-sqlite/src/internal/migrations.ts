@@ -444,18 +444,11 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
     version: 20,
     name: "trusted devices",
     sql: `
-      -- One row per trusted device (DeviceStore), by the SHA-256 of the nonce its cookie carries;
-      -- browser and system are the coarse label of its User-Agent (NULL: not recognised), never the
-      -- header. A recorded cookie is trusted only while its row is. UserStore.remove and
-      -- setPasswordHash delete a user's rows in their transaction; the sweep deletes expired ones.
+      -- A trusted device (DeviceStore) by the SHA-256 of its cookie's nonce; browser and system: the
+      -- User-Agent's coarse label (NULL: not recognised). Gone with a new password and with the user.
       CREATE TABLE trusted_devices (
-        id_hash         TEXT PRIMARY KEY NOT NULL,
-        user_id         TEXT NOT NULL,
-        browser         TEXT,
-        system          TEXT,
-        trusted_at      INTEGER NOT NULL,
-        last_sign_in_at INTEGER NOT NULL,
-        expires_at      INTEGER NOT NULL
+        id_hash TEXT PRIMARY KEY NOT NULL, user_id TEXT NOT NULL, browser TEXT, system TEXT,
+        trusted_at INTEGER NOT NULL, last_sign_in_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
       );
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);

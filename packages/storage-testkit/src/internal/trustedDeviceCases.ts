@@ -67,6 +67,11 @@ export const trustedDeviceCases = (it: Vitest.MethodsNonLive<Stores.Stores>): vo
     })
   )
 
+  forgettingCases(it)
+}
+
+/** The cases of forgetting devices, and of what deletes them besides. */
+const forgettingCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("trusted devices: forget deletes only the user's own; another user's id changes nothing", () =>
     Effect.gen(function* () {
       const devices = yield* DeviceStore.DeviceStore
