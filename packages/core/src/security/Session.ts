@@ -448,7 +448,10 @@ export const atSignIn = Effect.fnUntraced(function* (
   userAgent: string | undefined
 ) {
   const idHash = Option.isSome(here) ? here.value.idHash : null
-  if (idHash === null) return (yield* trusting(owner, cookie, userAgent)) as DeviceWrite<string | null>
+  if (idHash === null) {
+    const trusted: DeviceWrite<string | null> = yield* trusting(owner, cookie, userAgent)
+    return trusted
+  }
   const at = yield* nowSeconds
   const prepared: DeviceWrite<string | null> = {
     write: Effect.flatMap(DeviceStore, (d) => d.recordSignIn(owner.userId, idHash, at)),
