@@ -24,8 +24,8 @@ const sweepInterval = Duration.minutes(5)
 export const sweepLimit = 1000
 
 /**
- * Delete expired codes, tokens, sign-in sessions and pending authorizations, and throttle counters
- * neither locked nor failed within the policy's window, at most `sweepLimit` of each: the core's
+ * Delete expired codes, tokens, sign-in sessions and pending authorizations, trusted devices, and
+ * throttle counters neither locked nor failed within the policy's window, at most `sweepLimit` of each: the core's
  * `Sweep.expired`; tombstones stay until their expiry.
  */
 export const sweepExpired = Effect.flatMap(Throttle.ThrottlePolicy, ({ window }) =>
@@ -52,10 +52,10 @@ export const sweepAudit = (retentionDays: number) =>
  */
 const sweeps = (retentionDays: number) => {
   const expired = sweepExpired.pipe(
-    Effect.tap(({ codes, tokens, throttle, sessions, keys }) =>
-      codes + tokens + throttle + sessions + keys > 0
+    Effect.tap(({ codes, tokens, throttle, sessions, keys, devices }) =>
+      codes + tokens + throttle + sessions + keys + devices > 0
         ? Effect.logInfo("swept expired rows").pipe(
-            Effect.annotateLogs({ codes, tokens, throttle, sessions, keys })
+            Effect.annotateLogs({ codes, tokens, throttle, sessions, keys, devices })
           )
         : Effect.void
     ),

@@ -64,8 +64,11 @@ describe.skipIf(!haveChromium)("the account page in Chromium", () => {
         if (m.type() === "error") errors.push(m.text())
       })
       await page.reload()
-      const sessions = page.getByRole("region", { name: "Where you are signed in" })
+      const region = page.getByRole("region", { name: "Where you are signed in" })
+      // The section's first list is the sessions'; its second the trusted devices'
+      const sessions = region.getByRole("list").first()
       assert.strictEqual(await sessions.getByRole("listitem").count(), 2)
+      assert.strictEqual(await region.getByRole("list").nth(1).getByRole("listitem").count(), 2)
       assert.strictEqual(await sessions.getByText("This device", { exact: true }).count(), 1)
       assert.strictEqual(await page.title(), "Your account · Latchkey")
       await page.getByLabel("Current password").fill(firstPassword)

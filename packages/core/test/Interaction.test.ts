@@ -265,7 +265,7 @@ describe("authorize interaction: sign-in form", () => {
       const { user, password, query } = yield* setup()
       const alice = new Browser()
       view(yield* signIn(alice, query, user.username, password), "Redirect")
-      assert.match(alice.device as string, /^latchkey_device=[\w-]+\.[\w-]{43}$/)
+      assert.match(alice.device as string, /^latchkey_device=r\.[\w-]+\.[\w-]{43}$/)
       // An attacker who knows only the username fails from other browsers and addresses
       for (let i = 0; i < 12; i++) {
         yield* signIn(new Browser(), query, user.username, `wrong-${i}-password`)

@@ -64,8 +64,9 @@ describe("admission of password checks (docs/security.md, throttling)", () => {
             "the attack's checks run or wait"
           )
           // the owner's own browser: a trusted-device cookie of her account
-          const setCookie = yield* Session.deviceCookie(user, { path: "/", secure: false })
-          const cookies = setCookie.split(";")[0]
+          const trusting = yield* Session.trusting(user, { path: "/", secure: false }, undefined)
+          yield* trusting.write
+          const cookies = trusting.value.split(";")[0]
           const owner = yield* Effect.fork(
             Accounts.authenticate(user.username, password, "192.0.2.44", { _tag: "Page", cookies })
           )

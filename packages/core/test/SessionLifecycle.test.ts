@@ -177,7 +177,9 @@ describe("trusted devices: bound to the account and its password", () => {
   it.effect("a device cookie counts for its account only while the password stays", () =>
     Effect.gen(function* () {
       const { user } = yield* newUser()
-      const header = (yield* Session.deviceCookie(user, cookie)).split(";")[0] as string
+      const trusting = yield* Session.trusting(user, cookie, undefined)
+      yield* trusting.write
+      const header = trusting.value.split(";")[0] as string
       assert.isTrue(Option.isSome(yield* Session.trustedDevice(header, user)))
       assert.isTrue(
         Option.isNone(yield* Session.trustedDevice(header, { ...user, passwordHash: "new$hash" }))

@@ -79,12 +79,28 @@ ${passwordField("confirm_password", texts.confirm, "new-password", invalid)}
 </section>`
 }
 
-/** Whether this browser is a trusted device, and Forget all other browsers. */
-const trustedDevices = (p: AccountPage, t: Catalogue, trusted: boolean): string => {
+/** The recorded trusted devices, each with Forget; whether this browser is one, and Forget all other browsers. */
+const trustedDevices = (p: AccountPage, t: Catalogue, s: SectionOf<"Sessions">): string => {
   const texts = t.account.devices
+  const items = s.devices
+    .map((device, i) => {
+      const id = `device-${i}`
+      return `<li class="app">
+<p id="${id}"><strong>${escapeHtml(texts.label(device.browser, device.system))}</strong>${
+        device.current ? `<span class="badge">${escapeHtml(texts.thisBrowser)}</span>` : ""
+      }</p>
+<p class="app-meta">${escapeHtml(texts.trustedSince(t.dateTime(device.trustedAt)))} · ${escapeHtml(texts.lastSignIn(t.dateTime(device.lastSignInAt)))}</p>
+${pageForm(
+  p,
+  "forget_device",
+  `${hidden("device", device.handle)}<button class="btn btn-secondary" type="submit" aria-describedby="${id}">${escapeHtml(texts.forgetOne)}</button>`
+)}
+</li>`
+    })
+    .join("\n")
   return `<h3 id="devices-heading">${escapeHtml(texts.heading)}</h3>
-<p class="lead">${escapeHtml(texts.lead)}</p>
-<p><strong>${escapeHtml(trusted ? texts.trusted : texts.notTrusted)}</strong></p>
+<p class="lead">${escapeHtml(texts.lead)}</p>${s.devices.length > 0 ? `\n<ul class="devices">\n${items}\n</ul>` : ""}
+<p><strong>${escapeHtml(s.trusted ? texts.trusted : texts.notTrusted)}</strong></p>
 ${pageForm(p, "forget_devices", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.forget)}</button>`)}`
 }
 
@@ -158,7 +174,7 @@ ${items}
       ? `\n${pageForm(p, "end_others", `<button class="btn btn-secondary" type="submit">${escapeHtml(texts.signOutOthers)}</button>`)}`
       : ""
   }
-${trustedDevices(p, t, s.trusted)}
+${trustedDevices(p, t, s)}
 </section>`
 }
 

@@ -18,8 +18,8 @@ const formFor = (html: string, action: string) => {
 }
 
 /** A browser signed in on the account page. */
-const signedIn = async (user: { username: string; password: string }, query = "") => {
-  const b = new Browser()
+const signedIn = async (user: { username: string; password: string }, query = "", headers = {}) => {
+  const b = new Browser(headers)
   const page = await b.get(accountUrl(query))
   const form = formFor(await page.text(), "signin")
   const r = await b.post(originOf(s) + form.action, { ...form.fields, ...user })
@@ -79,5 +79,35 @@ describe("account page over HTTP", () => {
     assert.include(html, '<div class="alert" role="alert" id="password-error">')
     assert.include(html, "Your current password is incorrect.")
     assert.include(html, 'aria-invalid="true"')
+  })
+
+  it("trusted devices: each listed with its label and Forget, this browser marked; Forget ends one, in English or Chinese", async () => {
+    const user = await createUser(s)
+    const firefox = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0" }
+    const b = await signedIn(user, "", firefox)
+    await signedIn(user, "", { "user-agent": "curl/8.5.0" })
+    const html = await (await b.get(accountUrl())).text()
+    assert.include(html, "<strong>Firefox on Linux</strong>")
+    assert.include(html, "<strong>A browser</strong>")
+    assert.include(html, '<span class="badge">This browser</span>')
+    assert.include(html, "Trusted since ")
+    assert.include(html, "Last sign-in ")
+    const forgets = forms(html).filter((f) => f.fields.action === "forget_device")
+    assert.strictEqual(forgets.length, 2)
+    const zh = await (await b.get(accountUrl("?ui_locales=zh-CN"))).text()
+    assert.include(zh, "<strong>Linux 上的 Firefox</strong>")
+    assert.include(zh, "<strong>某个浏览器</strong>")
+    assert.include(zh, '<span class="badge">此浏览器</span>')
+    assert.include(zh, "自 ")
+    // The other browser's Forget: the one in its own item
+    const item = html.split('<li class="app">').find((li) => li.includes("<strong>A browser</strong>")) ?? ""
+    const device = formFor(item, "forget_device").fields.device ?? ""
+    const fresh = formFor(await (await b.get(accountUrl())).text(), "forget_device")
+    const posted = await b.post(originOf(s) + fresh.action, { ...fresh.fields, device })
+    assert.strictEqual(posted.status, 303)
+    const after = await (await b.get(originOf(s) + (posted.headers.get("location") as string))).text()
+    assert.include(after, "That browser is not trusted any more.")
+    assert.strictEqual(forms(after).filter((f) => f.fields.action === "forget_device").length, 1)
+    assert.include(after, "<strong>Firefox on Linux</strong>")
   })
 })

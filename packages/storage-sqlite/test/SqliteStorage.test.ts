@@ -275,21 +275,24 @@ it.effect(
         tokens: 3,
         sessions: 2,
         throttle: 3,
-        keys: 0
+        keys: 0,
+        devices: 0
       })
       assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), {
         codes: 0,
         tokens: 2,
         sessions: 0,
         throttle: 0,
-        keys: 0
+        keys: 0,
+        devices: 0
       })
       assert.deepStrictEqual(yield* SqliteStorage.sweep(), {
         codes: 0,
         tokens: 0,
         sessions: 0,
         throttle: 0,
-        keys: 0
+        keys: 0,
+        devices: 0
       })
       assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
       assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
@@ -300,7 +303,8 @@ it.effect(
         tokens: 1,
         sessions: 1,
         throttle: 1,
-        keys: 0
+        keys: 0,
+        devices: 0
       })
       assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
       assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))

@@ -26,6 +26,7 @@ import { signInCases } from "./internal/signInCases.js"
 import { signInRecordCases } from "./internal/signInRecordCases.js"
 import { throttleCases } from "./internal/throttleCases.js"
 import { tokenCases } from "./internal/tokenCases.js"
+import { trustedDeviceCases } from "./internal/trustedDeviceCases.js"
 import { userCases } from "./internal/userCases.js"
 import { userinfoCases } from "./internal/userinfoCases.js"
 import { webOriginCases } from "./internal/webOriginCases.js"
@@ -69,5 +70,6 @@ export const storageContract = (
     passkeyCases(it)
     signInRecordCases(it)
     deviceCases(it)
+    trustedDeviceCases(it)
   })
 }

@@ -1,11 +1,12 @@
 /**
  * The account page: for a signed-in user, sections to change the password, manage their passkeys
- * (passkeys on), see and end their sign-in sessions, see whether this browser is a trusted device
- * and forget the others, and reach the applications they authorised (the consents page); for nobody
+ * (passkeys on), see and end their sign-in sessions, see their trusted devices and forget one or
+ * all others, and reach the applications they authorised (the consents page); for nobody
  * signed in, the consents page's sign-in form, which comes back to it. A section is one builder
  * of `sections` and, for its forms, cases of `accountPost`'s switch (each with its function).
  */
 import { Effect, Either, Option } from "effect"
+import * as Http from "../http/Http.js"
 import { passwordProblem } from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import * as Passkeys from "../security/Passkeys.js"
@@ -19,7 +20,8 @@ import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { atomically } from "../storage/Transaction.js"
 import { UserStore } from "../storage/UserStore.js"
-import { handleOf, isTrustedHere, passkeysOn, type SectionContext, sections } from "./AccountSections.js"
+import { forgettingOne, forgettingOthers } from "./AccountDevices.js"
+import { handleOf, passkeysOn, type SectionContext, sections } from "./AccountSections.js"
 import { type AuthenticatorShown, checkProof } from "./Authenticator.js"
 import { backToPage, ownFactor, ownPageFields, ownPageGet, ownSignIn, stepOf } from "./ConsentsPage.js"
 import { type AccountForm, accountFormOf } from "./Forms.js"
@@ -60,6 +62,7 @@ const notices: ReadonlyArray<AccountNotice> = [
   "passkey_renamed",
   "passkey_removed",
   "devices_forgotten",
+  "device_forgotten",
   "authenticator_removed"
 ]
 const isNotice = (value: string): value is AccountNotice => (notices as ReadonlyArray<string>).includes(value)
@@ -165,26 +168,30 @@ const changePassword = ({ req, frame, session, userId, form, take }: Claimed<"pa
     // The username names another account now: the session's user is not the one checked
     if (user.userId !== userId) return yield* refuse("bad_current", Effect.void)
     const passwordHash = yield* Effect.flatMap(PasswordHasher, (h) => h.hash(next))
+    // The new hash ends every trusted device (their records with it); this browser is recorded anew
+    const userAgent = Http.header(req, "user-agent") ?? undefined
+    const trusted = yield* Session.trusting({ userId, passwordHash }, yield* cookieOf(req), userAgent)
     const [changed, setCookie] = yield* withRenewal(
       req,
       session,
       Effect.zipRight(
         settle,
-        asUser(
-          req,
-          Audit.recordWith(
-            Effect.flatMap(UserStore, (users) =>
-              users.setPasswordHash(userId, passwordHash, { keepSession: session.idHash })
-            ),
-            [["password_changed", { userId, detail: "other sessions ended" }]]
-          )
+        Effect.tap(
+          asUser(
+            req,
+            Audit.recordWith(
+              Effect.flatMap(UserStore, (users) =>
+                users.setPasswordHash(userId, passwordHash, { keepSession: session.idHash })
+              ),
+              [["password_changed", { userId, detail: "other sessions ended" }]]
+            )
+          ),
+          (changed) => (changed ? trusted.write : Effect.void)
         )
       )
     )
     if (!changed) return backToPage(frame.href, null)
-    const cookie = yield* cookieOf(req)
-    const deviceCookie = yield* Session.deviceCookie({ userId, passwordHash }, cookie)
-    return { ...(yield* done(frame, session, "password_changed", setCookie)), deviceCookie }
+    return { ...(yield* done(frame, session, "password_changed", setCookie)), deviceCookie: trusted.value }
   })
 
 /** End one of the user's sessions, by the handle the page listed it with; this one's end signs this browser out. */
@@ -301,32 +308,30 @@ const removePasskey = (claimed: Claimed<"remove_passkey">) => {
 }
 
 /**
- * Forget every other trusted device of the user: the device generation moved on (every cookie
- * signed before is trusted no longer) with `devices_forgotten` recorded, in one transaction; this
- * browser, when it was trusted, gets a cookie of the new generation in the same answer.
+ * Forget every other trusted device of the user (`forgettingOthers`: the device generation moved
+ * on and the other records deleted, with `devices_forgotten`), with the ticket taken, in one
+ * transaction; this browser stays trusted if it was.
  */
 const forgetDevices = ({ req, frame, session, userId, take }: Claimed<"forget_devices">) =>
   Effect.gen(function* () {
-    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
-    const trustedHere = yield* isTrustedHere(req, userId)
-    const [generation, setCookie] = yield* withRenewal(
-      req,
-      session,
-      Effect.zipRight(
-        take,
-        asUser(
-          req,
-          Audit.recordWith(
-            Effect.flatMap(UserStore, (users) => users.forgetDevices(userId)),
-            [["devices_forgotten", { userId, detail: trustedHere ? "this browser kept" : null }]]
-          )
-        )
-      )
-    )
+    const forgetting = yield* forgettingOthers(req, userId)
+    const [, setCookie] = yield* withRenewal(req, session, Effect.zipRight(take, forgetting.write))
     const back = yield* done(frame, session, "devices_forgotten", setCookie)
-    if (!trustedHere || Option.isNone(user) || Option.isNone(generation)) return back
-    const cookie = yield* cookieOf(req)
-    return { ...back, deviceCookie: yield* Session.deviceCookie(user.value, cookie, generation.value) }
+    return Option.isSome(forgetting.value) ? { ...back, deviceCookie: forgetting.value.value } : back
+  })
+
+/**
+ * Forget one of the user's trusted devices, by the handle the page listed it with
+ * (`forgettingOne`), with the ticket taken, in one transaction; a handle of none of theirs takes
+ * only the ticket. This browser's own may be forgotten: it is simply not trusted any more.
+ */
+const forgetDevice = ({ req, frame, session, userId, form, take }: Claimed<"forget_device">) =>
+  Effect.gen(function* () {
+    const forgetting = yield* forgettingOne(req, userId, form.device ?? "")
+    const unit = Option.getOrElse(forgetting, () => Effect.succeed(false))
+    const [forgotten, setCookie] = yield* withRenewal(req, session, Effect.zipRight(take, unit))
+    if (!forgotten) return backToPage(frame.href, setCookie)
+    return yield* done(frame, session, "device_forgotten", setCookie)
   })
 
 /** Add an authenticator app (a pending one replaced): back to the page, which shows its secret. */
@@ -437,6 +442,8 @@ export const accountPost = (req: PageRequest) =>
             return yield* removePasskey({ ...claimed, form: action })
           case "forget_devices":
             return yield* forgetDevices({ ...claimed, form: action })
+          case "forget_device":
+            return yield* forgetDevice({ ...claimed, form: action })
           case "totp_enrol":
             return yield* totpEnrol({ ...claimed, form: action })
           case "totp_confirm":

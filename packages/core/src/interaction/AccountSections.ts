@@ -1,21 +1,22 @@
 /**
  * The account page's sections, built from the stores in the order the page shows them: the
- * password form, passkeys (when on), the authenticator app, the signed-in sessions and this
- * browser's trust, and the applications. `AccountPage` renders the page from them and runs its forms.
+ * password form, passkeys (when on), the authenticator app, the signed-in sessions and the trusted
+ * devices, and the applications. `AccountPage` renders the page from them and runs its forms.
  */
 import { Effect, Option } from "effect"
-import * as Http from "../http/Http.js"
 import * as Paths from "../http/Paths.js"
 import { Config } from "../model/Config.js"
-import * as Session from "../security/Session.js"
+import type * as Session from "../security/Session.js"
 import { hmac } from "../services/Digest.js"
 import { nowSeconds } from "../services/internal/time.js"
 import { WebAuthn } from "../services/WebAuthn.js"
+import type { DeviceStore } from "../storage/DeviceStore.js"
 import type { FactorStore } from "../storage/FactorStore.js"
 import { PasskeyStore } from "../storage/PasskeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
-import { UserStore } from "../storage/UserStore.js"
+import type { UserStore } from "../storage/UserStore.js"
+import { deviceHere, listedDevices } from "./AccountDevices.js"
 import { type AuthenticatorShown, authenticatorSection } from "./Authenticator.js"
 import { consentsHref, type OwnPageFrame } from "./Page.js"
 import type { AccountSection, PageRequest, PasswordProblem, SignedInSession } from "./View.js"
@@ -34,15 +35,7 @@ export interface SectionContext {
   readonly shown: AuthenticatorShown
 }
 
-/** Whether this browser is a trusted device of the user, as its cookie and the account are now. */
-export const isTrustedHere = (req: PageRequest, userId: string) =>
-  Effect.gen(function* () {
-    const user = yield* Effect.flatMap(UserStore, (users) => users.findById(userId))
-    if (Option.isNone(user)) return false
-    return Option.isSome(yield* Session.trustedDevice(Http.header(req, "cookie") ?? undefined, user.value))
-  })
-
-/** The user's live sessions, this browser's marked, and whether this browser is a trusted device of theirs. */
+/** The user's live sessions and recorded trusted devices, this browser's marked, and whether this browser is a trusted device of theirs. */
 const sessionsSection = ({ req, session }: SectionContext) =>
   Effect.gen(function* () {
     const now = yield* nowSeconds
@@ -56,8 +49,9 @@ const sessionsSection = ({ req, session }: SectionContext) =>
         current: s.idHash === session.idHash
       })
     }
-    const trusted = yield* isTrustedHere(req, session.userId as string)
-    return { _tag: "Sessions", sessions, trusted } satisfies AccountSection
+    const here = yield* deviceHere(req, session.userId as string)
+    const devices = yield* listedDevices(session.userId as string, here)
+    return { _tag: "Sessions", sessions, devices, trusted: Option.isSome(here) } satisfies AccountSection
   })
 
 /** Whether the server has passkeys (a `WebAuthn` service): the passkeys section and forms are there only then. */
@@ -82,7 +76,7 @@ const passkeysSection = ({ req, session }: SectionContext) =>
   })
 
 /** What a builder of the sections reads from the stores. */
-type SectionStores = SessionStore | Config | PasskeyStore | UserStore | FactorStore
+type SectionStores = SessionStore | Config | PasskeyStore | UserStore | FactorStore | DeviceStore
 
 /**
  * The sections of the page, in the order it shows them: a new section (passkeys, an

@@ -134,7 +134,8 @@ const checkFactor = (
     const user = found.value
     if (!timingSafeEqual(form.factor_mark ?? "", yield* markOf(session, txn, user))) return forbidden
     const cookies = Http.header(req, "cookie") ?? undefined
-    const trusted = yield* Session.trustedDevice(cookies, user)
+    const here = yield* Session.device(cookies, user)
+    const trusted = Option.map(here, (d) => d.nonce)
     const code = form.code ?? ""
     const checked =
       code === ""
@@ -151,10 +152,16 @@ const checkFactor = (
     }
     const cookie = yield* cookieOf(req)
     const signingIn = yield* Session.signingIn(session, user, cookie, "totp")
-    const deviceCookie = Option.isNone(trusted) ? yield* Session.deviceCookie(user, cookie) : null
+    const device = yield* Session.atSignIn(here, user, cookie, Http.header(req, "user-agent") ?? undefined)
+    // The new session and this browser's trust in one transaction
+    const stored = atomically(Effect.tap(signingIn.write, (stored) => (stored ? device.write : Effect.void)))
     // D16: disabled, deleted or given a new password since the check: as a wrong code
-    if (!(yield* atomically(signingIn.write))) return { _tag: "Wrong", user } satisfies FactorOutcome
-    return { _tag: "SignedIn", setCookie: signingIn.value, deviceCookie } satisfies FactorOutcome
+    if (!(yield* stored)) return { _tag: "Wrong", user } satisfies FactorOutcome
+    return {
+      _tag: "SignedIn",
+      setCookie: signingIn.value,
+      deviceCookie: device.value
+    } satisfies FactorOutcome
   })
 
 /**

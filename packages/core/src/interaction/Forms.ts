@@ -200,6 +200,13 @@ const AccountForgetDevices = Schema.Struct({
   action: Schema.Literal("forget_devices")
 }).annotations({ identifier: "AccountForgetDevices" })
 
+/** Trust one of the user's devices no more, by the handle the page listed it with. */
+const AccountForgetDevice = Schema.Struct({
+  ...Ticket.fields,
+  action: Schema.Literal("forget_device"),
+  device: optional(Schema.String)
+}).annotations({ identifier: "AccountForgetDevice" })
+
 /** Add an authenticator app: a new secret, pending until a code confirms it. */
 const AccountTotpEnrol = Schema.Struct({
   ...Ticket.fields,
@@ -233,6 +240,7 @@ export const AccountForm = Schema.Union(
   AccountRenamePasskey,
   AccountRemovePasskey,
   AccountForgetDevices,
+  AccountForgetDevice,
   AccountTotpEnrol,
   AccountTotpConfirm,
   AccountTotpChange,

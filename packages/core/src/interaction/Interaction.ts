@@ -58,6 +58,7 @@ export type {
   AuthenticatorEnrolment,
   AuthenticatorProblem,
   FactorProblem,
+  ListedDevice,
   Page,
   PageRequest,
   PageResponse,

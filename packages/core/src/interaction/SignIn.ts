@@ -115,9 +115,9 @@ export const passwordSignIn = <E = never, R = never>(
     if (yield* SecondFactor.required(user.userId)) return outcome<E, R>({ _tag: "NeedsFactor", user, settle })
     const cookie = yield* cookieOf(req)
     const signingIn = yield* Session.signingIn(session, user, cookie)
-    const trusted = yield* Session.trustedDevice(cookies, user)
-    const deviceCookie = Option.isNone(trusted) ? yield* Session.deviceCookie(user, cookie) : null
-    // The attempt settled and the new session stored in one transaction
+    const here = yield* Session.device(cookies, user)
+    const device = yield* Session.atSignIn(here, user, cookie, Http.header(req, "user-agent") ?? undefined)
+    // The attempt settled, the new session stored and this browser's trust recorded in one transaction
     const stored = yield* atomically(
       Effect.gen(function* () {
         yield* settle
@@ -128,12 +128,12 @@ export const passwordSignIn = <E = never, R = never>(
             userId: user.userId,
             detail: "account changed during sign-in"
           })
-        }
+        } else yield* device.write
         return stored
       })
     )
     if (!stored) return refusedSignIn("bad_credentials", username)
-    return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie })
+    return outcome<E, R>({ _tag: "SignedIn", setCookie: signingIn.value, deviceCookie: device.value })
   })
 
 /** Where the browser goes once signed in during an authorize request: the request again. */

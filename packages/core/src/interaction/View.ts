@@ -105,6 +105,24 @@ export interface SignedInSession {
   readonly current: boolean
 }
 
+/**
+ * One of the user's trusted devices, as the account page lists it: never its cookie's nonce nor
+ * the digest the store keys it by.
+ */
+export interface ListedDevice {
+  /** What its Forget form sends back (`device`): a keyed digest of its stored digest. */
+  readonly handle: string
+  /** Its browser's and system's names (`DeviceLabel.labelOf`), null where not recognised. */
+  readonly browser: string | null
+  readonly system: string | null
+  /** When it became trusted (epoch seconds). */
+  readonly trustedAt: number
+  /** When a sign-in last used it (epoch seconds). */
+  readonly lastSignInAt: number
+  /** The browser showing the page ("This browser"). */
+  readonly current: boolean
+}
+
 /** One of the user's passkeys, as the account page lists it (never its public key). */
 export interface ListedPasskey {
   /** What its Rename and Remove forms send back (`credential_id`). */
@@ -127,13 +145,15 @@ export type AccountSection =
   | { readonly _tag: "Password"; readonly problem: Option.Option<PasswordProblem> }
   /**
    * The signed-in sessions, with "Sign out" of each other one (`action=end_session`) and of all
-   * others (`action=end_others`); and the trusted devices: whether this browser is one of the
-   * user's (`trusted`: its own sign-in throttle budget), and "Forget all other browsers"
-   * (`action=forget_devices`).
+   * others (`action=end_others`); and the trusted devices: each recorded one with Forget
+   * (`action=forget_device`), whether this browser is one of the user's (`trusted`: its own sign-in
+   * throttle budget, also with a cookie from before records, which is not listed), and "Forget all
+   * other browsers" (`action=forget_devices`).
    */
   | {
       readonly _tag: "Sessions"
       readonly sessions: ReadonlyArray<SignedInSession>
+      readonly devices: ReadonlyArray<ListedDevice>
       readonly trusted: boolean
     }
   /** The applications the user authorised: a link to the consents page. */
@@ -166,6 +186,7 @@ export type AccountNotice =
   | "passkey_renamed"
   | "passkey_removed"
   | "devices_forgotten"
+  | "device_forgotten"
   | "authenticator_removed"
 
 /** Why a form of the account page's Authenticator section was refused (400). */

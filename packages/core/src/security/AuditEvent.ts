@@ -43,7 +43,8 @@ export const EventType = Schema.Literal(
   "backchannel_logout_delivered",
   "backchannel_logout_failed",
   "passkey_renamed",
-  "devices_forgotten"
+  "devices_forgotten",
+  "device_forgotten"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -12,6 +12,7 @@ import { isPlainText } from "../oauth/requests/Params.js"
 import { hmac, sha256, timingSafeEqual } from "../services/Digest.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
+import { DeviceStore, type TrustedDevice } from "../storage/DeviceStore.js"
 import {
   type PendingRecord,
   type SessionRecord,
@@ -21,6 +22,7 @@ import {
 } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { UserStore } from "../storage/UserStore.js"
+import { labelOf } from "./DeviceLabel.js"
 
 /** Name of the session cookie. */
 export const cookieName = "latchkey_session"
@@ -320,57 +322,147 @@ export type DeviceOwner = Pick<User, "userId" | "passwordHash">
 // Stands in for an unknown username, so that checking a cookie for it costs the same
 const nobody: DeviceOwner = { userId: "", passwordHash: "" }
 
+const deviceKey = (serverKey: string): string => `${serverKey}\u0000latchkey-device-cookie`
+
 /**
- * Bound to the password hash (a new password, or a new account under the same username, ends the
- * trust) and to the user's device generation (`UserStore.forgetDevices` ends it too); generation 0
- * signs what every cookie set before generations existed carries.
+ * The signature of a cookie from before device records: bound to the password hash (a new
+ * password, or a new account under the same username, ends the trust) and to the user's device
+ * generation (`UserStore.forgetDevices` ends it too); generation 0 signs what every cookie set
+ * before generations existed carries.
  */
-const deviceSignature = (nonce: string, owner: DeviceOwner, generation: number) =>
+const legacySignature = (nonce: string, owner: DeviceOwner, generation: number) =>
   Effect.flatMap(Config, ({ serverKey }) =>
     hmac(
-      `${serverKey}\u0000latchkey-device-cookie`,
+      deviceKey(serverKey),
       generation === 0
         ? `latchkey-device-v2\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
         : `latchkey-device-v3\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}\u0000${generation}`
     )
   )
 
+/**
+ * The signature of a recorded cookie (`recordedForm`): bound to the password hash; its record
+ * (`DeviceStore`), not a generation, is what forgetting it deletes.
+ */
+const recordedSignature = (nonce: string, owner: DeviceOwner) =>
+  Effect.flatMap(Config, ({ serverKey }) =>
+    hmac(
+      deviceKey(serverKey),
+      `latchkey-device-v4\u0000${nonce}\u0000${owner.userId}\u0000${owner.passwordHash}`
+    )
+  )
+
+/** How a recorded cookie's value starts (`r.nonce.signature`): it is trusted only while its record is. */
+const recordedForm = "r."
+
 /** The user's device generation, as the store keeps it. */
 const generationOf = (userId: string) => Effect.flatMap(UserStore, (users) => users.deviceGeneration(userId))
 
+/** A trusted device a browser's cookie names. */
+export interface Device {
+  /** The nonce the cookie carries: the key of the browser's own sign-in throttle budget. */
+  readonly nonce: string
+  /** SHA-256 of the nonce, the key of its `DeviceStore` record; null for a cookie from before records. */
+  readonly idHash: string | null
+}
+
 /**
  * The trusted device a `Cookie` header names for `owner` (null: an unknown username, never
- * trusted, checked at the same cost): set in a browser when that user signs in there, it gives
- * the browser a sign-in throttle budget of its own, so failures sent from elsewhere for the same
- * username never lock it out (OWASP's device cookies). None when absent, forged, another
- * account's, set before the account's password last changed, or before the user last forgot
- * their other devices.
+ * trusted, checked at the same cost: the same HMAC and the same store read): set in a browser when
+ * that user signs in there, it gives the browser a sign-in throttle budget of its own, so failures
+ * sent from elsewhere for the same username never lock it out (OWASP's device cookies). None when
+ * absent, forged, another account's, set before the account's password last changed, or
+ * forgotten: a recorded cookie whose record is gone (forgotten one by one or with the others,
+ * expired), a cookie from before records whose generation the user moved on.
  */
-export const trustedDevice = Effect.fnUntraced(function* (
+export const device = Effect.fnUntraced(function* (
   cookieHeader: string | undefined,
   owner: DeviceOwner | null
 ) {
   const value = readCookie(cookieHeader, deviceCookieName)
-  const dot = value?.indexOf(".") ?? -1
-  if (value === undefined || dot <= 0 || value.length > 200) return Option.none<string>()
-  const nonce = value.slice(0, dot)
+  if (value === undefined || value.length > 200) return Option.none<Device>()
+  const recorded = value.startsWith(recordedForm)
+  const rest = recorded ? value.slice(recordedForm.length) : value
+  const dot = rest.indexOf(".")
+  if (dot <= 0) return Option.none<Device>()
+  const nonce = rest.slice(0, dot)
   const signer = owner ?? nobody
-  const expected = yield* deviceSignature(nonce, signer, yield* generationOf(signer.userId))
-  const ok = timingSafeEqual(value.slice(dot + 1), expected)
-  return ok && owner !== null ? Option.some(nonce) : Option.none<string>()
+  if (!recorded) {
+    const expected = yield* legacySignature(nonce, signer, yield* generationOf(signer.userId))
+    const ok = timingSafeEqual(rest.slice(dot + 1), expected)
+    return ok && owner !== null ? Option.some<Device>({ nonce, idHash: null }) : Option.none<Device>()
+  }
+  const idHash = yield* sha256(nonce)
+  const expected = yield* recordedSignature(nonce, signer)
+  const now = yield* nowSeconds
+  const found = yield* Effect.flatMap(DeviceStore, (d) => d.find(idHash, now))
+  const live = Option.isSome(found) && found.value.userId === signer.userId
+  const ok = timingSafeEqual(rest.slice(dot + 1), expected) && live
+  return ok && owner !== null ? Option.some<Device>({ nonce, idHash }) : Option.none<Device>()
+})
+
+/** The nonce of the trusted device a `Cookie` header names for `owner` (`device`): its throttle budget's key. */
+export const trustedDevice = (cookieHeader: string | undefined, owner: DeviceOwner | null) =>
+  Effect.map(
+    device(cookieHeader, owner),
+    Option.map((d) => d.nonce)
+  )
+
+/** A trusted device prepared: the store calls (for `Transaction.atomically`) and the `Set-Cookie` value, if any. */
+export interface DeviceWrite<B> {
+  readonly write: Effect.Effect<unknown, StorageError, DeviceStore>
+  readonly value: B
+}
+
+/**
+ * Make this browser a trusted device of `owner` while its password stays and its record does,
+ * prepared: the write records it (its label from `userAgent`, `DeviceLabel.labelOf`), the value
+ * is the recorded cookie's `Set-Cookie`.
+ */
+export const trusting = Effect.fnUntraced(function* (
+  owner: DeviceOwner,
+  cookie: { path: string; secure: boolean },
+  userAgent: string | undefined
+) {
+  const nonce = yield* Entropy.id()
+  const signature = yield* recordedSignature(nonce, owner)
+  const now = yield* nowSeconds
+  const record: TrustedDevice = {
+    idHash: yield* sha256(nonce),
+    userId: owner.userId,
+    ...labelOf(userAgent),
+    trustedAt: now,
+    lastSignInAt: now,
+    expiresAt: now + deviceTtl
+  }
+  const prepared: DeviceWrite<string> = {
+    write: Effect.flatMap(DeviceStore, (d) => d.insert(record)),
+    value: setCookie(deviceCookieName, `${recordedForm}${nonce}.${signature}`, deviceTtl, cookie)
+  }
+  return prepared
 })
 
 /**
- * The `Set-Cookie` value that makes this browser a trusted device of `owner`, while its password
- * stays and its device generation does: `generation` when the caller has just set it, else the
- * store's.
+ * What a sign-in of `owner` does for this browser's trust (`here`: its device as read before),
+ * prepared: a recorded device has the sign-in recorded on it and keeps its cookie (null); any
+ * other browser, untrusted or trusted with a cookie from before records, is made a recorded
+ * trusted device (`trusting`).
  */
-export const deviceCookie = Effect.fnUntraced(function* (
+export const atSignIn = Effect.fnUntraced(function* (
+  here: Option.Option<Device>,
   owner: DeviceOwner,
   cookie: { path: string; secure: boolean },
-  generation?: number
+  userAgent: string | undefined
 ) {
-  const nonce = yield* Entropy.id()
-  const signature = yield* deviceSignature(nonce, owner, generation ?? (yield* generationOf(owner.userId)))
-  return setCookie(deviceCookieName, `${nonce}.${signature}`, deviceTtl, cookie)
+  const idHash = Option.isSome(here) ? here.value.idHash : null
+  if (idHash === null) {
+    const trusted: DeviceWrite<string | null> = yield* trusting(owner, cookie, userAgent)
+    return trusted
+  }
+  const at = yield* nowSeconds
+  const prepared: DeviceWrite<string | null> = {
+    write: Effect.flatMap(DeviceStore, (d) => d.recordSignIn(owner.userId, idHash, at)),
+    value: null
+  }
+  return prepared
 })

@@ -6,6 +6,7 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import { nowSeconds } from "../services/internal/time.js"
 import { CodeStore } from "../storage/CodeStore.js"
+import { DeviceStore } from "../storage/DeviceStore.js"
 import { KeyStore } from "../storage/KeyStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
@@ -15,7 +16,7 @@ import { defaultPolicy, ThrottlePolicy } from "./Throttle.js"
 
 /** Bounds of one sweep. */
 export interface Options {
-  /** Most codes, most tokens, most sessions, most pending requests and most throttle counters deleted in one run (default 1000). */
+  /** Most codes, most tokens, most sessions, most pending requests, most throttle counters and most trusted devices deleted in one run (default 1000). */
   readonly limit?: number
   /** Throttle counters without a failure for this many seconds (and not locked) are deleted (default: the default policy's window). */
   readonly throttleWindow?: number
@@ -31,11 +32,16 @@ export interface Result {
   readonly throttle: number
   /** Retired signing keys no longer published (`KeyStore.removeExpired`). */
   readonly keys: number
+  /** Trusted devices whose cookie has expired (`DeviceStore.purgeExpired`). */
+  readonly devices: number
 }
 
+/** The stores one sweep deletes from. */
+export type Swept = CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore | DeviceStore
+
 /**
- * Delete codes, tokens, sessions, pending authorization requests and throttle counters whose
- * expiry has passed by the Clock, at most `limit` of each, and the retired signing keys no longer
+ * Delete codes, tokens, sessions, pending authorization requests, throttle counters and trusted
+ * devices whose expiry has passed by the Clock, at most `limit` of each, and the retired signing keys no longer
  * published (there are few: one a rotation). Tombstones (used codes, rotated refresh tokens) stay
  * until their original expiry, so replays are still detected. `scheduled` and `layer` run it
  * every few minutes.
@@ -45,9 +51,7 @@ export interface Result {
  * enforce the retention by the database's clock, so an audit purge in it would fail the whole
  * sweep whenever the two disagree (a test clock ahead of the database's).
  */
-export const expired = (
-  options: Options = {}
-): Effect.Effect<Result, StorageError, CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore> =>
+export const expired = (options: Options = {}): Effect.Effect<Result, StorageError, Swept> =>
   Effect.gen(function* () {
     const limit = options.limit ?? 1000
     const now = yield* nowSeconds
@@ -57,7 +61,8 @@ export const expired = (
     const window = options.throttleWindow ?? defaultPolicy.window
     const throttle = yield* (yield* ThrottleStore).purgeExpired(now, window, limit)
     const keys = yield* (yield* KeyStore).removeExpired(now)
-    return { codes, tokens, sessions, throttle, keys }
+    const devices = yield* (yield* DeviceStore).purgeExpired(now, limit)
+    return { codes, tokens, sessions, throttle, keys, devices }
   })
 
 /** Options of `scheduled` and `layer`: the bounds of each sweep, and how often it runs. */
@@ -68,9 +73,6 @@ export interface ScheduleOptions extends Options {
 
 /** The interval of `scheduled` when none is given. */
 export const defaultInterval: Duration.Duration = Duration.minutes(5)
-
-/** The stores one sweep deletes from. */
-type Swept = CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore
 
 /**
  * One sweep (`expired`) with `options.throttleWindow`, else the window of the `ThrottlePolicy`
@@ -83,10 +85,10 @@ const once = (options: Options): Effect.Effect<void, never, Swept> =>
     const policy = yield* Effect.serviceOption(ThrottlePolicy)
     const window = options.throttleWindow ?? Option.getOrUndefined(Option.map(policy, (p) => p.window))
     const result = yield* expired({ ...options, ...(window === undefined ? {} : { throttleWindow: window }) })
-    const { codes, tokens, sessions, throttle, keys } = result
-    if (codes + tokens + sessions + throttle + keys > 0) {
+    const { codes, tokens, sessions, throttle, keys, devices } = result
+    if (codes + tokens + sessions + throttle + keys + devices > 0) {
       yield* Effect.logInfo("swept expired rows").pipe(
-        Effect.annotateLogs({ codes, tokens, sessions, throttle, keys })
+        Effect.annotateLogs({ codes, tokens, sessions, throttle, keys, devices })
       )
     }
   }).pipe(

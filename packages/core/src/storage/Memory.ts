@@ -10,6 +10,7 @@ import { applicationStore as applications } from "./memory/applications.js"
 import { makeAudit } from "./memory/audit.js"
 import { codeStore as codes } from "./memory/codes.js"
 import { consentStore as consents } from "./memory/consents.js"
+import { deviceStore as devices } from "./memory/devices.js"
 import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { logoutStore } from "./memory/logout.js"
@@ -44,7 +45,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       keys,
       factors,
       passkeys,
-      logout
+      logout,
+      devices
     },
     state
   )

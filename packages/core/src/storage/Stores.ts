@@ -5,6 +5,7 @@ import { Context } from "effect"
 import { ApplicationStore } from "./ApplicationStore.js"
 import { CodeStore } from "./CodeStore.js"
 import { ConsentStore } from "./ConsentStore.js"
+import { DeviceStore } from "./DeviceStore.js"
 import { FactorStore } from "./FactorStore.js"
 import { KeyStore } from "./KeyStore.js"
 import { LogoutStore } from "./LogoutStore.js"
@@ -31,6 +32,7 @@ export type Stores =
   | FactorStore
   | PasskeyStore
   | LogoutStore
+  | DeviceStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -47,6 +49,7 @@ export interface Implementations {
   readonly factors: FactorStore["Type"]
   readonly passkeys: PasskeyStore["Type"]
   readonly logout: LogoutStore["Type"]
+  readonly devices: DeviceStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -63,7 +66,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(KeyStore, of.keys),
     Context.add(FactorStore, of.factors),
     Context.add(PasskeyStore, of.passkeys),
-    Context.add(LogoutStore, of.logout)
+    Context.add(LogoutStore, of.logout),
+    Context.add(DeviceStore, of.devices)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -84,5 +88,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     keys: builders.keys(over),
     factors: builders.factors(over),
     passkeys: builders.passkeys(over),
-    logout: builders.logout(over)
+    logout: builders.logout(over),
+    devices: builders.devices(over)
   })

@@ -13,6 +13,7 @@ import { Token } from "../model/Token.js"
 import { TotpFactor } from "../model/TotpFactor.js"
 import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
+import { TrustedDevice } from "./DeviceStore.js"
 import { Delivery } from "./LogoutStore.js"
 import { Passkey } from "./PasskeyStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
@@ -229,6 +230,17 @@ export const passkeys: Table<Passkey> = table("passkeys", Passkey, [
   ["name", "name", "text"],
   ["created_at", "createdAt", "int"],
   ["last_used_at", "lastUsedAt", "int"]
+])
+
+/** Trusted devices (`DeviceStore`), by the digest of their cookie's nonce. */
+export const trustedDevices: Table<TrustedDevice> = table("trusted_devices", TrustedDevice, [
+  ["id_hash", "idHash", "text"],
+  ["user_id", "userId", "text"],
+  ["browser", "browser", "text"],
+  ["system", "system", "text"],
+  ["trusted_at", "trustedAt", "int"],
+  ["last_sign_in_at", "lastSignInAt", "int"],
+  ["expires_at", "expiresAt", "int"]
 ])
 
 /**

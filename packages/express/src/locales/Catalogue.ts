@@ -222,13 +222,21 @@ export interface Catalogue {
       /** The line under Add when the browser's ceremony did not succeed. */
       readonly addFailed: string
     }
-    /** Whether this browser is a trusted device, and forgetting the others. */
+    /** The trusted devices, each with Forget; whether this browser is one, and forgetting the others. */
     readonly devices: {
       readonly heading: string
       readonly lead: string
       readonly trusted: string
       readonly notTrusted: string
       readonly forget: string
+      /** A device's name from its label's browser and system (each null when not recognised). */
+      readonly label: (browser: string | null, system: string | null) => string
+      readonly trustedSince: (dateTime: string) => string
+      readonly lastSignIn: (dateTime: string) => string
+      /** The mark of this browser's own device. */
+      readonly thisBrowser: string
+      /** The button that forgets one device. */
+      readonly forgetOne: string
     }
     /** The heading of the sign-in form when nobody is signed in. */
     readonly signInTitle: string

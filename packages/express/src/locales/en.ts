@@ -117,6 +117,7 @@ export const en: Catalogue = {
       passkey_renamed: "The passkey has been renamed.",
       passkey_removed: "The passkey has been removed. It can no longer sign you in.",
       devices_forgotten: "No other browser is trusted any more.",
+      device_forgotten: "That browser is not trusted any more.",
       authenticator_removed: "The authenticator app has been removed, with its recovery codes."
     },
     password: {
@@ -193,7 +194,19 @@ export const en: Catalogue = {
       lead: "A browser you signed in with your password is trusted: others' wrong guesses at your password never lock it out. A new password ends the trust of every browser.",
       trusted: "This browser is trusted.",
       notTrusted: "This browser is not trusted.",
-      forget: "Forget all other browsers"
+      forget: "Forget all other browsers",
+      label: (browser, system) =>
+        browser === null
+          ? system === null
+            ? "A browser"
+            : `A browser on ${system}`
+          : system === null
+            ? browser
+            : `${browser} on ${system}`,
+      trustedSince: (dateTime) => `Trusted since ${dateTime}`,
+      lastSignIn: (dateTime) => `Last sign-in ${dateTime}`,
+      thisBrowser: "This browser",
+      forgetOne: "Forget"
     },
     signInTitle: "Sign in to manage your account",
     signInLead: (productName) =>

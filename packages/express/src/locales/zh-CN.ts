@@ -112,6 +112,7 @@ export const zhCN: Catalogue = {
       passkey_renamed: "通行密钥已重命名。",
       passkey_removed: "通行密钥已移除，不能再用它登录。",
       devices_forgotten: "其他浏览器都已不再受信任。",
+      device_forgotten: "该浏览器已不再受信任。",
       authenticator_removed: "身份验证器应用及其恢复码已移除。"
     },
     password: {
@@ -187,7 +188,19 @@ export const zhCN: Catalogue = {
       lead: "你用密码登录过的浏览器会受信任：他人猜错你的密码不会把它锁定。修改密码会结束所有浏览器的信任。",
       trusted: "此浏览器受信任。",
       notTrusted: "此浏览器不受信任。",
-      forget: "不再信任其他所有浏览器"
+      forget: "不再信任其他所有浏览器",
+      label: (browser, system) =>
+        browser === null
+          ? system === null
+            ? "某个浏览器"
+            : `${system} 上的某个浏览器`
+          : system === null
+            ? browser
+            : `${system} 上的 ${browser}`,
+      trustedSince: (dateTime) => `自 ${dateTime} 起受信任`,
+      lastSignIn: (dateTime) => `上次登录：${dateTime}`,
+      thisBrowser: "此浏览器",
+      forgetOne: "不再信任"
     },
     signInTitle: "登录以管理你的账号",
     signInLead: (productName) => `使用你的 ${productName} 账号登录，以修改密码并查看你的登录位置。`

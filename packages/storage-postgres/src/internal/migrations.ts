@@ -428,6 +428,24 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- Whether every authorization for the application needs a second factor, as SQLite's migration 19.
       ALTER TABLE applications ADD COLUMN require_mfa boolean NOT NULL DEFAULT false;
     `
+  },
+  {
+    version: 13,
+    name: "trusted devices",
+    sql: `
+      -- One row per trusted device (DeviceStore), as SQLite's migration 20.
+      CREATE TABLE trusted_devices (
+        id_hash         text PRIMARY KEY,
+        user_id         text NOT NULL,
+        browser         text,
+        system          text,
+        trusted_at      bigint NOT NULL,
+        last_sign_in_at bigint NOT NULL,
+        expires_at      bigint NOT NULL
+      );
+      CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
+      CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
+    `
   }
 ]
 

@@ -10,6 +10,7 @@ import type { Database } from "./database.js"
 import { applicationStore as applications } from "./stores/applications.js"
 import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
+import { deviceStore as devices } from "./stores/devices.js"
 import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { logoutStore as logout } from "./stores/logout.js"
@@ -39,7 +40,8 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       keys,
       factors,
       passkeys,
-      logout
+      logout,
+      devices
     },
     over
   )

@@ -439,6 +439,20 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       -- Whether every authorization for the application needs a second factor (require_mfa); 0 for every one before.
       ALTER TABLE applications ADD COLUMN require_mfa INTEGER NOT NULL DEFAULT 0 CHECK (require_mfa IN (0, 1));
     `
+  },
+  {
+    version: 20,
+    name: "trusted devices",
+    sql: `
+      -- A trusted device (DeviceStore) by the SHA-256 of its cookie's nonce; browser and system: the
+      -- User-Agent's coarse label (NULL: not recognised). Gone with a new password and with the user.
+      CREATE TABLE trusted_devices (
+        id_hash TEXT PRIMARY KEY NOT NULL, user_id TEXT NOT NULL, browser TEXT, system TEXT,
+        trusted_at INTEGER NOT NULL, last_sign_in_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
+      CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
+    `
   }
 ]
 

@@ -8,6 +8,7 @@ import type { Context } from "effect"
 import { applicationStore as applications } from "./stores/applications.js"
 import { codeStore as codes } from "./stores/codes.js"
 import { consentStore as consents } from "./stores/consents.js"
+import { deviceStore as devices } from "./stores/devices.js"
 import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { logoutStore as logout } from "./stores/logout.js"
@@ -45,7 +46,8 @@ export const make = (
       keys,
       factors,
       passkeys,
-      logout
+      logout,
+      devices
     },
     over
   )

@@ -12,6 +12,7 @@ import type { Token } from "../../model/Token.js"
 import type { TotpFactor } from "../../model/TotpFactor.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
+import type { TrustedDevice } from "../DeviceStore.js"
 import type { Passkey } from "../PasskeyStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
@@ -46,6 +47,8 @@ export interface State {
   readonly passkeys: Map<string, Passkey>
   /** User id → their trusted-device generation, once `forgetDevices` moved it from 0. */
   readonly deviceGenerations: Map<string, number>
+  /** Trusted devices by id digest. */
+  readonly devices: Map<string, TrustedDevice>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -67,6 +70,7 @@ export const empty = (limits: SessionLimits): State => {
     passkeys: new Map(),
     logout,
     deviceGenerations: new Map(),
+    devices: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }
@@ -135,4 +139,16 @@ export const insertTokens = (state: State, ts: ReadonlyArray<Token>): void => {
       throw new StorageError({ message: "duplicate token hash" })
   }
   for (const t of ts) state.tokens.set(tokenKey(t.kind, t.tokenHash), { ...t })
+}
+
+/** Forget every trusted device of the user but `keep` (an id digest, or none); how many. */
+export const forgetDevicesOf = (state: State, userId: string, keep: string | null): number => {
+  let n = 0
+  for (const [k, d] of state.devices) {
+    if (d.userId === userId && k !== keep) {
+      state.devices.delete(k)
+      n++
+    }
+  }
+  return n
 }

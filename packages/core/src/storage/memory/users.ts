@@ -1,7 +1,7 @@
 /** The memory store of platform users. */
 import { Effect, Option } from "effect"
 import { UsernameTaken, type UserStore } from "../UserStore.js"
-import { pairKey, retireCodes, revokeWhere, type State } from "./state.js"
+import { forgetDevicesOf, pairKey, retireCodes, revokeWhere, type State } from "./state.js"
 
 /** Users in `state.users`; disabling or removing one revokes, retires and ends what it holds. */
 export const userStore = (state: State): UserStore["Type"] => {
@@ -20,6 +20,8 @@ export const userStore = (state: State): UserStore["Type"] => {
         const user = users.get(userId)
         if (user === undefined) return false
         if (options?.keepSessions !== true) sessions.endSessionsOf(userId, options?.keepSession)
+        // Every trusted-device cookie was bound to the old hash
+        forgetDevicesOf(state, userId, null)
         users.set(userId, { ...user, passwordHash })
         return true
       }),
@@ -56,6 +58,7 @@ export const userStore = (state: State): UserStore["Type"] => {
         state.recoveryCodes.delete(userId)
         if (!users.delete(userId)) return false
         state.deviceGenerations.delete(userId)
+        forgetDevicesOf(state, userId, null)
         for (const [id, p] of state.passkeys) if (p.userId === userId) state.passkeys.delete(id)
         sessions.endSessionsOf(userId)
         return true

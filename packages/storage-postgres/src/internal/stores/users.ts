@@ -5,6 +5,10 @@ import { all, changed, first, selectFrom } from "../rows.js"
 import { retireCodesOfUser } from "../tokenWrites.js"
 import { endSessionsOf, insertNew, type Over, revokeUserSql } from "./shared.js"
 
+// What a removed user owns goes with them: consents, the second factor (migration 6), passkeys
+// (migration 8) and trusted devices (migration 13)
+const ownedByUser = ["consents", "recovery_codes", "totp_factors", "passkeys", "trusted_devices"]
+
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
 export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
   insert: (u) =>
@@ -43,6 +47,8 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
         ])
         if (changed(set) === 0) return false
         if (options?.keepSessions !== true) yield* endSessionsOf(tx, userId, options?.keepSession)
+        // Trusted devices (migration 13): bound to the password hash, they go with it
+        yield* tx.query("DELETE FROM trusted_devices WHERE user_id = $1", [userId])
         return true
       })
     ),
@@ -73,11 +79,7 @@ export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({
     db.transaction((tx) =>
       Effect.gen(function* () {
         const deleted = yield* tx.query("DELETE FROM users WHERE user_id = $1", [userId])
-        yield* tx.query("DELETE FROM consents WHERE user_id = $1", [userId])
-        // A removed user's second factor goes with them (migration 6).
-        yield* tx.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId])
-        yield* tx.query("DELETE FROM totp_factors WHERE user_id = $1", [userId])
-        yield* tx.query("DELETE FROM passkeys WHERE user_id = $1", [userId])
+        for (const table of ownedByUser) yield* tx.query(`DELETE FROM ${table} WHERE user_id = $1`, [userId])
         yield* tx.query(retireCodesOfUser, [userId])
         yield* tx.query(revokeUserSql, [userId, now])
         if (changed(deleted) === 0) return false

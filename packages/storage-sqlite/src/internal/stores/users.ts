@@ -24,7 +24,9 @@ const prepare = ({ db }: Over) => ({
   // A removed user's second factor goes with them (migration 14).
   deleteFactorOf: db.prepare("DELETE FROM totp_factors WHERE user_id = ?"),
   deleteRecoveryCodesOf: db.prepare("DELETE FROM recovery_codes WHERE user_id = ?"),
-  deletePasskeysOf: db.prepare("DELETE FROM passkeys WHERE user_id = ?")
+  deletePasskeysOf: db.prepare("DELETE FROM passkeys WHERE user_id = ?"),
+  // Trusted devices (migration 20): bound to the password hash, they go with it and with the user
+  deleteDevicesOf: db.prepare("DELETE FROM trusted_devices WHERE user_id = ?")
 })
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
@@ -40,6 +42,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
       q.deleteRecoveryCodesOf.run(userId)
       if (q.remove.run(userId).changes === 0) return false
       q.deletePasskeysOf.run(userId)
+      q.deleteDevicesOf.run(userId)
       shared.endSessionsOf(userId)
       return true
     }),
@@ -56,6 +59,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
       (userId: string, passwordHash: string, options: UserStore.PasswordOptions): boolean => {
         if (q.setPasswordHash.run(passwordHash, userId).changes === 0) return false
         if (options.keepSessions !== true) shared.endSessionsOf(userId, options.keepSession)
+        q.deleteDevicesOf.run(userId)
         return true
       }
     )
