@@ -11,7 +11,7 @@ import * as Session from "../security/Session.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
 import type { Step } from "../storage/SessionStore.js"
-import { type FactorTarget, factorPage, factorPost } from "./Factor.js"
+import { type FactorForm, type FactorTarget, factorPage, factorPost } from "./Factor.js"
 import { consentsFormOf } from "./Forms.js"
 import {
   anonymousOf,
@@ -190,12 +190,7 @@ export const ownFactor = (
   req: PageRequest,
   frame: OwnPageFrame,
   session: Session.Session,
-  form: {
-    readonly txn: string
-    readonly factor_user?: string
-    readonly factor_mark?: string
-    readonly code?: string
-  }
+  form: FactorForm
 ) => factorPost(req, frame, session, form, ownFactorTarget(frame), frame.href)
 
 /** Back to one of the user's own pages, after a form of it. */

@@ -164,6 +164,14 @@ const checkFactor = (
     } satisfies FactorOutcome
   })
 
+/** The step's form as posted: its ticket, who passed the first step with their mark, and the code. */
+export interface FactorForm {
+  readonly txn: string
+  readonly factor_user?: string
+  readonly factor_mark?: string
+  readonly code?: string
+}
+
 /**
  * The step's form answered (its ticket already taken): the page again for a wrong code, or, signed
  * in, a 303 to `signedIn` (the request again, or the own page the step came from).
@@ -172,12 +180,7 @@ export const factorPost = (
   req: PageRequest,
   frame: Frame,
   session: Session.Session,
-  form: {
-    readonly txn: string
-    readonly factor_user?: string
-    readonly factor_mark?: string
-    readonly code?: string
-  },
+  form: FactorForm,
   target: FactorTarget,
   signedIn: string
 ) =>
