@@ -12,7 +12,7 @@ import * as Audit from "../src/security/Audit.js"
 import * as Session from "../src/security/Session.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import * as Memory from "../src/storage/Memory.js"
-import { type Answer, appCode, Browser, factorForm, setup, ticketOf, view } from "./browser.js"
+import { type Answer, accountSignIn, appCode, Browser, factorForm, setup, ticketOf, view } from "./browser.js"
 import { TestLayer } from "./fixtures.js"
 
 const Audited = Layer.provideMerge(Audit.layer, Memory.auditLayer)
@@ -107,13 +107,7 @@ describe("account page: authenticator app", () => {
       const { user, password } = yield* setup()
       const { codes } = yield* enrol(yield* signedIn(user.username, password))
       const b = new Browser()
-      const page = yield* b.account()
-      const step = yield* b.post("account", {
-        ...ticketOf(page),
-        action: "signin",
-        username: user.username,
-        password
-      })
+      const step = yield* accountSignIn(b, user.username, password)
       view(yield* b.post("account", factorForm(step, codes[3] as string)), "Redirect")
       assert.strictEqual(authenticator(yield* b.account()).recoveryCodesLeft, 9)
     }).pipe(Effect.provide(TestLayer()))
@@ -144,13 +138,7 @@ describe("account page: authenticator app", () => {
         assert.deepStrictEqual(yield* actorsOf("mfa_recovery_codes_replaced", user.userId), ["user"])
         // An old code no longer signs in; a new one does
         const other = new Browser()
-        const page = yield* other.account()
-        const step = yield* other.post("account", {
-          ...ticketOf(page),
-          action: "signin",
-          username: user.username,
-          password
-        })
+        const step = yield* accountSignIn(other, user.username, password)
         const again = yield* other.post("account", factorForm(step, codes[0] as string))
         assert.deepStrictEqual(view(again, "Factor").problem, Option.some("bad_code" as const))
         view(yield* other.post("account", factorForm(again, fresh[0] as string)), "Redirect")

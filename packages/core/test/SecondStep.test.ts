@@ -10,7 +10,7 @@ import { Effect, Option, TestClock } from "effect"
 import * as Interaction from "../src/interaction/Interaction.js"
 import * as SecondFactor from "../src/security/SecondFactor.js"
 import * as Session from "../src/security/Session.js"
-import { appCode, Browser, errorOf, factorForm, setup, signIn, ticketOf, view } from "./browser.js"
+import { accountSignIn, appCode, Browser, errorOf, factorForm, setup, signIn, view } from "./browser.js"
 import { TestLayer } from "./fixtures.js"
 
 const T0 = 1_800_000_010_000
@@ -138,13 +138,7 @@ describe("the second sign-in step", () => {
     Effect.gen(function* () {
       const { user, password, secret } = yield* enrolled
       const b = new Browser()
-      const page = yield* b.account()
-      const step = yield* b.post("account", {
-        ...ticketOf(page),
-        action: "signin",
-        username: user.username,
-        password
-      })
+      const step = yield* accountSignIn(b, user.username, password)
       const v = view(step, "Factor")
       assert.deepStrictEqual([v.action, v.appName], [Interaction.accountPath, Option.none()])
       const done = view(yield* b.post("account", factorForm(step, yield* appCode(secret))), "Redirect")

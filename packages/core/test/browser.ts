@@ -143,6 +143,13 @@ export const signIn = (b: Browser, query: string, username: string, password: st
     return yield* b.post("login", { ...ticketOf(page), username, password })
   })
 
+/** Sign in with the account page's own form; returns its POST's answer. */
+export const accountSignIn = (b: Browser, username: string, password: string) =>
+  Effect.gen(function* () {
+    const page = yield* b.account()
+    return yield* b.post("account", { ...ticketOf(page), action: "signin", username, password })
+  })
+
 /** The code an authenticator app shows now for `secret` (base32, as the pages show it). */
 export const appCode = (secret: string) =>
   Effect.gen(function* () {
