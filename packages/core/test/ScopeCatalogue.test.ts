@@ -5,8 +5,11 @@
  * and the seed from the server's scope descriptions.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import * as Admin from "../src/admin/Admin.js"
+import * as Http from "../src/http/Http.js"
+import { Config } from "../src/model/Config.js"
+import * as Metadata from "../src/oauth/Metadata.js"
 import * as Audit from "../src/security/Audit.js"
 import { AuditStore } from "../src/storage/AuditStore.js"
 import { ScopeStore } from "../src/storage/ScopeStore.js"
@@ -232,6 +235,50 @@ describe("the seed from the server's scope descriptions", () => {
         )
         const again = yield* Admin.seedScopes({ profile: "Other", photos: "Other" })
         assert.deepStrictEqual(again, { added: [], skipped: [] })
+      }).pipe(Effect.provide(Audited()))
+  )
+})
+
+describe("scopes_supported in the metadata documents", () => {
+  const document = (path: string) =>
+    Option.getOrThrow(Http.route({ method: "GET", path, query: "", headers: {}, body: "" }))
+  const paths = ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]
+
+  it.effect("an empty catalogue leaves both documents byte for byte as they were", () =>
+    Effect.gen(function* () {
+      const settings = yield* Config
+      for (const path of paths) {
+        const r = yield* document(path)
+        assert.strictEqual(r.body, JSON.stringify(Metadata.document(settings)))
+        assert.deepStrictEqual(JSON.parse(r.body).scopes_supported, [
+          "openid",
+          "profile",
+          "email",
+          "phone",
+          "address"
+        ])
+      }
+    }).pipe(Effect.provide(Audited()))
+  )
+
+  it.effect(
+    "a catalogue's scopes are added after the OpenID ones, each once; gone again once held no longer",
+    () =>
+      Effect.gen(function* () {
+        const settings = yield* Config
+        const before = JSON.stringify(Metadata.document(settings))
+        yield* created()
+        yield* created({ name: "profile", descriptions: { en: "Your profile" } })
+        for (const path of paths) {
+          const supported = JSON.parse((yield* document(path)).body).scopes_supported
+          assert.deepStrictEqual(supported, ["openid", "profile", "email", "orders:read"])
+        }
+        yield* api("DELETE", "/scopes/orders:read")
+        yield* api("DELETE", "/scopes/profile")
+        // Held for catalogueMaxAge seconds, then read again
+        assert.include((yield* document(paths[0] as string)).body, "orders:read")
+        yield* TestClock.adjust(`${Http.catalogueMaxAge} seconds`)
+        assert.strictEqual((yield* document(paths[0] as string)).body, before)
       }).pipe(Effect.provide(Audited()))
   )
 })
