@@ -250,13 +250,7 @@ describe("scopes_supported in the metadata documents", () => {
       for (const path of paths) {
         const r = yield* document(path)
         assert.strictEqual(r.body, JSON.stringify(Metadata.document(settings)))
-        assert.deepStrictEqual(JSON.parse(r.body).scopes_supported, [
-          "openid",
-          "profile",
-          "email",
-          "phone",
-          "address"
-        ])
+        assert.deepStrictEqual(JSON.parse(r.body).scopes_supported, ["openid", "profile", "email"])
       }
     }).pipe(Effect.provide(Audited()))
   )
