@@ -217,7 +217,7 @@ describe("the seed from the server's scope descriptions", () => {
         })
         const entries = yield* catalogue
         assert.deepStrictEqual(
-          entries.map((e) => [e.name, e.descriptions]),
+          entries.map((e): [string, unknown] => [e.name, e.descriptions]),
           [
             ["orders:read", { en: "Read your orders", "zh-CN": "读取你的订单" }],
             ["photos", { en: "See your photos", "zh-CN": "查看你的照片" }],

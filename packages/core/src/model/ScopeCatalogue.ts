@@ -59,11 +59,14 @@ export const apply = (entry: Entry, changes: Changes, now: number): Entry => ({
   updatedAt: now
 })
 
+/** What the catalogue says some scopes allow: their descriptions, by scope. */
+export type DescribedScopes = Readonly<Record<string, Descriptions>>
+
 /** The descriptions of the scopes of `names` that the catalogue `entries` holds, by scope. */
 export const descriptionsOf = (
   entries: ReadonlyArray<Entry>,
   names: ReadonlyArray<string>
-): Readonly<Record<string, Descriptions>> => {
+): DescribedScopes => {
   const wanted = new Set(names)
   return Object.fromEntries(entries.filter((e) => wanted.has(e.name)).map((e) => [e.name, e.descriptions]))
 }
