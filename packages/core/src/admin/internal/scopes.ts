@@ -11,7 +11,7 @@ import * as ScopeCatalogue from "../../model/ScopeCatalogue.js"
 import * as Claims from "../../openid/Claims.js"
 import * as Audit from "../../security/Audit.js"
 import { nowSeconds } from "../../services/internal/time.js"
-import { ScopeStore } from "../../storage/ScopeStore.js"
+import { ScopeStore, ScopeTaken } from "../../storage/ScopeStore.js"
 import type { StorageError } from "../../storage/StorageError.js"
 import { type InvalidField, invalid, plain } from "./fields.js"
 import { found, NotFound } from "./users.js"
@@ -100,6 +100,8 @@ const entryOf = (input: NewScope, now: number) =>
 export const createScope = Effect.fn("Admin.createScope")(function* (input: NewScope) {
   const entry = yield* entryOf(input, yield* nowSeconds)
   const scopes = yield* ScopeStore
+  // Looked up first: a store may keep the events of a write that changed no row
+  if (Option.isSome(yield* scopes.find(entry.name))) return yield* new ScopeTaken({ name: entry.name })
   yield* Audit.recordWith(scopes.insert(entry), [["scope_created", { detail: `scope ${entry.name}` }]])
   return entry
 })
@@ -150,7 +152,8 @@ export const listScopes: Effect.Effect<
  * that registered it keep it. `NotFound` for no such scope.
  */
 export const deleteScope = Effect.fn("Admin.deleteScope")(function* (name: string) {
-  yield* plain("name", name)
+  // Looked up first: a store may keep the events of a write that changed no row
+  yield* findScope(name)
   const scopes = yield* ScopeStore
   yield* Audit.recordWith(found(() => noScope(name))(scopes.remove(name)), [
     ["scope_deleted", { detail: `scope ${name}` }]

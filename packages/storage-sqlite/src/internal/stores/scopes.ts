@@ -2,7 +2,8 @@
 import { ScopeStore, Tables } from "@latchkey/core"
 import { attempt } from "../database.js"
 import { all, insertSql, optional, params, selectFrom } from "../rows.js"
-import { insertNew, type Over } from "./shared.js"
+import { refuse } from "../writer.js"
+import type { Over } from "./shared.js"
 
 const t = Tables.scopeCatalogue
 
@@ -24,8 +25,12 @@ export const scopeStore = (over: Over): ScopeStore.ScopeStore["Type"] => {
   const { write } = over
   const q = prepare(over)
   return {
+    // Refused inside the job, so its savepoint and the events attached to it are rolled back
     insert: (entry) =>
-      insertNew(over, q.insert, t, entry, () => new ScopeStore.ScopeTaken({ name: entry.name })),
+      write<void, ScopeStore.ScopeTaken>(() => {
+        if (q.insert.run(params(t, entry)).changes !== 1)
+          refuse(new ScopeStore.ScopeTaken({ name: entry.name }))
+      }),
     find: (name) => attempt(() => optional(t, q.find.get(name))),
     list: () => attempt(() => all(t, q.list.all())),
     update: (name, changes, now) =>
