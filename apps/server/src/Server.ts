@@ -107,20 +107,24 @@ export interface Running {
 }
 
 /** The actor of the scopes the catalogue gets from LATCHKEY_SCOPE_DESCRIPTIONS at start. */
-export const seedActor = "settings"
+const seedActor = "settings"
 
 /**
  * LATCHKEY_SCOPE_DESCRIPTIONS seeds the scope catalogue: each scope it names that the catalogue
  * lacks is added (`Admin.seedScopes`; never one it has), audited with the actor `settings`. A
  * scope the catalogue refuses, or a failed seed, is logged; the pages still show its text.
  */
-export const seedScopes = (runtime: Services.Started["runtime"], env: ServerEnv, log: Log): Promise<void> =>
+const seedScopes = (
+  runtime: Services.Started["runtime"],
+  seed: Admin.SeedDescriptions,
+  log: Log
+): Promise<void> =>
   runtime.runPromise(
-    Admin.seedScopes(env.scopeDescriptions).pipe(
+    Admin.seedScopes(seed).pipe(
       Effect.provideService(Audit.RequestInfo, { requestId: null, address: null, actor: seedActor }),
       Effect.match({
         onFailure: (e) => log.warn({ reason: e.message }, "the scope catalogue was not seeded"),
-        onSuccess: ({ added, skipped }) => {
+        onSuccess: ({ added, skipped }: Admin.Seeded) => {
           if (added.length > 0)
             log.info({ scopes: added }, "scope catalogue seeded from LATCHKEY_SCOPE_DESCRIPTIONS")
           for (const { name, problem } of skipped) {
@@ -164,7 +168,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     throw e
   }
   const { runtime, metrics } = started
-  await seedScopes(runtime, env, log)
+  await seedScopes(runtime, env.scopeDescriptions, log)
   let admin: AdminServer.AdminServer | null = null
   try {
     if (env.admin !== null && options.adminListener !== false) {

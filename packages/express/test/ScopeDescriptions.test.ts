@@ -22,7 +22,10 @@ let catalogued: TestServer
 beforeAll(async () => {
   catalogued = await startServer({
     router: {
-      scopeDescriptions: { notes: "Notes from the router", email: { en: "Mail from the router", "zh-CN": "路由的邮件" } }
+      scopeDescriptions: {
+        notes: "Notes from the router",
+        email: { en: "Mail from the router", "zh-CN": "路由的邮件" }
+      }
     }
   })
   plain = await startServer({ router: { scopeDescriptions: {} } })

@@ -55,7 +55,8 @@ export const commands: Record<string, Command> = {
       const name = one(positionals, "scope name")
       const texts = descriptions(values.description)
       if (texts === undefined) throw new UsageError("--description <language>=<text> is required")
-      const entry = await exec(runtime(), Admin.createScope({ name, descriptions: texts, ...flags(values) }))
+      const input: Admin.NewScope = { name, descriptions: texts, ...flags(values) }
+      const entry = await exec(runtime(), Admin.createScope(input))
       io.stdout(
         values.json === true ? `${JSON.stringify(AdminJson.scope(entry))}\n` : `Added scope ${line(entry)}.\n`
       )
