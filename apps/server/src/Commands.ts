@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as Scopes from "./commands/scopes.js"
 import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -67,6 +68,14 @@ Tokens and consents
   consent list --user <username-or-user-id> [--json]
   consent revoke --user <username-or-user-id> --app <app-key> [--json]
 
+Scope catalogue
+  scope create <name> --description <language>=<text> [--description <language>=<text> ...]
+               [--developer-requestable] [--no-needs-review] [--json]
+  scope update <name> [--description <language>=<text> ...]
+               [--developer-requestable | --no-developer-requestable] [--needs-review | --no-needs-review] [--json]
+  scope list [--json]
+  scope delete <name> [--json]
+
 Audit trail
   audit tail [--app <app-key>] [--type <event-type>] [--since <time>] [--limit <n>] [--json]
 
@@ -82,6 +91,8 @@ Database
 app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
 --public registers a public client (no App Secret; authorization_code and refresh_token with PKCE S256);
 app update --confidential gives a public application a new App Secret, shown once.
+scope update --description replaces every description; a new scope needs review and is not
+developer requestable unless told. Once the catalogue has scopes, an application's scopes must be in it.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 A user is named by id or by username (the id is tried first; no username is another user's id),
 as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
@@ -99,6 +110,7 @@ const commands: Readonly<Record<string, Command>> = {
   ...Consents.commands,
   ...AuditCommands.commands,
   ...KeyCommands.commands,
+  ...Scopes.commands,
   ...Backup.commands
 }
 

@@ -6,7 +6,7 @@
  * the trace export (`Tracing`).
  */
 import type { RequestListener, Server } from "node:http"
-import { AuditStore, BackchannelLogout, Sweep, Throttle, Time } from "@latchkey/core"
+import { Admin, Audit, AuditStore, BackchannelLogout, Sweep, Throttle, Time } from "@latchkey/core"
 import { LogoutSender } from "@latchkey/node"
 import { Duration, Effect, Fiber, Schedule } from "effect"
 import * as AdminServer from "./AdminServer.js"
@@ -106,6 +106,38 @@ export interface Running {
   readonly stop: () => Promise<void>
 }
 
+/** The actor of the scopes the catalogue gets from LATCHKEY_SCOPE_DESCRIPTIONS at start. */
+const seedActor = "settings"
+
+/**
+ * LATCHKEY_SCOPE_DESCRIPTIONS seeds the scope catalogue: each scope it names that the catalogue
+ * lacks is added (`Admin.seedScopes`; never one it has), audited with the actor `settings`. A
+ * scope the catalogue refuses, or a failed seed, is logged; the pages still show its text.
+ */
+const seedScopes = (
+  runtime: Services.Started["runtime"],
+  seed: Admin.SeedDescriptions,
+  log: Log
+): Promise<void> =>
+  runtime.runPromise(
+    Admin.seedScopes(seed).pipe(
+      Effect.provideService(Audit.RequestInfo, { requestId: null, address: null, actor: seedActor }),
+      Effect.match({
+        onFailure: (e) => log.warn({ reason: e.message }, "the scope catalogue was not seeded"),
+        onSuccess: ({ added, skipped }: Admin.Seeded) => {
+          if (added.length > 0)
+            log.info({ scopes: added }, "scope catalogue seeded from LATCHKEY_SCOPE_DESCRIPTIONS")
+          for (const { name, problem } of skipped) {
+            log.warn(
+              { scope: name, reason: problem },
+              "LATCHKEY_SCOPE_DESCRIPTIONS: scope not added to the catalogue"
+            )
+          }
+        }
+      })
+    )
+  )
+
 /** Options of `start`. */
 export interface StartOptions {
   /**
@@ -136,6 +168,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
     throw e
   }
   const { runtime, metrics } = started
+  await seedScopes(runtime, env.scopeDescriptions, log)
   let admin: AdminServer.AdminServer | null = null
   try {
     if (env.admin !== null && options.adminListener !== false) {

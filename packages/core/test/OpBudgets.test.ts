@@ -138,13 +138,17 @@ describe("operation budgets of the protocol endpoints", () => {
     }).pipe(Effect.provide(Served()))
   )
 
-  it.effect("the metadata: at most 5 operations", () =>
+  it.effect("the metadata, from the scope catalogue held: at most 5 operations", () =>
     Effect.gen(function* () {
+      // The first request reads the scope catalogue; the next one answers from what it read
+      const first = yield* served({ method: "GET", path: "/.well-known/oauth-authorization-server" })
+      assert.strictEqual(first.value.status, 200)
       const run = within(
         yield* served({ method: "GET", path: "/.well-known/oauth-authorization-server" }),
         200,
         5
       )
+      assert.strictEqual(run.value.body, first.value.body)
       assert.include(run.value.body, '"issuer":"https://auth.example"')
     }).pipe(Effect.provide(Served()))
   )

@@ -115,8 +115,8 @@ describe("docs/operations.md: Administration with curl", () => {
         // the application is deleted before the consents and tokens examples, alice before hers
         assert.deepStrictEqual(
           statuses,
-          // the second factor's reset (200) just before alice's deletion
-          [201, 200, 200, 200, 200, 201, 200, 200, 200, 200, 200, 404, 404, 404, 200]
+          // the scope catalogue's three after the signing key; the second factor's reset (200) just before alice's deletion
+          [201, 200, 200, 200, 200, 201, 200, 200, 201, 200, 200, 200, 200, 200, 404, 404, 404, 200]
         )
       }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
   )

@@ -9,6 +9,7 @@ import {
   AdminJson,
   type ApplicationStore,
   Audit,
+  type ScopeStore,
   type StorageError,
   type User,
   type UserStore
@@ -111,6 +112,7 @@ export type Runtime = ManagedRuntime.ManagedRuntime<Services.Services, unknown>
 type CommandError =
   | ApplicationStore.AppKeyTaken
   | UserStore.UsernameTaken
+  | ScopeStore.ScopeTaken
   | StorageError.StorageError
   | Admin.InvalidField
   | Admin.NotFound
@@ -121,6 +123,8 @@ const message = (e: CommandError): string => {
       return `an application with App Key ${JSON.stringify(e.appKey)} exists already`
     case "UsernameTaken":
       return `a user named ${JSON.stringify(e.username)} exists already`
+    case "ScopeTaken":
+      return `the scope catalogue has a scope ${JSON.stringify(e.name)} already`
     case "StorageError":
       return `the database failed: ${e.message}`
     case "InvalidField":

@@ -90,7 +90,7 @@ export const settings = {
   LATCHKEY_SECRET: secret({ min: Config.minServerKeyLength, fallback: null, defaultText: "generated, kept in the database" },
     "Server key ({bounds}): signs session cookies, keys App Secret digests and open_id derivation. Instances on one database share the generated one; changing it is an outage of client authentication (docs/deploy.md)"),
   LATCHKEY_SCOPE_DESCRIPTIONS: scopeDescriptions(
-    'JSON object, scope → what it allows, for the consent page (`{"profile":"See your profile"}`), or scope → texts by language tag (`{"profile":{"en":"See your profile","fr":"Voir votre profil"}}`); others read "Access to _scope_"'),
+    'JSON object, scope → what it allows, for the consent page (`{"profile":"See your profile"}`), or scope → texts by language tag (`{"profile":{"en":"See your profile","fr":"Voir votre profil"}}`); others read "Access to _scope_". At start it seeds the scope catalogue: each scope named here that the catalogue lacks is added (an entry there is never overwritten; a single text is its `en` description), and the texts of the catalogue come first on the pages (docs/platform.md)'),
   LATCHKEY_PRODUCT_NAME: text({ fallback: "Latchkey", bounds: `at most ${maxProductName} characters, no bidirectional or invisible formatting characters`, check: productNameProblem },
     "Product name the sign-in, consent and error pages show"),
   LATCHKEY_ADMIN_PORT: whole({ min: 0, max: 65535, fallback: undefined, defaultText: "unset (off)" },

@@ -72,6 +72,25 @@ export {
 
 import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
 
+/**
+ * The scope catalogue: `createScope`, `updateScope`, `deleteScope` (each audited), `findScope`,
+ * `listScopes`, and `seedScopes`, which adds the scopes of the server's descriptions it lacks.
+ */
+export {
+  createScope,
+  deleteScope,
+  findScope,
+  listScopes,
+  type NewScope,
+  type ScopePatch,
+  type SeedDescriptions,
+  type Seeded,
+  seedScopes,
+  updateScope
+} from "./internal/scopes.js"
+
+import { checkCatalogued } from "./internal/scopes.js"
+
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
 export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
 /**
@@ -222,7 +241,7 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
   const name = yield* checkName(input.name)
   const isPublicApp = input.public === true
   const redirectUris = yield* checkRedirectUris(input.redirectUris, { public: isPublicApp })
-  const scopes = yield* checkScope(input.scope ?? "")
+  const scopes = yield* Effect.flatMap(checkScope(input.scope ?? ""), checkCatalogued)
   const grantTypes = yield* checkGrantTypes(
     input.grantTypes ?? (isPublicApp ? publicGrantTypes : defaultGrantTypes)
   )
@@ -305,7 +324,7 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
     fields.push("post_logout_redirect_uris")
   }
   if (patch.scope !== undefined) {
-    changes.scopes = yield* checkScope(patch.scope)
+    changes.scopes = yield* Effect.flatMap(checkScope(patch.scope), checkCatalogued)
     fields.push("scopes")
   }
   if (patch.grantTypes !== undefined) {

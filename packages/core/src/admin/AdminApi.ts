@@ -68,6 +68,7 @@ type Failure =
   | Admin.NotFound
   | { readonly _tag: "AppKeyTaken"; readonly appKey: string }
   | { readonly _tag: "UsernameTaken"; readonly username: string }
+  | { readonly _tag: "ScopeTaken"; readonly name: string }
   | StorageError
 
 const failureResponse = (e: Http.Settled<Failure>): Http.HttpResponse => {
@@ -87,6 +88,11 @@ const failureResponse = (e: Http.Settled<Failure>): Http.HttpResponse => {
       return Http.json(409, {
         error: "conflict",
         error_description: `a user named ${JSON.stringify(e.username)} exists already`
+      })
+    case "ScopeTaken":
+      return Http.json(409, {
+        error: "conflict",
+        error_description: `the scope catalogue has a scope ${JSON.stringify(e.name)} already`
       })
     case "TemporarilyUnavailable":
     case "ServerError":
@@ -137,6 +143,12 @@ const applicationFields = (body: typeof AdminJson.UpdateApplication.Type): Admin
   ...(body.backchannel_logout_session_required !== undefined
     ? { backchannelLogoutSessionRequired: body.backchannel_logout_session_required }
     : {})
+})
+
+/** The flags of a scope body, as `Admin` names them. */
+const scopeFlags = (body: typeof AdminJson.UpdateScope.Type): Admin.ScopePatch => ({
+  ...(body.developer_requestable !== undefined ? { developerRequestable: body.developer_requestable } : {}),
+  ...(body.needs_review !== undefined ? { needsReview: body.needs_review } : {})
 })
 
 /** `PATCH /users/{user}`: the password first (checked before anything changes), then disabled. */
@@ -238,6 +250,27 @@ const handlers: {
       Effect.flatMap(Admin.listConsents(user), ({ consents }) => Admin.consentsJson(consents))
     ),
   queryAudit,
+  listScopes: () => Effect.map(Admin.listScopes, (scopes) => scopes.map(AdminJson.scope)),
+  createScope: ({ body }) =>
+    Effect.map(
+      Admin.createScope({
+        name: body.name,
+        descriptions: body.descriptions,
+        ...scopeFlags(body)
+      }),
+      AdminJson.scope
+    ),
+  getScope: ({ params }) => Effect.map(Admin.findScope(params.scope), AdminJson.scope),
+  updateScope: ({ params, body }) =>
+    Effect.map(
+      Admin.updateScope(params.scope, {
+        ...(body.descriptions !== undefined ? { descriptions: body.descriptions } : {}),
+        ...scopeFlags(body)
+      }),
+      AdminJson.scope
+    ),
+  deleteScope: ({ params }) =>
+    Effect.as(Admin.deleteScope(params.scope), { name: params.scope, deleted: true as const }),
   adminOpenapi: () => Effect.sync(() => adminDocument())
 }
 

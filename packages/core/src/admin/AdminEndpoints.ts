@@ -16,6 +16,7 @@ export type Method = "GET" | "POST" | "PATCH" | "DELETE"
 export const pathParameters = {
   app_key: "the App Key",
   open_id: "the subject's open_id in that application",
+  scope: "the scope's name in the scope catalogue",
   user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)"
 } as const
 
@@ -287,6 +288,57 @@ export const endpoints = {
     status: 200,
     response: AdminJson.SigningKeyJson,
     description: "the new signing key"
+  }),
+  listScopes: endpoint({
+    method: "GET",
+    path: "/scopes",
+    summary: "The scope catalogue, by name (cli scope list --json)",
+    status: 200,
+    response: Schema.Array(AdminJson.ScopeJson),
+    description: "the scopes"
+  }),
+  createScope: endpoint({
+    method: "POST",
+    path: "/scopes",
+    summary:
+      "Add a scope to the catalogue (cli scope create); once the catalogue has scopes, an application's scopes must be in it",
+    body: {
+      schema: AdminJson.CreateScope,
+      description: "The scope, what it allows by language, and its flags."
+    },
+    status: 201,
+    response: AdminJson.ScopeJson,
+    description: "created",
+    location: (created) => `/scopes/${seg(created.name)}`,
+    conflict: "the catalogue has a scope of this name already"
+  }),
+  getScope: endpoint({
+    method: "GET",
+    path: "/scopes/{scope}",
+    summary: "One scope of the catalogue",
+    status: 200,
+    response: AdminJson.ScopeJson,
+    description: "the scope"
+  }),
+  updateScope: endpoint({
+    method: "PATCH",
+    path: "/scopes/{scope}",
+    summary: "Change a scope of the catalogue (cli scope update)",
+    body: {
+      schema: AdminJson.UpdateScope,
+      description: "The fields to change; descriptions replaces them all."
+    },
+    status: 200,
+    response: AdminJson.ScopeJson,
+    description: "the scope as it is now"
+  }),
+  deleteScope: endpoint({
+    method: "DELETE",
+    path: "/scopes/{scope}",
+    summary: "Remove a scope from the catalogue (cli scope delete); applications that registered it keep it",
+    status: 200,
+    response: AdminJson.DeletedScope,
+    description: "deleted"
   }),
   adminOpenapi: endpoint({
     method: "GET",

@@ -31,6 +31,9 @@ import type { Consent } from "../storage/ConsentStore.js"
 /** The path every admin endpoint is under (`AdminApi.basePath`): `Paths.admin`. */
 export const basePath = Paths.admin
 
+/** The scope catalogue's bodies: `CreateScope`, `UpdateScope`, `ScopeJson`, `DeletedScope` and `scope`. */
+export { CreateScope, DeletedScope, ScopeJson, scope, UpdateScope } from "./internal/scopeJson.js"
+
 /** Scopes as a request gives them: an array of scope tokens, or one string separated by commas or spaces. */
 export const ScopesInput = Schema.Union(Schema.Array(Schema.String), Schema.String).annotations({
   description: "scope tokens: an array, or one string separated by commas or spaces"

@@ -4,41 +4,65 @@
  * Re-exported by `Http`.
  */
 import { Effect } from "effect"
-import type { Config, Settings } from "../model/Config.js"
+import type { Settings } from "../model/Config.js"
 import * as Call from "../oauth/Call.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as Keys from "../signing/Keys.js"
 import { KeyStore } from "../storage/KeyStore.js"
+import { ScopeStore } from "../storage/ScopeStore.js"
 import type { HttpRequest, Requirements } from "./Http.js"
 import { type HttpResponse, methodNotAllowed, refusalResponse, respond } from "./Response.js"
 
 // The metadata document's text, made once per Config (the settings never change in a program)
-const metadataBodies = new WeakMap<Settings, string>()
-const metadataBody = (settings: Settings): string => {
-  let body = metadataBodies.get(settings)
-  if (body === undefined) {
-    body = JSON.stringify(Metadata.document(settings))
-    metadataBodies.set(settings, body)
+// and scope catalogue names (none, as before the catalogue, unless an operator adds scopes)
+const metadataBodies = new WeakMap<Settings, { readonly names: string; readonly body: string }>()
+const metadataResponse = (settings: Settings, names: ReadonlyArray<string>): HttpResponse => {
+  const key = names.join(" ")
+  let made = metadataBodies.get(settings)
+  if (made?.names !== key) {
+    made = { names: key, body: JSON.stringify(Metadata.document(settings, names)) }
+    metadataBodies.set(settings, made)
   }
-  return body
+  return {
+    status: 200,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=3600" },
+    body: made.body
+  }
 }
 
 /**
- * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
- * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document.
+ * How long this process answers the metadata with the scope catalogue's names it read last, in
+ * seconds: a scope added or removed shows within this long (clients may keep the document an hour).
  */
-export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Config> =>
+export const catalogueMaxAge = 60
+
+// The catalogue's names each scope store answered last, and until when they are used
+const heldNames = new WeakMap<
+  ScopeStore["Type"],
+  { readonly until: number; readonly names: ReadonlyArray<string> }
+>()
+
+/**
+ * `GET /.well-known/oauth-authorization-server` (RFC 8414) and `GET
+ * /.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4): the same document, whose
+ * `scopes_supported` adds the scope catalogue's names once it has any (held `catalogueMaxAge`).
+ */
+export const metadata = (req: HttpRequest): Effect.Effect<HttpResponse, never, Requirements> =>
   req.method === "GET" || req.method === "HEAD"
-    ? Call.run(req, (call: Call.Call<Config>) =>
-        Effect.succeed({
-          status: 200,
-          headers: {
-            "content-type": "application/json; charset=utf-8",
-            "cache-control": "public, max-age=3600"
-          },
-          body: metadataBody(call.config)
-        })
-      )
+    ? Call.run(req, (call: Call.Call<Requirements>) => {
+        const scopes = Call.use(call, ScopeStore)
+        const now = Call.seconds(call)
+        const held = heldNames.get(scopes)
+        if (held !== undefined && now < held.until)
+          return Effect.succeed(metadataResponse(call.config, held.names))
+        return respond(
+          Effect.map(scopes.list(), (catalogue) => {
+            const names = catalogue.map((e) => e.name)
+            heldNames.set(scopes, { until: now + catalogueMaxAge, names })
+            return metadataResponse(call.config, names)
+          })
+        )
+      })
     : Effect.succeed(refusalResponse(methodNotAllowed("GET, HEAD")))
 
 /**

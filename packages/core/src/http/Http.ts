@@ -47,7 +47,7 @@ import {
  *
  * @public
  */
-export { jwks, jwksMaxAge, metadata } from "./Documents.js"
+export { catalogueMaxAge, jwks, jwksMaxAge, metadata } from "./Documents.js"
 export {
   errorResponse,
   type HttpResponse,

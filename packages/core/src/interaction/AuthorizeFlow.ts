@@ -6,6 +6,7 @@ import { Effect, Option } from "effect"
 import * as Http from "../http/Http.js"
 import { Config } from "../model/Config.js"
 import { forDisplay } from "../model/DisplayText.js"
+import * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 import * as Authorize from "../oauth/Authorize.js"
 import * as Metadata from "../oauth/Metadata.js"
 import * as OpenIdRequest from "../oauth/OpenIdRequest.js"
@@ -13,6 +14,7 @@ import * as AuthorizeQuery from "../oauth/requests/AuthorizeQuery.js"
 import * as Form from "../oauth/requests/Form.js"
 import * as Session from "../security/Session.js"
 import { nowSeconds } from "../services/internal/time.js"
+import { ScopeStore } from "../storage/ScopeStore.js"
 import type { Step } from "../storage/SessionStore.js"
 import { atomically } from "../storage/Transaction.js"
 import { enrolPage } from "./Enrolment.js"
@@ -119,6 +121,7 @@ const consentPage = (
 ) =>
   Effect.gen(function* () {
     const { ticket, setCookie } = yield* withForm(req, session, rawQuery, "consent", Effect.void)
+    const catalogue = yield* Effect.flatMap(ScopeStore, (scopes) => scopes.list())
     const uiLocales = uiLocalesOf(rawQuery)
     return answer(
       View.Consent({
@@ -128,6 +131,7 @@ const consentPage = (
         redirectHost: redirectHost(ar),
         username: forDisplay(session.username ?? ""),
         scope: ar.scope,
+        scopeDescriptions: ScopeCatalogue.descriptionsOf(catalogue, ar.scope),
         action: req.basePath + Metadata.paths.authorize,
         switchAction: req.basePath + Metadata.paths.login,
         consentsHref: consentsHref(req, ar.clientType, uiLocales),

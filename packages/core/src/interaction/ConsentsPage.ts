@@ -6,10 +6,12 @@ import { Effect, Either, Option } from "effect"
 import * as Admin from "../admin/Admin.js"
 import * as Http from "../http/Http.js"
 import { forDisplay } from "../model/DisplayText.js"
+import * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 import { isPlainText } from "../oauth/requests/Params.js"
 import * as Session from "../security/Session.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { ConsentStore } from "../storage/ConsentStore.js"
+import { ScopeStore } from "../storage/ScopeStore.js"
 import type { Step } from "../storage/SessionStore.js"
 import { type FactorForm, type FactorTarget, factorPage, factorPost } from "./Factor.js"
 import { consentsFormOf } from "./Forms.js"
@@ -101,9 +103,17 @@ const consentsListPage = (req: PageRequest, session: Session.Session) =>
       Option.isSome(marked) && !consents.some((c) => c.appKey === marked.value)
         ? Option.map(yield* apps.find(marked.value), (app) => forDisplay(app.name))
         : Option.none<string>()
+    const catalogue = yield* Effect.flatMap(ScopeStore, (scopes) => scopes.list())
+    const scopeDescriptions = ScopeCatalogue.descriptionsOf(
+      catalogue,
+      consents.flatMap((c) => c.scope)
+    )
     const ticket = yield* Session.addPending(session, "", "consent")
     const setCookie = yield* saveSession(req, session)
-    return answer(View.Consents({ ...ownPageFields(frame, session, ticket), consents, withdrawn }), setCookie)
+    return answer(
+      View.Consents({ ...ownPageFields(frame, session, ticket), consents, scopeDescriptions, withdrawn }),
+      setCookie
+    )
   })
 
 /**

@@ -4,9 +4,10 @@
  * matched against the languages the pages are written in. Pure; the binding holds the texts.
  */
 import { Option, Schema } from "effect"
+import * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 
-/** A BCP 47 language tag as the pages accept it: alphanumeric subtags of 1-8 characters joined by `-`. */
-export const LanguageTag = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,7}$/))
+/** A BCP 47 language tag as the pages accept it (`ScopeCatalogue.LanguageTag`, declared with the descriptions it keys). */
+export const LanguageTag: typeof ScopeCatalogue.LanguageTag = ScopeCatalogue.LanguageTag
 
 /** Most language tags read from one `ui_locales` value or `Accept-Language` header. */
 export const maxPreferences = 16

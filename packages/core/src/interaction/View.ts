@@ -6,6 +6,7 @@ import { Data, type Option } from "effect"
 import type { HttpRequest } from "../http/Http.js"
 import type { Code } from "../model/OAuthError.js"
 import type * as Scope from "../model/Scope.js"
+import type * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 import type * as Authorize from "../oauth/Authorize.js"
 import type * as Session from "../security/Session.js"
 
@@ -289,6 +290,8 @@ export type View = Data.TaggedEnum<{
     readonly redirectHost: string
     readonly username: string
     readonly scope: Scope.ScopeSet
+    /** What the scope catalogue says each scope shown allows, by scope and language tag; a scope not in it is absent. */
+    readonly scopeDescriptions: ScopeCatalogue.DescribedScopes
     readonly action: string
     readonly switchAction: string
     /** The consents page, where a consent can be withdrawn later. */
@@ -320,6 +323,8 @@ export type View = Data.TaggedEnum<{
     readonly uiLocales: ReadonlyArray<string>
     readonly username: string
     readonly consents: ReadonlyArray<Authorised>
+    /** What the scope catalogue says each scope shown allows, by scope and language tag; a scope not in it is absent. */
+    readonly scopeDescriptions: ScopeCatalogue.DescribedScopes
     /** The application whose consent this browser has just withdrawn, by name. */
     readonly withdrawn: Option.Option<string>
     readonly action: string

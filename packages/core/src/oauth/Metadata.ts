@@ -13,10 +13,14 @@ export const paths = Paths.oauth
 
 /**
  * The metadata document for these settings: the RFC 8414 fields and the OpenID Connect ones
- * (`Discovery.fields`). Clients authenticate with the method they registered (HTTP Basic or the
- * body), or not at all when public.
+ * (`Discovery.fields`), `scopes_supported` adding the scope catalogue's `catalogued` names (none:
+ * the document as it was before the catalogue). Clients authenticate with the method they
+ * registered (HTTP Basic or the body), or not at all when public.
  */
-export const document = (settings: Settings): Record<string, unknown> => {
+export const document = (
+  settings: Settings,
+  catalogued: ReadonlyArray<string> = []
+): Record<string, unknown> => {
   const base = settings.issuer.replace(/\/+$/, "")
   return {
     issuer: settings.issuer,
@@ -32,11 +36,14 @@ export const document = (settings: Settings): Record<string, unknown> => {
     revocation_endpoint_auth_methods_supported: [...TokenEndpointAuthMethod.literals],
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     authorization_response_iss_parameter_supported: true,
-    ...Discovery.fields({
-      userinfo: base + paths.userinfo,
-      jwks: base + paths.jwks,
-      endSession: base + paths.logout
-    }),
+    ...Discovery.fields(
+      {
+        userinfo: base + paths.userinfo,
+        jwks: base + paths.jwks,
+        endSession: base + paths.logout
+      },
+      catalogued
+    ),
     // OpenID Connect Discovery 1.0 §3: the `acr` values ID tokens, introspection and JWTs carry
     acr_values_supported: [...Strength.acrValuesSupported]
   }

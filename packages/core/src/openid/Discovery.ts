@@ -12,17 +12,24 @@ const promptValues = ["none", "login", "consent", "select_account"] as const
  * The OpenID Connect fields of the provider metadata, given the absolute URLs of the userinfo,
  * JWKS and end session (RP-Initiated Logout 1.0 §2.1) endpoints. Subjects are pairwise: each
  * application has its own open_id of a user. Back-channel logout is offered to the applications
- * that register a URI for it.
+ * that register a URI for it. `scopes_supported` names the OpenID scopes, then each of `catalogued`
+ * (the scope catalogue's names) that is not one of them.
  */
-export const fields = (urls: {
-  readonly userinfo: string
-  readonly jwks: string
-  readonly endSession: string
-}): Record<string, unknown> => ({
+export const fields = (
+  urls: {
+    readonly userinfo: string
+    readonly jwks: string
+    readonly endSession: string
+  },
+  catalogued: ReadonlyArray<string> = []
+): Record<string, unknown> => ({
   userinfo_endpoint: urls.userinfo,
   jwks_uri: urls.jwks,
   end_session_endpoint: urls.endSession,
-  scopes_supported: [...Claims.scopesSupported],
+  scopes_supported: [
+    ...Claims.scopesSupported,
+    ...catalogued.filter((name) => !(Claims.scopesSupported as ReadonlyArray<string>).includes(name))
+  ],
   claims_supported: [...Claims.claimsSupported],
   subject_types_supported: ["pairwise"],
   id_token_signing_alg_values_supported: [...SigningAlgorithm.literals],

@@ -44,7 +44,10 @@ export const EventType = Schema.Literal(
   "backchannel_logout_failed",
   "passkey_renamed",
   "devices_forgotten",
-  "device_forgotten"
+  "device_forgotten",
+  "scope_created",
+  "scope_updated",
+  "scope_deleted"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -8,6 +8,7 @@ import { Schema, SchemaAST } from "effect"
 import { Application } from "../model/Application.js"
 import { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { ScopeSet } from "../model/Scope.js"
+import * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 import { SigningKey } from "../model/SigningKey.js"
 import { Token } from "../model/Token.js"
 import { TotpFactor } from "../model/TotpFactor.js"
@@ -241,6 +242,16 @@ export const trustedDevices: Table<TrustedDevice> = table("trusted_devices", Tru
   ["trusted_at", "trustedAt", "int"],
   ["last_sign_in_at", "lastSignInAt", "int"],
   ["expires_at", "expiresAt", "int"]
+])
+
+/** The scope catalogue (`ScopeStore`), by scope name. */
+export const scopeCatalogue: Table<ScopeCatalogue.Entry> = table("scope_catalogue", ScopeCatalogue.Entry, [
+  ["name", "name", "text"],
+  ["descriptions", "descriptions", "json"],
+  ["developer_requestable", "developerRequestable", "bool"],
+  ["needs_review", "needsReview", "bool"],
+  ["created_at", "createdAt", "int"],
+  ["updated_at", "updatedAt", "int"]
 ])
 
 /**

@@ -3,7 +3,7 @@
  * response, one function per view (a redirect, a HEAD answer, the sign-in, consent, consents,
  * account and error pages), with the page headers (CSP, no caching), in the language the request asks for.
  */
-import { Http, Interaction, Locale, type Scope } from "@latchkey/core"
+import { Http, Interaction, Locale, type Scope, type ScopeCatalogue } from "@latchkey/core"
 import { NodeHttp } from "@latchkey/node"
 import { Option } from "effect"
 import type { Request, Response } from "express"
@@ -30,35 +30,49 @@ const languageOf = (req: Request, uiLocales: ReadonlyArray<string>): Catalogue =
     Locale.choose(languages, { uiLocales, acceptLanguage: req.headers["accept-language"] }, defaultLanguage)
   )
 
-/**
- * The text of one scope in the page's language: the server's own, else in English, else the
- * catalogue's for an OpenID scope, else the fallback.
- */
 /** The catalogue's text of an OpenID scope, if `name` is one. */
 const builtIn = (t: Catalogue, name: string): string | undefined =>
   Object.hasOwn(t.consent.openIdScopes, name)
     ? t.consent.openIdScopes[name as keyof Catalogue["consent"]["openIdScopes"]]
     : undefined
 
-const describeScope = (ctx: PageContext, name: string, t: Catalogue): Pages.ScopeLine => {
+/** Texts by language tag: the one in the page's language, else in English, if any. */
+const inLanguage = (d: Readonly<Record<string, string>>, t: Catalogue): string | undefined => {
+  const tag = Option.getOrUndefined(
+    Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
+  )
+  return tag === undefined ? undefined : d[tag]
+}
+
+/**
+ * The text of one scope in the page's language: the scope catalogue's (`catalogued`), else the
+ * router's own, each in the page's language, else in English; else the page catalogue's for an
+ * OpenID scope, else the fallback.
+ */
+const describeScope = (
+  ctx: PageContext,
+  name: string,
+  t: Catalogue,
+  catalogued: ScopeCatalogue.DescribedScopes
+): Pages.ScopeLine => {
+  const fromCatalogue = Object.hasOwn(catalogued, name) ? inLanguage(catalogued[name] ?? {}, t) : undefined
+  if (fromCatalogue !== undefined) return { name, description: fromCatalogue }
   const d =
     ctx.scopeDescriptions !== undefined && Object.hasOwn(ctx.scopeDescriptions, name)
       ? ctx.scopeDescriptions[name]
       : undefined
   if (typeof d === "string") return { name, description: d }
-  const byLanguage =
-    d === undefined
-      ? undefined
-      : Option.getOrUndefined(
-          Option.orElse(Locale.match(Object.keys(d), t.lang), () => Locale.match(Object.keys(d), "en"))
-        )
-  const text = d !== undefined && byLanguage !== undefined ? d[byLanguage] : undefined
+  const text = d === undefined ? undefined : inLanguage(d, t)
   return { name, description: text ?? builtIn(t, name) ?? t.consent.scopeFallback(name) }
 }
 
 /** The lines of a scope set, each with what it allows. */
-const describe = (ctx: PageContext, scope: Scope.ScopeSet, t: Catalogue): ReadonlyArray<Pages.ScopeLine> =>
-  scope.map((name) => describeScope(ctx, name, t))
+const describe = (
+  ctx: PageContext,
+  scope: Scope.ScopeSet,
+  t: Catalogue,
+  catalogued: ScopeCatalogue.DescribedScopes
+): ReadonlyArray<Pages.ScopeLine> => scope.map((name) => describeScope(ctx, name, t, catalogued))
 
 /** The headers of every page: its CSP (forms post only to `formTargets`), no caching. */
 const pageHeaders = (
@@ -205,7 +219,7 @@ const consent = (ctx: PageContext, v: ViewOf<"Consent">): void => {
       appName: v.appName,
       redirectHost: v.redirectHost,
       username: v.username,
-      scopes: describe(ctx, v.scope, page.catalogue),
+      scopes: describe(ctx, v.scope, page.catalogue, v.scopeDescriptions),
       switchAction: v.switchAction,
       consentsHref: v.consentsHref,
       ...form(v)
@@ -257,7 +271,7 @@ const consents = (ctx: PageContext, v: ViewOf<"Consents">): void => {
         appKey: c.appKey,
         appName: c.appName,
         grantedAt: c.grantedAt,
-        scopes: describe(ctx, c.scope, page.catalogue)
+        scopes: describe(ctx, c.scope, page.catalogue, v.scopeDescriptions)
       })),
       ...(Option.isSome(v.withdrawn) ? { withdrawn: v.withdrawn.value } : {}),
       ...form(v)

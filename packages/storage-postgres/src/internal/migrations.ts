@@ -446,6 +446,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
+  },
+  {
+    version: 14,
+    name: "scope catalogue",
+    // The scope catalogue (ScopeStore), as SQLite's migration 21
+    sql: `CREATE TABLE scope_catalogue (name text COLLATE "C" PRIMARY KEY, descriptions json NOT NULL,
+      developer_requestable boolean NOT NULL, needs_review boolean NOT NULL,
+      created_at bigint NOT NULL, updated_at bigint NOT NULL)`
   }
 ]
 

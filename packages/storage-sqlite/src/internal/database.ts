@@ -13,10 +13,10 @@ import {
   statSync
 } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { StorageError } from "@latchkey/core"
+import { Migrations, StorageError } from "@latchkey/core"
 import BetterSqlite3 from "better-sqlite3"
-import { Effect, ParseResult } from "effect"
-import { migrate, NewerSchemaError } from "./migrations.js"
+import { Effect, Either, ParseResult } from "effect"
+import { migrations, NewerSchemaError } from "./migrations.js"
 
 /** How to open the database. */
 export interface Options {
@@ -303,3 +303,30 @@ export const openSync = (options: Options): Opened => {
     throw e
   }
 }
+
+/**
+ * Bring the schema up to `latestVersion`: idempotent, forward-only, all steps in
+ * one BEGIN IMMEDIATE transaction so concurrent openers apply each step once.
+ * Returns the version found before migrating.
+ */
+export const migrate = (db: BetterSqlite3.Database, now: number): number =>
+  db
+    .transaction(() => {
+      db.exec(`CREATE TABLE IF NOT EXISTS latchkey_schema (
+        version    INTEGER PRIMARY KEY NOT NULL,
+        name       TEXT NOT NULL,
+        applied_at INTEGER NOT NULL
+      )`)
+      const row = db.prepare("SELECT coalesce(max(version), 0) AS version FROM latchkey_schema").get() as {
+        version: number
+      }
+      const steps = Migrations.plan(migrations, row.version)
+      if (Either.isLeft(steps)) throw new NewerSchemaError(steps.left)
+      const record = db.prepare("INSERT INTO latchkey_schema (version, name, applied_at) VALUES (?, ?, ?)")
+      for (const m of steps.right) {
+        db.exec(m.sql)
+        record.run(m.version, m.name, now)
+      }
+      return row.version
+    })
+    .immediate()

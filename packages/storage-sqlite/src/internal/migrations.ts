@@ -3,8 +3,6 @@
  * transaction and recorded in `latchkey_schema`.
  */
 import { Migrations } from "@latchkey/core"
-import type BetterSqlite3 from "better-sqlite3"
-import { Either } from "effect"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -453,6 +451,14 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
+  },
+  {
+    version: 21,
+    name: "scope catalogue",
+    // The scope catalogue (ScopeStore); names in BINARY collation: scope tokens are case-sensitive
+    sql: `CREATE TABLE scope_catalogue (name TEXT PRIMARY KEY NOT NULL, descriptions TEXT NOT NULL,
+      developer_requestable INTEGER NOT NULL CHECK (developer_requestable IN (0, 1)), needs_review
+      INTEGER NOT NULL CHECK (needs_review IN (0, 1)), created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`
   }
 ]
 
@@ -469,30 +475,3 @@ export class NewerSchemaError extends Error {
     this.name = "NewerSchemaError"
   }
 }
-
-/**
- * Bring the schema up to `latestVersion`: idempotent, forward-only, all steps in
- * one BEGIN IMMEDIATE transaction so concurrent openers apply each step once.
- * Returns the version found before migrating.
- */
-export const migrate = (db: BetterSqlite3.Database, now: number): number =>
-  db
-    .transaction(() => {
-      db.exec(`CREATE TABLE IF NOT EXISTS latchkey_schema (
-        version    INTEGER PRIMARY KEY NOT NULL,
-        name       TEXT NOT NULL,
-        applied_at INTEGER NOT NULL
-      )`)
-      const row = db.prepare("SELECT coalesce(max(version), 0) AS version FROM latchkey_schema").get() as {
-        version: number
-      }
-      const steps = Migrations.plan(migrations, row.version)
-      if (Either.isLeft(steps)) throw new NewerSchemaError(steps.left)
-      const record = db.prepare("INSERT INTO latchkey_schema (version, name, applied_at) VALUES (?, ?, ?)")
-      for (const m of steps.right) {
-        db.exec(m.sql)
-        record.run(m.version, m.name, now)
-      }
-      return row.version
-    })
-    .immediate()

@@ -3,15 +3,12 @@
  * that chooses the RFC 6749 error a refused parameter deserves (`refusal`).
  */
 import { Data, Either, type ParseResult, Schema } from "effect"
+import { isPlainText } from "../../model/DisplayText.js"
 import { InvalidRequest, InvalidScope, UnsupportedGrantType } from "../../model/OAuthError.js"
 import type { Params } from "./Form.js"
 
-/**
- * Whether `s` is plain text, the one rule every text passes before a store is asked about it
- * (docs/security.md T13): no control character (C0, DEL, C1) and no lone surrogate, which no
- * store keeps as sent (PostgreSQL refuses NUL, and UTF-8 has no lone surrogates).
- */
-export const isPlainText = (s: string): boolean => !/[\p{Cc}\p{Cs}]/u.test(s)
+/** Whether `s` is plain text (`DisplayText.isPlainText`, docs/security.md T13). */
+export { isPlainText }
 
 /** A string of at most `max` characters of plain text (`isPlainText`). */
 export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max), Schema.filter(isPlainText))

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { Application } from "../../model/Application.js"
 import type { AuthorizationCode } from "../../model/AuthorizationCode.js"
 import type { ScopeSet } from "../../model/Scope.js"
+import type { Entry as ScopeEntry } from "../../model/ScopeCatalogue.js"
 import type { SigningKey } from "../../model/SigningKey.js"
 import type { Token } from "../../model/Token.js"
 import type { TotpFactor } from "../../model/TotpFactor.js"
@@ -49,6 +50,8 @@ export interface State {
   readonly deviceGenerations: Map<string, number>
   /** Trusted devices by id digest. */
   readonly devices: Map<string, TrustedDevice>
+  /** The scope catalogue, by scope name. */
+  readonly scopes: Map<string, ScopeEntry>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -71,6 +74,7 @@ export const empty = (limits: SessionLimits): State => {
     logout,
     deviceGenerations: new Map(),
     devices: new Map(),
+    scopes: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }
