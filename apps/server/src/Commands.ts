@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as ReviewCommands from "./commands/review.js"
 import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -52,6 +53,12 @@ Applications
   app show <app-key> [--json]
   app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]
   app delete <app-key> [--json]
+  app approve <app-key> [--json]
+  app reject <app-key> --reason=<text> [--json]
+  app suspend <app-key> --reason=<text> [--json]
+  app reinstate <app-key> [--json]
+  app owner add|remove <app-key> <username-or-user-id> [--json]
+  app owner list <app-key> [--json]
 
 Users
   user create --username <username> (--password <password> | --password-stdin) [--json]
@@ -82,6 +89,7 @@ Database
 app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
 --public registers a public client (no App Secret; authorization_code and refresh_token with PKCE S256);
 app update --confidential gives a public application a new App Secret, shown once.
+app suspend revokes every token and code of the application; app reinstate brings none back.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 A user is named by id or by username (the id is tried first; no username is another user's id),
 as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
@@ -95,6 +103,7 @@ named on stderr; the server key is LATCHKEY_SECRET or the one kept in the databa
 /** Every command by name: `<group> <action>`, or one word (`backup`). */
 const commands: Readonly<Record<string, Command>> = {
   ...Apps.commands,
+  ...ReviewCommands.commands,
   ...Users.commands,
   ...Consents.commands,
   ...AuditCommands.commands,

@@ -9,6 +9,7 @@ import {
   AdminJson,
   type ApplicationStore,
   Audit,
+  type Review,
   type StorageError,
   type User,
   type UserStore
@@ -114,6 +115,8 @@ type CommandError =
   | StorageError.StorageError
   | Admin.InvalidField
   | Admin.NotFound
+  | Review.IllegalTransition
+  | Review.NotEditable
 
 const message = (e: CommandError): string => {
   switch (e._tag) {
@@ -125,6 +128,8 @@ const message = (e: CommandError): string => {
       return `the database failed: ${e.message}`
     case "InvalidField":
     case "NotFound":
+    case "IllegalTransition":
+    case "NotEditable":
       return e.description
   }
 }

@@ -44,7 +44,13 @@ export const EventType = Schema.Literal(
   "backchannel_logout_failed",
   "passkey_renamed",
   "devices_forgotten",
-  "device_forgotten"
+  "device_forgotten",
+  "application_approved",
+  "application_rejected",
+  "application_suspended",
+  "application_reinstated",
+  "application_owner_added",
+  "application_owner_removed"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -6,6 +6,7 @@
 import { Migrations, StorageError } from "@latchkey/core"
 import { Effect, Either } from "effect"
 import type { Tx } from "./database.js"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -446,7 +447,8 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
-  }
+  },
+  reviewMigration
 ]
 
 /** The schema version this build writes. */

@@ -5,6 +5,7 @@
 import { Migrations } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Either } from "effect"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -453,7 +454,8 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
-  }
+  },
+  reviewMigration
 ]
 
 /** The schema version this build writes. */

@@ -49,6 +49,8 @@ export interface State {
   readonly deviceGenerations: Map<string, number>
   /** Trusted devices by id digest. */
   readonly devices: Map<string, TrustedDevice>
+  /** App Key → the user ids of its owners, in the order they were added. */
+  readonly owners: Map<string, Set<string>>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -71,6 +73,7 @@ export const empty = (limits: SessionLimits): State => {
     logout,
     deviceGenerations: new Map(),
     devices: new Map(),
+    owners: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }
