@@ -315,30 +315,8 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   const client = yield* clientChanges(appKey, patch, changes, current)
   fields.push(...client.fields)
   if (fields.length === 0) return { app: yield* current, appSecret: null } satisfies Updated
-  const apps = yield* ApplicationStore
-  const now = yield* nowSeconds
-  // Fails inside the write when there is no such application, so no event is kept for it
-  const updated = Effect.flatMap(apps.update(appKey, changes, now), (after) =>
-    Option.match(after, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
-  )
   const back = resubmit && sendsBack(yield* current, changes)
-  // docs/platform.md: the change and the return to review are one write
-  const write = back
-    ? atomically(
-        Effect.zipRight(
-          updated,
-          apps.setStatus(appKey, Review.resubmission, now).pipe(
-            Effect.catchTag("StatusChanged", (e) => Effect.fail(Review.notEditable(appKey, e.status))),
-            Effect.flatMap((after) =>
-              Option.match(after, {
-                onNone: () => Effect.fail(noApplication(appKey)),
-                onSome: Effect.succeed
-              })
-            )
-          )
-        )
-      )
-    : updated
+  const write = changing(yield* ApplicationStore, appKey, changes, yield* nowSeconds, back)
   const app = yield* Audit.recordWith(write, [
     [
       "application_updated",
@@ -355,6 +333,29 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   ])
   return { app, appSecret: client.appSecret } satisfies Updated
 })
+
+/**
+ * The write of `updateApplication`: the change, failing inside the write when there is no such
+ * application (so no event is kept for it), and with `back` the return to review in the same
+ * write (docs/platform.md).
+ */
+const changing = (
+  apps: ApplicationStore["Type"],
+  appKey: string,
+  changes: Changes,
+  now: number,
+  back: boolean
+) => {
+  const some = <A>(after: Option.Option<A>) =>
+    Option.match(after, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
+  const updated = Effect.flatMap(apps.update(appKey, changes, now), some)
+  if (!back) return updated
+  const pending = apps.setStatus(appKey, Review.resubmission, now).pipe(
+    Effect.catchTag("StatusChanged", (e) => Effect.fail(Review.notEditable(appKey, e.status))),
+    Effect.flatMap(some)
+  )
+  return atomically(Effect.zipRight(updated, pending))
+}
 
 /**
  * Whether a developer's `changes` send the active application `app` back to review: they change

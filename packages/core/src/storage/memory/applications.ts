@@ -70,6 +70,46 @@ const changed = (app: Application, changes: ApplicationChanges): Application => 
   return updated
 }
 
+/** The review status and the owners of the applications in `state.apps` (docs/platform.md). */
+const reviewMethods = (
+  state: State
+): Pick<ApplicationStore["Type"], "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"> => {
+  const { apps } = state
+  return {
+    setStatus: (appKey, change, now) =>
+      Effect.suspend(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return Effect.succeed(Option.none())
+        if (status(app) !== change.from)
+          return Effect.fail(new StatusChanged({ appKey, status: status(app) }))
+        if (endsIssued(change.to)) {
+          revokeWhere(state, (t) => t.appKey === appKey, now)
+          for (const [k, c] of state.codes)
+            if (c.appKey === appKey && c.usedAt === null) state.codes.delete(k)
+        }
+        const updated: Application = { ...app, status: change.to, statusReason: change.reason }
+        apps.set(appKey, updated)
+        return Effect.succeed(Option.some(updated))
+      }),
+    owners: (appKey) => Effect.sync(() => [...(state.owners.get(appKey) ?? [])]),
+    addOwner: (appKey, userId) =>
+      Effect.sync(() => {
+        if (!apps.has(appKey) || !state.users.has(userId)) return false
+        const owners = state.owners.get(appKey) ?? new Set<string>()
+        if (owners.has(userId)) return false
+        state.owners.set(appKey, owners.add(userId))
+        return true
+      }),
+    removeOwner: (appKey, userId) => Effect.sync(() => state.owners.get(appKey)?.delete(userId) ?? false),
+    ownedBy: (userId) =>
+      Effect.sync(() =>
+        [...apps.values()]
+          .filter((a) => state.owners.get(a.appKey)?.has(userId) === true)
+          .sort((a, b) => a.createdAt - b.createdAt)
+      )
+  }
+}
+
 /** Applications in `state.apps`; removing one revokes its tokens, making one public its refresh token families. */
 export const applicationStore = (state: State): ApplicationStore["Type"] => {
   const { apps } = state
@@ -126,37 +166,7 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         apps.set(appKey, updated)
         return Option.some(updated)
       }),
-    setStatus: (appKey, change, now) =>
-      Effect.suspend(() => {
-        const app = apps.get(appKey)
-        if (app === undefined) return Effect.succeed(Option.none())
-        if (status(app) !== change.from)
-          return Effect.fail(new StatusChanged({ appKey, status: status(app) }))
-        if (endsIssued(change.to)) {
-          revokeWhere(state, (t) => t.appKey === appKey, now)
-          for (const [k, c] of state.codes)
-            if (c.appKey === appKey && c.usedAt === null) state.codes.delete(k)
-        }
-        const updated: Application = { ...app, status: change.to, statusReason: change.reason }
-        apps.set(appKey, updated)
-        return Effect.succeed(Option.some(updated))
-      }),
-    owners: (appKey) => Effect.sync(() => [...(state.owners.get(appKey) ?? [])]),
-    addOwner: (appKey, userId) =>
-      Effect.sync(() => {
-        if (!apps.has(appKey) || !state.users.has(userId)) return false
-        const owners = state.owners.get(appKey) ?? new Set<string>()
-        if (owners.has(userId)) return false
-        state.owners.set(appKey, owners.add(userId))
-        return true
-      }),
-    removeOwner: (appKey, userId) => Effect.sync(() => state.owners.get(appKey)?.delete(userId) ?? false),
-    ownedBy: (userId) =>
-      Effect.sync(() =>
-        [...apps.values()]
-          .filter((a) => state.owners.get(a.appKey)?.has(userId) === true)
-          .sort((a, b) => a.createdAt - b.createdAt)
-      ),
+    ...reviewMethods(state),
     remove: (appKey, now) =>
       Effect.sync(() => {
         revokeWhere(state, (t) => t.appKey === appKey, now)

@@ -152,6 +152,32 @@ const setStatus = (db: Over["db"], appKey: string, change: Review.StatusChange, 
     })
   )
 
+/** The review status and the owners of the applications (docs/platform.md). */
+const reviewMethods = (
+  db: Over["db"]
+): Pick<
+  ApplicationStore.ApplicationStore["Type"],
+  "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"
+> => ({
+  setStatus: (appKey, change, now) => setStatus(db, appKey, change, now),
+  owners: (appKey) =>
+    Effect.map(
+      db.lookup("SELECT user_id FROM application_owners WHERE app_key = $1 ORDER BY added_at, user_id", [
+        appKey
+      ]),
+      (r) => r.rows.map((row) => String(row.user_id))
+    ),
+  addOwner: (appKey, userId, now) =>
+    Effect.map(db.write(addOwnerSql, [appKey, userId, now]), (r) => changed(r) > 0),
+  removeOwner: (appKey, userId) =>
+    Effect.map(
+      db.write("DELETE FROM application_owners WHERE app_key = $1 AND user_id = $2", [appKey, userId]),
+      (r) => changed(r) > 0
+    ),
+  ownedBy: (userId) =>
+    Effect.flatMap(db.lookup(ownedBySql, [userId]), (r) => all(Tables.applications, r.rows))
+})
+
 /**
  * Applications in the `applications` table; removing one revokes its tokens, and making one public
  * its refresh token families, in the same transaction.
@@ -213,23 +239,7 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
       )
     ),
   update: (appKey, changes, now) => update(db, appKey, changes, now),
-  setStatus: (appKey, change, now) => setStatus(db, appKey, change, now),
-  owners: (appKey) =>
-    Effect.map(
-      db.lookup("SELECT user_id FROM application_owners WHERE app_key = $1 ORDER BY added_at, user_id", [
-        appKey
-      ]),
-      (r) => r.rows.map((row) => String(row.user_id))
-    ),
-  addOwner: (appKey, userId, now) =>
-    Effect.map(db.write(addOwnerSql, [appKey, userId, now]), (r) => changed(r) > 0),
-  removeOwner: (appKey, userId) =>
-    Effect.map(
-      db.write("DELETE FROM application_owners WHERE app_key = $1 AND user_id = $2", [appKey, userId]),
-      (r) => changed(r) > 0
-    ),
-  ownedBy: (userId) =>
-    Effect.flatMap(db.lookup(ownedBySql, [userId]), (r) => all(Tables.applications, r.rows)),
+  ...reviewMethods(db),
   remove: (appKey, now) =>
     db.transaction((tx) =>
       Effect.zipRight(

@@ -135,7 +135,9 @@ const prepare = ({ db }: Over) => ({
     .raw(),
   statusOf: db.prepare("SELECT status FROM applications WHERE app_key = ?").pluck(),
   retireCodes: db.prepare("DELETE FROM authorization_codes WHERE app_key = ? AND used_at IS NULL"),
-  owners: db.prepare("SELECT user_id FROM application_owners WHERE app_key = ? ORDER BY added_at, user_id").pluck(),
+  owners: db
+    .prepare("SELECT user_id FROM application_owners WHERE app_key = ? ORDER BY added_at, user_id")
+    .pluck(),
   // The application and the user are read in the same statement: no owner row outlives either
   addOwner: db.prepare(`INSERT INTO application_owners (app_key, user_id, added_at)
     SELECT a.app_key, u.user_id, @now FROM applications AS a, users AS u
@@ -181,6 +183,42 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
   }
 }
 
+/** The review status and the owners of the applications (docs/platform.md). */
+const reviewMethods = (
+  { write }: Over,
+  q: ReturnType<typeof prepare>,
+  found: (row: unknown) => Option.Option<Application.Application>
+): Pick<
+  ApplicationStore.ApplicationStore["Type"],
+  "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"
+> => {
+  // Review.endsIssued: the tokens and unused codes end in the write that changes the status
+  const setStatus = (appKey: string, change: Review.StatusChange, now: number) => {
+    const row = q.setStatus.get({ appKey, from: change.from, to: change.to, reason: change.reason })
+    if (row === undefined) {
+      const current = q.statusOf.get(appKey) as string | undefined
+      if (current === undefined) return Option.none()
+      return refuse(new ApplicationStore.StatusChanged({ appKey, status: current }))
+    }
+    if (Review.endsIssued(change.to)) {
+      q.revokeByApp.run(now, appKey)
+      q.retireCodes.run(appKey)
+    }
+    return found(row)
+  }
+  return {
+    setStatus: (appKey, change, now) =>
+      write<Option.Option<Application.Application>, ApplicationStore.StatusChanged>(() =>
+        setStatus(appKey, change, now)
+      ),
+    owners: (appKey) => attempt(() => q.owners.all(appKey) as Array<string>),
+    addOwner: (appKey, userId, now) => write(() => q.addOwner.run({ appKey, userId, now }).changes > 0),
+    removeOwner: (appKey, userId) => write(() => q.removeOwner.run(appKey, userId).changes > 0),
+    ownedBy: (userId) =>
+      attempt(() => q.ownedBy.all(userId).map((row) => Tables.fromRow(Tables.applications, row as Row)))
+  }
+}
+
 /**
  * Applications in the `applications` table; removing one revokes its tokens, and making one public
  * its refresh token families, in the same transaction.
@@ -213,20 +251,6 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
     q.removeOwners.run(appKey)
     return q.remove.run(appKey).changes > 0
   })
-  // Review.endsIssued: the tokens and unused codes end in the write that changes the status
-  const setStatus = (appKey: string, change: Review.StatusChange, now: number) => {
-    const row = q.setStatus.get({ appKey, from: change.from, to: change.to, reason: change.reason })
-    if (row === undefined) {
-      const current = q.statusOf.get(appKey) as string | undefined
-      if (current === undefined) return Option.none()
-      return refuse(new ApplicationStore.StatusChanged({ appKey, status: current }))
-    }
-    if (Review.endsIssued(change.to)) {
-      q.revokeByApp.run(now, appKey)
-      q.retireCodes.run(appKey)
-    }
-    return found(row)
-  }
   return {
     insert: (app) =>
       insertNew(
@@ -256,15 +280,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
       }),
     // Decoded inside the write: a row the schema refuses rolls the change back.
     update: (appKey, changes, now) => write(() => update(appKey, changes, now)),
-    setStatus: (appKey, change, now) =>
-      write<Option.Option<Application.Application>, ApplicationStore.StatusChanged>(() =>
-        setStatus(appKey, change, now)
-      ),
-    owners: (appKey) => attempt(() => q.owners.all(appKey) as Array<string>),
-    addOwner: (appKey, userId, now) => write(() => q.addOwner.run({ appKey, userId, now }).changes > 0),
-    removeOwner: (appKey, userId) => write(() => q.removeOwner.run(appKey, userId).changes > 0),
-    ownedBy: (userId) =>
-      attempt(() => q.ownedBy.all(userId).map((row) => Tables.fromRow(Tables.applications, row as Row))),
+    ...reviewMethods(over, q, found),
     remove: (appKey, now) => write(() => remove(appKey, now))
   }
 }
