@@ -37,7 +37,7 @@ describe("app suspend, reinstate, approve, reject", () => {
     const appKey = await newApp()
     const before = await cli(["app", "show", appKey])
     assert.notInclude(before.stdout, "Status:")
-    assert.deepInclude(await json(["app", "show", appKey, "--json"]), {
+    assert.deepInclude(await json<Record<string, unknown>>(["app", "show", appKey, "--json"]), {
       status: "active",
       status_reason: null
     })
@@ -86,7 +86,9 @@ describe("app suspend, reinstate, approve, reject", () => {
     assert.include(extra.stderr, "approve takes no reason")
     assert.strictEqual((await cli(["app", "approve", "no-such-app"])).code, 1)
     assert.strictEqual((await cli(["app", "approve"])).code, 2)
-    assert.deepInclude(await json(["app", "show", appKey, "--json"]), { status: "active" })
+    assert.deepInclude(await json<Record<string, unknown>>(["app", "show", appKey, "--json"]), {
+      status: "active"
+    })
   })
 })
 
@@ -109,18 +111,24 @@ describe("app owner", () => {
     const added = await cli(["app", "owner", "add", appKey, "dev-owner"])
     assert.strictEqual(added.code, 0, added.stderr)
     assert.include(added.stdout, `"dev-owner" (id ${user.user_id}) now owns application ${appKey}`)
-    assert.deepInclude(await json(["app", "owner", "add", appKey, user.user_id, "--json"]), {
-      owner: true,
-      changed: false
-    })
+    assert.deepInclude(
+      await json<Record<string, unknown>>(["app", "owner", "add", appKey, user.user_id, "--json"]),
+      {
+        owner: true,
+        changed: false
+      }
+    )
     assert.deepStrictEqual(await json(["app", "owner", "list", appKey, "--json"]), {
       app_key: appKey,
       owners: [user.user_id]
     })
-    assert.deepInclude(await json(["app", "owner", "remove", appKey, "dev-owner", "--json"]), {
-      owner: false,
-      changed: true
-    })
+    assert.deepInclude(
+      await json<Record<string, unknown>>(["app", "owner", "remove", appKey, "dev-owner", "--json"]),
+      {
+        owner: false,
+        changed: true
+      }
+    )
     const again = await cli(["app", "owner", "remove", appKey, "dev-owner"])
     assert.strictEqual(again.code, 1)
     assert.include(again.stderr, "does not own")

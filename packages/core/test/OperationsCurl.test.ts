@@ -117,7 +117,10 @@ describe("docs/operations.md: Administration with curl", () => {
           statuses,
           // approve and reject (409: the application is active), suspend and reinstate; the second
           // factor's reset (200) just before alice's deletion
-          [201, 200, 200, 409, 409, 200, 200, 200, 200, 201, 404, 404, 200, 200, 200, 200, 200, 404, 404, 404, 200]
+          [
+            201, 200, 200, 409, 409, 200, 200, 200, 200, 201, 404, 404, 200, 200, 200, 200, 200, 404, 404,
+            404, 200
+          ]
         )
       }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
   )
