@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as ReviewCommands from "./commands/review.js"
 import * as Scopes from "./commands/scopes.js"
 import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
@@ -53,6 +54,12 @@ Applications
   app show <app-key> [--json]
   app rotate-secret <app-key> [--grace <n>s|m|h|d] [--json]
   app delete <app-key> [--json]
+  app approve <app-key> [--json]
+  app reject <app-key> --reason=<text> [--json]
+  app suspend <app-key> --reason=<text> [--json]
+  app reinstate <app-key> [--json]
+  app owner add|remove <app-key> <username-or-user-id> [--json]
+  app owner list <app-key> [--json]
 
 Users
   user create --username <username> (--password <password> | --password-stdin) [--json]
@@ -93,6 +100,7 @@ app update --redirect-uri replaces every redirect URI; a lifetime of "default" r
 app update --confidential gives a public application a new App Secret, shown once.
 scope update --description replaces every description; a new scope needs review and is not
 developer requestable unless told. Once the catalogue has scopes, an application's scopes must be in it.
+app suspend revokes every token and code of the application; app reinstate brings none back.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 A user is named by id or by username (the id is tried first; no username is another user's id),
 as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
@@ -106,6 +114,7 @@ named on stderr; the server key is LATCHKEY_SECRET or the one kept in the databa
 /** Every command by name: `<group> <action>`, or one word (`backup`). */
 const commands: Readonly<Record<string, Command>> = {
   ...Apps.commands,
+  ...ReviewCommands.commands,
   ...Users.commands,
   ...Consents.commands,
   ...AuditCommands.commands,

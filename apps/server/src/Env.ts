@@ -128,6 +128,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
     jwtAccessTokenTtl: get("LATCHKEY_JWT_ACCESS_TOKEN_TTL"),
     signingAlgorithm: get("LATCHKEY_SIGNING_ALGORITHM"),
     mfa: get("LATCHKEY_MFA"),
+    appReview: get("LATCHKEY_APP_REVIEW") === "on",
     sessionTtl: get("LATCHKEY_SESSION_TTL"),
     sessionMaxAge: get("LATCHKEY_SESSION_MAX_AGE"),
     trustProxy: get("LATCHKEY_TRUST_PROXY"),

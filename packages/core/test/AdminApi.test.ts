@@ -175,7 +175,9 @@ describe("AdminApi: applications", () => {
         "web_origins",
         "post_logout_redirect_uris",
         "token_endpoint_auth_method",
-        "scope_delimiter"
+        "scope_delimiter",
+        "status",
+        "status_reason"
       ])
       assert.notInclude(listed.body, a.app_secret)
       const patched = yield* api("PATCH", `/applications/${a.app_key}`, {

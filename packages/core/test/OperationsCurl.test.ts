@@ -89,7 +89,7 @@ describe("docs/operations.md: Administration with curl", () => {
   })
 
   it.effect(
-    "the admin API takes the examples in order: each succeeds, or is 404 for what an earlier one deleted",
+    "the admin API takes the examples in order: each succeeds, or is 404 for what an earlier one deleted, or 409 for a review action an active application does not allow",
     () =>
       Effect.gen(function* () {
         let appKey = "$APP_KEY"
@@ -112,11 +112,16 @@ describe("docs/operations.md: Administration with curl", () => {
           const created = e.method === "POST" && e.path === "/applications"
           if (created) appKey = (JSON.parse(res.body) as { app_key: string }).app_key
         }
-        // the application is deleted before the consents and tokens examples, alice before hers
+        // the application is deleted before the owners, consents and tokens examples, alice before hers
         assert.deepStrictEqual(
           statuses,
-          // the scope catalogue's three after the signing key; the second factor's reset (200) just before alice's deletion
-          [201, 200, 200, 200, 200, 201, 200, 200, 201, 200, 200, 200, 200, 200, 404, 404, 404, 200]
+          // approve and reject (409: the application is active), suspend and reinstate; the scope
+          // catalogue's three after the signing key; the owners' two (404: the application is
+          // gone); the second factor's reset (200) just before alice's deletion
+          [
+            201, 200, 200, 409, 409, 200, 200, 200, 200, 201, 200, 200, 201, 404, 404, 200, 200, 200, 200,
+            200, 404, 404, 404, 200
+          ]
         )
       }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
   )

@@ -5,6 +5,7 @@
 import { Effect, Layer } from "effect"
 import * as AdminApi from "../src/admin/AdminApi.js"
 import type * as Http from "../src/http/Http.js"
+import type * as Config from "../src/model/Config.js"
 import * as Audit from "../src/security/Audit.js"
 import * as Memory from "../src/storage/Memory.js"
 import { TestLayer } from "./fixtures.js"
@@ -12,8 +13,9 @@ import { TestLayer } from "./fixtures.js"
 /** The admin token every request carries unless told otherwise. */
 export const adminToken = "admin-token-0123456789abcdef-0123456789"
 
-/** The test layer with the audit trail kept in memory. */
-export const Audited = () => Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))
+/** The test layer (with these settings) with the audit trail kept in memory. */
+export const Audited = (overrides: Partial<Config.Settings> = {}) =>
+  Layer.mergeAll(TestLayer(overrides), Layer.provideMerge(Audit.layer, Memory.auditLayer))
 
 /** A JSON object of an answer. */
 export type Json = Record<string, unknown>

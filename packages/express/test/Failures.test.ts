@@ -19,6 +19,11 @@ const broken = Layer.effectContext(
       updateSecret: down,
       markPreviousSecretUsed: down,
       update: down,
+      setStatus: down,
+      owners: down,
+      addOwner: down,
+      removeOwner: down,
+      ownedBy: down,
       remove: down
     })
   })

@@ -56,6 +56,8 @@ export const application = (overrides: Partial<Application.Application> = {}): A
   backchannelLogoutUri: null,
   backchannelLogoutSessionRequired: false,
   requireMfa: false,
+  status: "active",
+  statusReason: null,
   ...overrides
 })
 

@@ -20,6 +20,7 @@ import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
 import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
+import { reviewCases } from "./internal/reviewCases.js"
 import { scopeCases } from "./internal/scopeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
@@ -73,5 +74,6 @@ export const storageContract = (
     deviceCases(it)
     trustedDeviceCases(it)
     scopeCases(it)
+    reviewCases(it)
   })
 }

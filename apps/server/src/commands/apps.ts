@@ -40,7 +40,13 @@ const describeApp = (a: Application.Application): string =>
     `  Lifetimes:     access ${lifetime(a.accessTokenTtl)}, refresh ${lifetime(a.refreshTokenTtl)}`,
     `  Created:       ${iso(a.createdAt)}`,
     ...clientLines(a),
-    ...oldSecretLine(a)
+    ...oldSecretLine(a),
+    // Shown only for an application that is not active: every other one reads as before
+    ...(Application.inService(a)
+      ? []
+      : [
+          `  Status:        ${Application.status(a)}${a.statusReason == null ? "" : ` (${JSON.stringify(a.statusReason)})`}`
+        ])
   ].join("\n")
 
 /** What an application opted into: a line for each option that is not the default. */

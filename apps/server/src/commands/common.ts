@@ -9,6 +9,7 @@ import {
   AdminJson,
   type ApplicationStore,
   Audit,
+  type Review,
   type ScopeStore,
   type StorageError,
   type User,
@@ -116,6 +117,8 @@ type CommandError =
   | StorageError.StorageError
   | Admin.InvalidField
   | Admin.NotFound
+  | Review.IllegalTransition
+  | Review.NotEditable
 
 const message = (e: CommandError): string => {
   switch (e._tag) {
@@ -129,6 +132,8 @@ const message = (e: CommandError): string => {
       return `the database failed: ${e.message}`
     case "InvalidField":
     case "NotFound":
+    case "IllegalTransition":
+    case "NotEditable":
       return e.description
   }
 }

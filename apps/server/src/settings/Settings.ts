@@ -117,6 +117,8 @@ export const settings = {
     "Passkeys (WebAuthn) as a first factor ({bounds}): `on` adds \"Sign in with a passkey\" to the sign-in page and the passkey endpoints of signed-in users (docs/sign-in.md of the Latchkey repository); the RP ID is the issuer's host name"),
   LATCHKEY_MFA: oneOf(Config.MfaPolicy.literals, Config.defaults.mfa,
     "Second factor for every sign-in ({bounds}): `required` makes every authorization need a passkey, or a password and an authenticator app's code (a user without one is led to set one up on the account page); `optional` leaves it to the applications (`app create --require-mfa`) and to requests' `acr_values`. More in docs/sign-in.md of the Latchkey repository"),
+  LATCHKEY_APP_REVIEW: oneOf(["on", "off"], "off",
+    "Review of developers' applications ({bounds}): `on` makes an application a developer registers wait for an operator's `app approve`, and a developer's change to the redirect URIs or scopes of an active one sends it back to review; applications an operator registers are active either way. More in docs/platform.md of the Latchkey repository"),
   LATCHKEY_SESSION_TTL: whole(lifetime(60, 7 * day, Config.defaults.sessionTtl),
     "Idle lifetime of a sign-in session of the authorize pages, seconds ({bounds}); every page renews it"),
   LATCHKEY_SESSION_MAX_AGE: whole(lifetime(300, 30 * day, Config.defaults.sessionMaxAge),

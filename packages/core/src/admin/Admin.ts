@@ -12,9 +12,12 @@ import {
   isPublic,
   livePreviousSecret,
   maxSecretGrace,
-  publicGrantTypes
+  publicGrantTypes,
+  type Status,
+  status
 } from "../model/Application.js"
 import { OpenIdParam } from "../model/OpenId.js"
+import * as Review from "../model/Review.js"
 import * as Scope from "../model/Scope.js"
 import type { User } from "../model/User.js"
 import { secretDigest } from "../oauth/ClientAuth.js"
@@ -25,6 +28,7 @@ import { ApplicationStore } from "../storage/ApplicationStore.js"
 import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { TokenStore } from "../storage/TokenStore.js"
+import { atomically } from "../storage/Transaction.js"
 import { type Changes, checkPublic, clientChanges, tokenFields } from "./internal/clientType.js"
 import {
   checkGrantTypes,
@@ -91,6 +95,8 @@ export {
 
 import { checkCatalogued } from "./internal/scopes.js"
 
+/** What `app create` takes, and what `app update` may change. */
+export type { ApplicationPatch, NewApplication } from "./internal/inputs.js"
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
 export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
 /**
@@ -99,80 +105,20 @@ export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
  * (`revokedTokensJson`).
  */
 export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
+/**
+ * The review of applications and their owners (docs/platform.md): `reviewApplication` (approve,
+ * reject, suspend, reinstate; `IllegalTransition` 409), `listOwners`, `addOwner`, `removeOwner`
+ * and `applicationsOwnedBy`, each change audited with the actor.
+ */
+export {
+  addOwner,
+  applicationsOwnedBy,
+  listOwners,
+  removeOwner,
+  reviewApplication
+} from "./internal/review.js"
 
-/** What `app create` takes. */
-export interface NewApplication {
-  readonly name: string
-  readonly redirectUris: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  /** Import an App Key that exists elsewhere (migration). */
-  readonly appKey?: string
-  /** Import an App Secret that exists elsewhere: at least 32 characters. */
-  readonly appSecret?: string
-  /** Access token lifetime in seconds; absent or null for the server default. */
-  readonly accessTokenTtl?: number | null
-  /** Refresh token lifetime in seconds; absent or null for the server default. */
-  readonly refreshTokenTtl?: number | null
-  /**
-   * A public client (RFC 6749 §2.1): no App Secret, only the authorization_code and
-   * refresh_token grants (the default for it), PKCE required. Absent means confidential.
-   */
-  readonly public?: boolean
-  /** `opaque` (the default) or `jwt` (RFC 9068). */
-  readonly accessTokenFormat?: string
-  /** The `aud` of its JWT access tokens: an absolute URI, or absent or null for the issuer. */
-  readonly accessTokenAudience?: string | null
-  /** Browser origins (`https://app.example`) whose pages may call it (CORS); `Application.validateWebOrigin`. */
-  readonly webOrigins?: ReadonlyArray<string>
-  /** `client_secret_basic` (the default) or `client_secret_post`; a public application sends no secret at all. */
-  readonly tokenEndpointAuthMethod?: string
-  /** How its answers join scopes: `comma` (the default) or `space` (RFC 6749 §3.3). */
-  readonly scopeDelimiter?: string
-  /** Where RP-initiated logout may send the browser back to, checked like redirect URIs; none by default. */
-  readonly postLogoutRedirectUris?: ReadonlyArray<string>
-  /** Where logout tokens are POSTed (back-channel logout; https, or http on loopback); none by default. */
-  readonly backchannelLogoutUri?: string | null
-  /** Whether its logout tokens must carry `sid` (they always do). */
-  readonly backchannelLogoutSessionRequired?: boolean
-  /** Whether every authorization for it needs a second factor; false by default. */
-  readonly requireMfa?: boolean
-}
-
-/** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
-export interface ApplicationPatch {
-  readonly name?: string
-  readonly redirectUris?: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  readonly accessTokenTtl?: number | null
-  readonly refreshTokenTtl?: number | null
-  /**
-   * Make it public (its App Secret, and any previous one, stop working, and every refresh token
-   * family it holds ends) or confidential (a new App Secret is generated and returned once, in
-   * `Updated.appSecret`).
-   */
-  readonly public?: boolean
-  readonly accessTokenFormat?: string
-  readonly accessTokenAudience?: string | null
-  /** The whole new list of web origins; empty removes them all. */
-  readonly webOrigins?: ReadonlyArray<string>
-  /** `client_secret_basic` or `client_secret_post`; refused for an application that is (or becomes) public. */
-  readonly tokenEndpointAuthMethod?: string
-  /** `comma` or `space`. */
-  readonly scopeDelimiter?: string
-  /** The whole new list of post-logout redirect URIs; empty removes them all. */
-  readonly postLogoutRedirectUris?: ReadonlyArray<string>
-  /** The back-channel logout URI; null removes it. */
-  readonly backchannelLogoutUri?: string | null
-  readonly backchannelLogoutSessionRequired?: boolean
-  /** Whether every authorization for it needs a second factor. */
-  readonly requireMfa?: boolean
-}
+import type { ApplicationPatch, NewApplication } from "./internal/inputs.js"
 
 /** A created confidential application and its secret, shown this once. */
 export interface Created {
@@ -237,7 +183,7 @@ const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
 })
 
 /** Validate and register a new application; recorded as `application_created` in the same write. */
-const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication, onBehalf?: OnBehalf) {
   const name = yield* checkName(input.name)
   const isPublicApp = input.public === true
   const redirectUris = yield* checkRedirectUris(input.redirectUris, { public: isPublicApp })
@@ -269,14 +215,51 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
             public: isPublicApp
           })
         }),
-    ...(yield* tokenFields(input))
+    ...(yield* tokenFields(input)),
+    ...(onBehalf === undefined || onBehalf.status === "active" ? {} : { status: onBehalf.status })
   }
   const apps = yield* ApplicationStore
-  yield* Audit.recordWith(apps.insert(app), [
-    ["application_created", { appKey, detail: `name ${JSON.stringify(name)}` }]
+  const now = app.createdAt
+  // An owned application and its owner are one write (docs/platform.md)
+  const write =
+    onBehalf === undefined
+      ? apps.insert(app)
+      : atomically(
+          Effect.zipRight(
+            apps.insert(app),
+            found(() => new NotFound({ what: "user", description: "the owner no longer exists" }))(
+              apps.addOwner(appKey, onBehalf.owner, now)
+            )
+          )
+        )
+  const behalf = onBehalf === undefined ? "" : `, for user ${onBehalf.owner}, ${onBehalf.status}`
+  yield* Audit.recordWith(write, [
+    [
+      "application_created",
+      { appKey, userId: onBehalf?.owner ?? null, detail: `name ${JSON.stringify(name)}${behalf}` }
+    ]
   ])
   return { app, appSecret } satisfies Created | PublicCreated
 })
+
+/** Whom an application is registered for: the developer who owns it, and the status it starts in. */
+export interface OnBehalf {
+  readonly owner: string
+  readonly status: Status
+}
+
+/**
+ * `createApplication` for a developer (`Developer.createApplication`): the application starts in
+ * `onBehalf.status` and is owned by `onBehalf.owner`, both in the write that registers it.
+ */
+export const createOwnedApplication = <I extends NewApplication>(
+  input: I,
+  onBehalf: OnBehalf
+): Effect.Effect<
+  CreatedFor<I>,
+  Effect.Effect.Error<ReturnType<typeof create>>,
+  Effect.Effect.Context<ReturnType<typeof create>>
+> => create(input, onBehalf) as Effect.Effect<CreatedFor<I>, never, never>
 
 /**
  * Validate and register a new application; recorded as `application_created` in the same write.
@@ -300,7 +283,8 @@ export const createApplication = <I extends NewApplication>(
  */
 export const updateApplication = Effect.fn("Admin.updateApplication")(function* (
   appKey: string,
-  patch: ApplicationPatch
+  patch: ApplicationPatch,
+  resubmit = false
 ) {
   yield* plain("app_key", appKey)
   const current = yield* Effect.cached(findApplication(appKey))
@@ -350,13 +334,13 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   const client = yield* clientChanges(appKey, patch, changes, current)
   fields.push(...client.fields)
   if (fields.length === 0) return { app: yield* current, appSecret: null } satisfies Updated
-  const apps = yield* ApplicationStore
-  // Fails inside the write when there is no such application, so no event is kept for it
-  const write = Effect.flatMap(apps.update(appKey, changes, yield* nowSeconds), (updated) =>
-    Option.match(updated, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
-  )
+  const back = resubmit && sendsBack(yield* current, changes)
+  const write = changing(yield* ApplicationStore, appKey, changes, yield* nowSeconds, back)
   const app = yield* Audit.recordWith(write, [
-    ["application_updated", { appKey, detail: `changed ${fields.join(", ")}` }],
+    [
+      "application_updated",
+      { appKey, detail: `changed ${fields.join(", ")}${back ? "; back to review" : ""}` }
+    ],
     ...(changes.public === true
       ? [
           [
@@ -368,6 +352,42 @@ export const updateApplication = Effect.fn("Admin.updateApplication")(function* 
   ])
   return { app, appSecret: client.appSecret } satisfies Updated
 })
+
+/**
+ * The write of `updateApplication`: the change, failing inside the write when there is no such
+ * application (so no event is kept for it), and with `back` the return to review in the same
+ * write (docs/platform.md).
+ */
+const changing = (
+  apps: ApplicationStore["Type"],
+  appKey: string,
+  changes: Changes,
+  now: number,
+  back: boolean
+) => {
+  const some = <A>(after: Option.Option<A>) =>
+    Option.match(after, { onNone: () => Effect.fail(noApplication(appKey)), onSome: Effect.succeed })
+  const updated = Effect.flatMap(apps.update(appKey, changes, now), some)
+  if (!back) return updated
+  const pending = apps.setStatus(appKey, Review.resubmission, now).pipe(
+    Effect.catchTag("StatusChanged", (e) => Effect.fail(Review.notEditable(appKey, e.status))),
+    Effect.flatMap(some)
+  )
+  return atomically(Effect.zipRight(updated, pending))
+}
+
+/**
+ * Whether a developer's `changes` send the active application `app` back to review: they change
+ * its redirect URIs or its scopes (docs/platform.md).
+ */
+const sendsBack = (app: Application, changes: Changes): boolean => {
+  const differs = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
+    a !== undefined && (a.length !== b.length || a.some((x, i) => x !== b[i]))
+  return (
+    status(app) === "active" &&
+    (differs(changes.redirectUris, app.redirectUris) || differs(changes.scopes, app.scopes))
+  )
+}
 
 /** A rotated App Secret, shown this once, and until when the one it replaced still works. */
 export interface Rotated {

@@ -11,6 +11,7 @@
  */
 import { Effect, type Schema } from "effect"
 import * as Http from "../http/Http.js"
+import type * as Review from "../model/Review.js"
 import * as Accounts from "../security/Accounts.js"
 import * as Audit from "../security/Audit.js"
 import { timingSafeEqual } from "../services/Digest.js"
@@ -24,6 +25,7 @@ import * as AdminEndpoints from "./AdminEndpoints.js"
 import * as AdminJson from "./AdminJson.js"
 import { adminDocument } from "./AdminOpenApi.js"
 import { badField, type Refused, readBody, readQuery } from "./internal/request.js"
+import * as ReviewJson from "./ReviewJson.js"
 
 /** The path every admin endpoint is under. */
 export const basePath: string = AdminJson.basePath
@@ -66,6 +68,8 @@ type Failure =
   | Refused
   | Admin.InvalidField
   | Admin.NotFound
+  | Review.IllegalTransition
+  | Review.NotEditable
   | { readonly _tag: "AppKeyTaken"; readonly appKey: string }
   | { readonly _tag: "UsernameTaken"; readonly username: string }
   | { readonly _tag: "ScopeTaken"; readonly name: string }
@@ -79,6 +83,9 @@ const failureResponse = (e: Http.Settled<Failure>): Http.HttpResponse => {
       return Http.json(400, { error: e.error, error_description: e.description, field: e.field })
     case "NotFound":
       return Http.json(404, { error: e.error, error_description: e.description })
+    case "IllegalTransition":
+    case "NotEditable":
+      return Http.json(409, { error: e.error, error_description: e.description })
     case "AppKeyTaken":
       return Http.json(409, {
         error: "conflict",
@@ -212,6 +219,27 @@ const handlers: {
   rotateSecret: ({ params, body }) =>
     Effect.map(Admin.rotateSecret(params.app_key, body.grace_seconds ?? 0), (r) =>
       AdminJson.rotatedSecret(params.app_key, r.appSecret, r.previousSecretExpiresAt)
+    ),
+  approveApplication: ({ params }) =>
+    Effect.flatMap(Admin.reviewApplication(params.app_key, "approve"), applicationJson),
+  rejectApplication: ({ params, body }) =>
+    Effect.flatMap(Admin.reviewApplication(params.app_key, "reject", body.reason), applicationJson),
+  suspendApplication: ({ params, body }) =>
+    Effect.flatMap(Admin.reviewApplication(params.app_key, "suspend", body.reason), applicationJson),
+  reinstateApplication: ({ params }) =>
+    Effect.flatMap(Admin.reviewApplication(params.app_key, "reinstate"), applicationJson),
+  listOwners: ({ params }) =>
+    Effect.map(Admin.listOwners(params.app_key), (owners) => ({
+      app_key: params.app_key,
+      owners: [...owners]
+    })),
+  addOwner: ({ params, body }) =>
+    Effect.map(Admin.addOwner(params.app_key, body.user), ({ user, added }) =>
+      ReviewJson.ownerChange(params.app_key, user, true, added)
+    ),
+  removeOwner: ({ params }) =>
+    Effect.map(Admin.removeOwner(params.app_key, params.user), (user) =>
+      ReviewJson.ownerChange(params.app_key, user, false, true)
     ),
   revokeSubjectTokens: ({ params }) =>
     Effect.flatMap(Admin.revokeSubjectTokens(params.app_key, params.open_id), (revoked) =>

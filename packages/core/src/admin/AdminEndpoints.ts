@@ -8,6 +8,7 @@ import { Schema, type SchemaAST } from "effect"
 import { EventType } from "../security/AuditEvent.js"
 import * as AdminJson from "./AdminJson.js"
 import { defaultAuditLimit, maxAuditLimit } from "./internal/audit.js"
+import * as ReviewJson from "./ReviewJson.js"
 
 /** A method the admin API answers. */
 export type Method = "GET" | "POST" | "PATCH" | "DELETE"
@@ -173,6 +174,71 @@ export const endpoints = {
     status: 200,
     response: AdminJson.RotatedSecret,
     description: "the new secret"
+  }),
+  approveApplication: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/approve",
+    summary: "Approve a pending application: it becomes active (cli app approve)",
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application as it is now",
+    conflict: "the application is not pending"
+  }),
+  rejectApplication: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/reject",
+    summary: "Reject a pending application with a reason (cli app reject --reason)",
+    body: { schema: ReviewJson.Reason, description: "Why, shown to the application's owners." },
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application as it is now",
+    conflict: "the application is not pending"
+  }),
+  suspendApplication: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/suspend",
+    summary:
+      "Suspend an active application with a reason, revoking every token and code it holds in the same write (cli app suspend --reason)",
+    body: { schema: ReviewJson.Reason, description: "Why, shown to the application's owners." },
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application as it is now",
+    conflict: "the application is not active"
+  }),
+  reinstateApplication: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/reinstate",
+    summary:
+      "Reinstate a suspended application: it becomes active; nothing revoked comes back (cli app reinstate)",
+    status: 200,
+    response: AdminJson.ApplicationJson,
+    description: "the application as it is now",
+    conflict: "the application is not suspended"
+  }),
+  listOwners: endpoint({
+    method: "GET",
+    path: "/applications/{app_key}/owners",
+    summary: "The users who own the application, in the order they were added (cli app owner list)",
+    status: 200,
+    response: ReviewJson.OwnersJson,
+    description: "the owners' user ids; none for an application an operator registered"
+  }),
+  addOwner: endpoint({
+    method: "POST",
+    path: "/applications/{app_key}/owners",
+    summary: "Make a user a co-owner of the application (cli app owner add)",
+    body: { schema: ReviewJson.NewOwner, description: "The user to add." },
+    status: 200,
+    response: ReviewJson.OwnerChange,
+    description: "the user, an owner now"
+  }),
+  removeOwner: endpoint({
+    method: "DELETE",
+    path: "/applications/{app_key}/owners/{user}",
+    summary: "Remove a user from the application's owners (cli app owner remove)",
+    status: 200,
+    response: ReviewJson.OwnerChange,
+    description: "the user, no longer an owner"
   }),
   revokeSubjectTokens: endpoint({
     method: "DELETE",

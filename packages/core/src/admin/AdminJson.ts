@@ -9,6 +9,7 @@ import * as Paths from "../http/Paths.js"
 import {
   AccessTokenFormat,
   type Application,
+  Status as ApplicationStatus,
   accessTokenFormat,
   backchannelLogoutSessionRequired,
   GrantType,
@@ -18,6 +19,7 @@ import {
   requiresMfa,
   ScopeDelimiter,
   scopeDelimiter,
+  status,
   TokenEndpointAuthMethod,
   tokenEndpointAuthMethod,
   webOrigins
@@ -208,7 +210,9 @@ const applicationFields = {
   created_at: Time,
   previous_secret_expires_at: Schema.NullOr(Time),
   previous_secret_first_used_at: Schema.NullOr(Time),
-  ...shownClientFields
+  ...shownClientFields,
+  status: ApplicationStatus.annotations({ description: "the review status (docs/platform.md)" }),
+  status_reason: Schema.NullOr(Schema.String).annotations({ description: "why it was rejected or suspended" })
 }
 
 /** An application as `app list --json`, `app show --json` and the admin API show it; never a secret. */
@@ -371,7 +375,9 @@ export const application = (app: Application, now: number): ApplicationJson => {
     created_at: time(app.createdAt),
     previous_secret_expires_at: live ? timeOrNull(app.previousSecretExpiresAt) : null,
     previous_secret_first_used_at: live ? timeOrNull(app.previousSecretUsedAt) : null,
-    ...clientJson(app)
+    ...clientJson(app),
+    status: status(app),
+    status_reason: app.statusReason ?? null
   }
 }
 

@@ -38,6 +38,16 @@ export const ScopeDelimiter = Schema.Literal("comma", "space")
 /** A scope delimiter. */
 export type ScopeDelimiter = typeof ScopeDelimiter.Type
 
+/**
+ * Where an application stands in the operator's review (docs/platform.md): `active` (every
+ * application before review existed, and every one an operator registers), `pending` (waiting for
+ * the operator), `rejected` and `suspended` (both with the operator's reason). Only an active
+ * application obtains tokens or starts an authorization.
+ */
+export const Status = Schema.Literal("active", "pending", "rejected", "suspended")
+/** An application's review status. */
+export type Status = typeof Status.Type
+
 /** Grant types of a new application when none are named (`app create` in apps/server/README.md). */
 export const defaultGrantTypes: ReadonlyArray<GrantType> = [
   "authorization_code",
@@ -109,7 +119,11 @@ export const Application = Schema.Struct({
    * Whether every authorization for it needs a second factor (a passkey, or a password and an
    * authenticator app's code); absent means false (`requiresMfa`).
    */
-  requireMfa: Schema.optionalWith(Schema.Boolean, { exact: true })
+  requireMfa: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /** Its review status; absent means `active` (`status`). */
+  status: Schema.optionalWith(Status, { exact: true }),
+  /** The operator's reason for a rejection or suspension, or null (or absent) for none. */
+  statusReason: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })
 /** A registered application. */
 export type Application = typeof Application.Type
@@ -165,6 +179,12 @@ export const backchannelLogoutSessionRequired = (app: Application): boolean =>
 
 /** Whether every authorization for the application needs a second factor. */
 export const requiresMfa = (app: Application): boolean => app.requireMfa === true
+
+/** The application's review status. */
+export const status = (app: Application): Status => app.status ?? "active"
+
+/** Whether the application may obtain tokens and start authorizations: its status is `active`. */
+export const inService = (app: Application): boolean => app.status === undefined || app.status === "active"
 
 /** Longest origin accepted. */
 export const maxWebOriginLength = 2048

@@ -42,6 +42,13 @@ export interface Settings {
    * requests that ask for one with `acr_values`, get it).
    */
   readonly mfa: MfaPolicy
+  /**
+   * Whether an application a developer creates waits for the operator's review (`pending`), and a
+   * developer's change to the redirect URIs or scopes of an active one sends it back to review
+   * (default false: a developer's application is active at once). Operators' applications are
+   * active either way (docs/platform.md).
+   */
+  readonly appReview: boolean
 }
 
 /** The operator's second-factor policy. */
@@ -69,7 +76,8 @@ export const defaults = {
   idTokenTtl: 3600,
   jwtAccessTokenTtl: 300,
   signingAlgorithm: "ES256",
-  mfa: "optional"
+  mfa: "optional",
+  appReview: false
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */

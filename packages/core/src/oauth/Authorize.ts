@@ -8,8 +8,10 @@ import {
   type Application,
   allows,
   backchannelLogoutUri,
+  inService,
   isPublic,
-  matchesRedirectUri
+  matchesRedirectUri,
+  status
 } from "../model/Application.js"
 import type { AuthorizationCode } from "../model/AuthorizationCode.js"
 import { Config } from "../model/Config.js"
@@ -61,8 +63,15 @@ export interface AuthorizationRequest {
   readonly openId?: OpenIdRequest
 }
 
-/** Why an authorize request cannot be trusted: its client, its redirect URI, or the request as a whole. */
-export type ErrorPageReason = "unknown_client" | "bad_redirect_uri" | "bad_request"
+/**
+ * Why an authorize request cannot be trusted: its client, its redirect URI, or the request as a
+ * whole; or its application is not active (pending review, rejected or suspended: docs/platform.md).
+ */
+export type ErrorPageReason =
+  | "unknown_client"
+  | "bad_redirect_uri"
+  | "bad_request"
+  | "application_unavailable"
 
 /** The client or redirect URI cannot be trusted: show an error page, never redirect (RFC 6749 §4.1.2.1). */
 export class ErrorPage extends Data.TaggedError("ErrorPage")<{
@@ -159,6 +168,19 @@ const trustedClient = Effect.fnUntraced(function* (params: Form.Params) {
   if (Either.isLeft(client)) return yield* unknown()
   const found = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(client.right.client_id))
   if (Option.isNone(found)) return yield* unknown()
+  // docs/platform.md: an application that is not active starts no authorization; its redirect
+  // URI is not trusted meanwhile, so the error is a page (RFC 6749 §4.1.2.1), never a redirect
+  if (!inService(found.value)) {
+    return yield* Effect.fail(
+      new ErrorPage({
+        status: 400,
+        error: "unauthorized_client",
+        description: `this application is ${status(found.value)} and may not start an authorization`,
+        reason: "application_unavailable",
+        received: null
+      })
+    )
+  }
   const uri = parts.redirectUri(params)
   // RFC 6749 §3.1.2.3, RFC 9700 §2.1: exactly a registered URI; required even with only one registered
   if (Either.isLeft(uri) || !matchesRedirectUri(found.value, uri.right.redirect_uri)) {

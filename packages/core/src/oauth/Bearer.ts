@@ -5,6 +5,7 @@
  */
 import { Cause, Effect, Either, Option } from "effect"
 import { type HttpResponse, json, logDefect, retryAfter, serverError, unavailable } from "../http/Response.js"
+import { inService } from "../model/Application.js"
 import { Config } from "../model/Config.js"
 import {
   type Code,
@@ -39,7 +40,7 @@ const invalid = () => new InvalidToken({ description: "the access token is inval
 
 /**
  * An access token's principal, from its record in the TokenStore (read in the request `call`):
- * active, and of an application that still exists.
+ * active, and of an application that still exists and is active.
  */
 const storedIn = (
   call: Call.Call<TokenStore | ApplicationStore>,
@@ -51,7 +52,8 @@ const storedIn = (
       if (Option.isNone(found) || !isActive(found.value, Call.seconds(call))) return Effect.fail(invalid())
       const t = found.value
       return Effect.flatMap(Call.use(call, ApplicationStore).find(t.appKey), (app) =>
-        Option.isNone(app)
+        // An application that is not active (docs/platform.md): its tokens speak for no one meanwhile
+        Option.isNone(app) || !inService(app.value)
           ? Effect.fail(invalid())
           : Effect.succeed({
               clientId: t.appKey,

@@ -3,7 +3,7 @@
  * authenticated application's own tokens.
  */
 import { Effect, Either, Option, Schema } from "effect"
-import { type Application, scopeDelimiter } from "../model/Application.js"
+import { type Application, inService, scopeDelimiter } from "../model/Application.js"
 import type { InvalidRequest } from "../model/OAuthError.js"
 import * as Scope from "../model/Scope.js"
 import * as SignIn from "../model/SignIn.js"
@@ -84,9 +84,12 @@ const lookup = (
   )
 }
 
-/** The answer of introspection about `found` at `now`. */
+/**
+ * The answer of introspection about `found` at `now`: inactive too while the application (whose
+ * token it is) is not active (docs/platform.md).
+ */
 const answer = (found: Option.Option<Token>, app: Application, now: number): IntrospectionResponse => {
-  if (Option.isNone(found) || !isActive(found.value, now)) return { active: false }
+  if (Option.isNone(found) || !isActive(found.value, now) || !inService(app)) return { active: false }
   const t = found.value
   const scope = Scope.format(t.scope, scopeDelimiter(app))
   const tokenType = t.kind === "access" ? "Bearer" : "refresh_token"

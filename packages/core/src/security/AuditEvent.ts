@@ -47,7 +47,13 @@ export const EventType = Schema.Literal(
   "device_forgotten",
   "scope_created",
   "scope_updated",
-  "scope_deleted"
+  "scope_deleted",
+  "application_approved",
+  "application_rejected",
+  "application_suspended",
+  "application_reinstated",
+  "application_owner_added",
+  "application_owner_removed"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -3,6 +3,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Application } from "../model/Application.js"
+import type { StatusChange } from "../model/Review.js"
 import type { StorageError } from "./StorageError.js"
 import type { Entry, Key } from "./ThrottleStore.js"
 
@@ -17,6 +18,15 @@ export class AppKeyTaken extends Schema.TaggedError<AppKeyTaken>()("AppKeyTaken"
  */
 export class PreviousSecretMarked extends Schema.TaggedError<PreviousSecretMarked>()("PreviousSecretMarked", {
   appKey: Schema.String
+}) {}
+
+/**
+ * `setStatus` found the application in another status than the change's `from` (another change
+ * came first): nothing was written.
+ */
+export class StatusChanged extends Schema.TaggedError<StatusChanged>()("StatusChanged", {
+  appKey: Schema.String,
+  status: Schema.String
 }) {}
 
 /**
@@ -128,7 +138,30 @@ export class ApplicationStore extends Context.Tag("@latchkey/core/ApplicationSto
       changes: ApplicationChanges,
       now: number
     ) => Effect.Effect<Option.Option<Application>, StorageError>
-    /** Delete the application and revoke everything issued to it; false when there was none. */
+    /**
+     * Move the application from `change.from` to `change.to` with the reason, in one conditional
+     * write; when `Review.endsIssued(change.to)`, the same write revokes every token of the
+     * application at `now` and deletes its unused codes. The application as it is afterwards,
+     * none when there is no such application; `StatusChanged` (nothing written) when its status
+     * is not `change.from`.
+     */
+    readonly setStatus: (
+      appKey: string,
+      change: StatusChange,
+      now: number
+    ) => Effect.Effect<Option.Option<Application>, StatusChanged | StorageError>
+    /** The user ids of the application's owners, in the order they were added (none for an unknown App Key). */
+    readonly owners: (appKey: string) => Effect.Effect<ReadonlyArray<string>, StorageError>
+    /**
+     * Record `userId` as an owner of the application; false, writing nothing, when they are one
+     * already or the application or the user does not exist (checked in the same write).
+     */
+    readonly addOwner: (appKey: string, userId: string, now: number) => Effect.Effect<boolean, StorageError>
+    /** Remove `userId` from the application's owners; false when they were not one. */
+    readonly removeOwner: (appKey: string, userId: string) => Effect.Effect<boolean, StorageError>
+    /** The applications `userId` owns, oldest first. */
+    readonly ownedBy: (userId: string) => Effect.Effect<ReadonlyArray<Application>, StorageError>
+    /** Delete the application (its owners with it) and revoke everything issued to it; false when there was none. */
     readonly remove: (appKey: string, now: number) => Effect.Effect<boolean, StorageError>
   }
 >() {}

@@ -108,7 +108,9 @@ export const applications: Table<Application> = table("applications", Applicatio
   ["post_logout_redirect_uris", "postLogoutRedirectUris", "json", []],
   ["backchannel_logout_uri", "backchannelLogoutUri", "text"],
   ["backchannel_logout_session_required", "backchannelLogoutSessionRequired", "bool", false],
-  ["require_mfa", "requireMfa", "bool", false]
+  ["require_mfa", "requireMfa", "bool", false],
+  ["status", "status", "text", "active"],
+  ["status_reason", "statusReason", "text"]
 ])
 
 /** Platform users. */

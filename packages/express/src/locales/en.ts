@@ -226,6 +226,11 @@ export const en: Catalogue = {
         explain: (_, productName) =>
           `The link that brought you here names an application that is not registered with ${productName}, or that has been removed. Nothing has been shared with it. If this keeps happening, contact the application's support.`
       },
+      application_unavailable: {
+        title: "This application isn't available",
+        explain: (_, productName) =>
+          `The application that sent you here can't sign you in with ${productName} at the moment: it is waiting for review, or it has been suspended. Nothing has been shared with it.`
+      },
       bad_redirect_uri: {
         title: "This sign-in link can't be used",
         explain: (_, productName) =>

@@ -219,6 +219,11 @@ export const zhCN: Catalogue = {
         explain: (_, productName) =>
           `引导你来到这里的链接指向一个未在 ${productName} 注册或已被移除的应用。没有任何信息被分享给它。如果问题持续出现，请联系该应用的客服。`
       },
+      application_unavailable: {
+        title: "此应用暂不可用",
+        explain: (_, productName) =>
+          `引导你来到这里的应用目前无法通过 ${productName} 登录：它正在等待审核，或已被暂停。没有任何信息被分享给它。`
+      },
       bad_redirect_uri: {
         title: "无法使用此登录链接",
         explain: (_, productName) =>

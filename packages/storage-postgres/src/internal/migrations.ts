@@ -6,6 +6,7 @@
 import { Migrations, StorageError } from "@latchkey/core"
 import { Effect, Either } from "effect"
 import type { Tx } from "./database.js"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -454,7 +455,8 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
     sql: `CREATE TABLE scope_catalogue (name text COLLATE "C" PRIMARY KEY, descriptions json NOT NULL,
       developer_requestable boolean NOT NULL, needs_review boolean NOT NULL,
       created_at bigint NOT NULL, updated_at bigint NOT NULL)`
-  }
+  },
+  reviewMigration
 ]
 
 /** The schema version this build writes. */

@@ -3,6 +3,9 @@
  * transaction and recorded in `latchkey_schema`.
  */
 import { Migrations } from "@latchkey/core"
+import type BetterSqlite3 from "better-sqlite3"
+import { Either } from "effect"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -459,7 +462,8 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
     sql: `CREATE TABLE scope_catalogue (name TEXT PRIMARY KEY NOT NULL, descriptions TEXT NOT NULL,
       developer_requestable INTEGER NOT NULL CHECK (developer_requestable IN (0, 1)), needs_review
       INTEGER NOT NULL CHECK (needs_review IN (0, 1)), created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`
-  }
+  },
+  reviewMigration
 ]
 
 /** The schema version this build writes. */

@@ -3,8 +3,13 @@
  * parameters and the grant module that handles them.
  */
 import { Effect, Either } from "effect"
-import { type Application, allows } from "../../model/Application.js"
-import { type InvalidRequest, UnauthorizedClient, type UnsupportedGrantType } from "../../model/OAuthError.js"
+import { type Application, allows, inService, status } from "../../model/Application.js"
+import {
+  InvalidClient,
+  type InvalidRequest,
+  UnauthorizedClient,
+  type UnsupportedGrantType
+} from "../../model/OAuthError.js"
 import * as Call from "../Call.js"
 import type { Params } from "../requests/Form.js"
 import * as TokenRequest from "../requests/TokenRequest.js"
@@ -45,8 +50,19 @@ type Granted = ReturnType<(typeof grants)[keyof typeof grants]>
 export type Requirements = Effect.Effect.Context<Granted>
 
 /**
+ * The refusal of every grant to an application that is not active (docs/platform.md): RFC 6749
+ * §5.2 `invalid_client`, as for a client the server does not accept, told only to an application
+ * that proved its secret (or a public one), so it says why.
+ */
+export const outOfService = (app: Application): InvalidClient =>
+  new InvalidClient({
+    description: `this application is ${status(app)} and may not obtain tokens`
+  })
+
+/**
  * Run the grant a token request names, for an authenticated application, in the request `call`:
- * a missing grant_type is `invalid_request`, an unknown one `unsupported_grant_type` (both chosen
+ * an application that is not active is `invalid_client` (`outOfService`), whatever it asks; a
+ * missing grant_type is `invalid_request`, an unknown one `unsupported_grant_type` (both chosen
  * by `Params.refusal`), one the application is not registered for `unauthorized_client`.
  */
 export const serve = (
@@ -55,9 +71,10 @@ export const serve = (
   app: Application
 ): Effect.Effect<
   TokenResponse,
-  Effect.Effect.Error<Granted> | InvalidRequest | UnsupportedGrantType | UnauthorizedClient,
+  Effect.Effect.Error<Granted> | InvalidClient | InvalidRequest | UnsupportedGrantType | UnauthorizedClient,
   Requirements
 > => {
+  if (!inService(app)) return Effect.fail(outOfService(app))
   const named = TokenRequest.grantType(params)
   if (Either.isLeft(named)) return Effect.fail(named.left)
   const name = named.right.grant_type

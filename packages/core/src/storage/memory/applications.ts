@@ -1,12 +1,14 @@
 /** The memory store of registered applications. */
 import { Effect, Option } from "effect"
-import { type Application, allowsWebOrigin } from "../../model/Application.js"
+import { type Application, allowsWebOrigin, status } from "../../model/Application.js"
+import { endsIssued } from "../../model/Review.js"
 import {
   AppKeyTaken,
   type ApplicationChanges,
   type ApplicationStore,
   endsRefreshFamilies,
-  PreviousSecretMarked
+  PreviousSecretMarked,
+  StatusChanged
 } from "../ApplicationStore.js"
 import { revokeWhere, type State } from "./state.js"
 
@@ -45,7 +47,9 @@ const withDefaults = (app: Application): Application => ({
   postLogoutRedirectUris: app.postLogoutRedirectUris ?? [],
   backchannelLogoutUri: app.backchannelLogoutUri ?? null,
   backchannelLogoutSessionRequired: app.backchannelLogoutSessionRequired ?? false,
-  requireMfa: app.requireMfa ?? false
+  requireMfa: app.requireMfa ?? false,
+  status: app.status ?? "active",
+  statusReason: app.statusReason ?? null
 })
 
 /** `app` with `changes` applied: only the fields a registration change may touch. */
@@ -64,6 +68,46 @@ const changed = (app: Application, changes: ApplicationChanges): Application => 
     })
   }
   return updated
+}
+
+/** The review status and the owners of the applications in `state.apps` (docs/platform.md). */
+const reviewMethods = (
+  state: State
+): Pick<ApplicationStore["Type"], "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"> => {
+  const { apps } = state
+  return {
+    setStatus: (appKey, change, now) =>
+      Effect.suspend(() => {
+        const app = apps.get(appKey)
+        if (app === undefined) return Effect.succeed(Option.none())
+        if (status(app) !== change.from)
+          return Effect.fail(new StatusChanged({ appKey, status: status(app) }))
+        if (endsIssued(change.to)) {
+          revokeWhere(state, (t) => t.appKey === appKey, now)
+          for (const [k, c] of state.codes)
+            if (c.appKey === appKey && c.usedAt === null) state.codes.delete(k)
+        }
+        const updated: Application = { ...app, status: change.to, statusReason: change.reason }
+        apps.set(appKey, updated)
+        return Effect.succeed(Option.some(updated))
+      }),
+    owners: (appKey) => Effect.sync(() => [...(state.owners.get(appKey) ?? [])]),
+    addOwner: (appKey, userId) =>
+      Effect.sync(() => {
+        if (!apps.has(appKey) || !state.users.has(userId)) return false
+        const owners = state.owners.get(appKey) ?? new Set<string>()
+        if (owners.has(userId)) return false
+        state.owners.set(appKey, owners.add(userId))
+        return true
+      }),
+    removeOwner: (appKey, userId) => Effect.sync(() => state.owners.get(appKey)?.delete(userId) ?? false),
+    ownedBy: (userId) =>
+      Effect.sync(() =>
+        [...apps.values()]
+          .filter((a) => state.owners.get(a.appKey)?.has(userId) === true)
+          .sort((a, b) => a.createdAt - b.createdAt)
+      )
+  }
 }
 
 /** Applications in `state.apps`; removing one revokes its tokens, making one public its refresh token families. */
@@ -122,9 +166,11 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
         apps.set(appKey, updated)
         return Option.some(updated)
       }),
+    ...reviewMethods(state),
     remove: (appKey, now) =>
       Effect.sync(() => {
         revokeWhere(state, (t) => t.appKey === appKey, now)
+        state.owners.delete(appKey)
         return apps.delete(appKey)
       })
   }

@@ -52,6 +52,8 @@ export interface State {
   readonly devices: Map<string, TrustedDevice>
   /** The scope catalogue, by scope name. */
   readonly scopes: Map<string, ScopeEntry>
+  /** App Key → the user ids of its owners, in the order they were added. */
+  readonly owners: Map<string, Set<string>>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -75,6 +77,7 @@ export const empty = (limits: SessionLimits): State => {
     deviceGenerations: new Map(),
     devices: new Map(),
     scopes: new Map(),
+    owners: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }

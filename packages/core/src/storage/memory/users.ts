@@ -60,6 +60,7 @@ export const userStore = (state: State): UserStore["Type"] => {
         state.deviceGenerations.delete(userId)
         forgetDevicesOf(state, userId, null)
         for (const [id, p] of state.passkeys) if (p.userId === userId) state.passkeys.delete(id)
+        for (const owners of state.owners.values()) owners.delete(userId)
         sessions.endSessionsOf(userId)
         return true
       })

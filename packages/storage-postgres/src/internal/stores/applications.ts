@@ -1,5 +1,12 @@
 /** The PostgreSQL store of registered applications. */
-import { type Application, ApplicationStore, type StorageError, Tables, type Throttle } from "@latchkey/core"
+import {
+  type Application,
+  ApplicationStore,
+  Review,
+  type StorageError,
+  Tables,
+  type Throttle
+} from "@latchkey/core"
 import { Effect, Option } from "effect"
 import { attemptSync } from "../errors.js"
 import { all, changed, first, selectFrom, throttleEntry } from "../rows.js"
@@ -107,6 +114,70 @@ const update = (
   )
 }
 
+const setStatusSql = `UPDATE applications SET status = $3, status_reason = $4
+  WHERE app_key = $1 AND status = $2 RETURNING ${Tables.selectList(Tables.applications)}`
+
+// The application and the user are read (the user's row locked) in the same statement: no owner row outlives either
+const addOwnerSql = `INSERT INTO application_owners (app_key, user_id, added_at)
+  SELECT a.app_key, u.user_id, $3 FROM applications AS a, users AS u
+  WHERE a.app_key = $1 AND u.user_id = $2 FOR SHARE ON CONFLICT DO NOTHING`
+
+const ownedBySql = selectFrom(
+  Tables.applications,
+  "WHERE app_key IN (SELECT app_key FROM application_owners WHERE user_id = $1) ORDER BY created_at, seq"
+)
+
+/**
+ * `ApplicationStore.setStatus`: one conditional update; when `Review.endsIssued`, the application's
+ * tokens revoked and its unused codes deleted in the same transaction.
+ */
+const setStatus = (db: Over["db"], appKey: string, change: Review.StatusChange, now: number) =>
+  db.transaction((tx) =>
+    Effect.gen(function* () {
+      const r = yield* tx.query(setStatusSql, [appKey, change.from, change.to, change.reason])
+      if (r.rows.length === 0) {
+        const current = yield* tx.query("SELECT status FROM applications WHERE app_key = $1", [appKey])
+        const row = current.rows[0]
+        if (row === undefined) return Option.none<Application.Application>()
+        return yield* Effect.fail(new ApplicationStore.StatusChanged({ appKey, status: String(row.status) }))
+      }
+      if (Review.endsIssued(change.to)) {
+        yield* tx.query("UPDATE tokens SET revoked_at = $2 WHERE app_key = $1 AND revoked_at IS NULL", [
+          appKey,
+          now
+        ])
+        yield* tx.query("DELETE FROM authorization_codes WHERE app_key = $1 AND used_at IS NULL", [appKey])
+      }
+      return yield* first(Tables.applications, r.rows)
+    })
+  )
+
+/** The review status and the owners of the applications (docs/platform.md). */
+const reviewMethods = (
+  db: Over["db"]
+): Pick<
+  ApplicationStore.ApplicationStore["Type"],
+  "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"
+> => ({
+  setStatus: (appKey, change, now) => setStatus(db, appKey, change, now),
+  owners: (appKey) =>
+    Effect.map(
+      db.lookup("SELECT user_id FROM application_owners WHERE app_key = $1 ORDER BY added_at, user_id", [
+        appKey
+      ]),
+      (r) => r.rows.map((row) => String(row.user_id))
+    ),
+  addOwner: (appKey, userId, now) =>
+    Effect.map(db.write(addOwnerSql, [appKey, userId, now]), (r) => changed(r) > 0),
+  removeOwner: (appKey, userId) =>
+    Effect.map(
+      db.write("DELETE FROM application_owners WHERE app_key = $1 AND user_id = $2", [appKey, userId]),
+      (r) => changed(r) > 0
+    ),
+  ownedBy: (userId) =>
+    Effect.flatMap(db.lookup(ownedBySql, [userId]), (r) => all(Tables.applications, r.rows))
+})
+
 /**
  * Applications in the `applications` table; removing one revokes its tokens, and making one public
  * its refresh token families, in the same transaction.
@@ -168,13 +239,17 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
       )
     ),
   update: (appKey, changes, now) => update(db, appKey, changes, now),
+  ...reviewMethods(db),
   remove: (appKey, now) =>
     db.transaction((tx) =>
       Effect.zipRight(
-        tx.query("UPDATE tokens SET revoked_at = $2 WHERE app_key = $1 AND revoked_at IS NULL", [
-          appKey,
-          now
-        ]),
+        Effect.zipRight(
+          tx.query("UPDATE tokens SET revoked_at = $2 WHERE app_key = $1 AND revoked_at IS NULL", [
+            appKey,
+            now
+          ]),
+          tx.query("DELETE FROM application_owners WHERE app_key = $1", [appKey])
+        ),
         Effect.map(tx.query("DELETE FROM applications WHERE app_key = $1", [appKey]), (r) => changed(r) > 0)
       )
     )

@@ -7,7 +7,14 @@ import { endSessionsOf, insertNew, type Over, revokeUserSql } from "./shared.js"
 
 // What a removed user owns goes with them: consents, the second factor (migration 6), passkeys
 // (migration 8) and trusted devices (migration 13)
-const ownedByUser = ["consents", "recovery_codes", "totp_factors", "passkeys", "trusted_devices"]
+const ownedByUser = [
+  "consents",
+  "recovery_codes",
+  "totp_factors",
+  "passkeys",
+  "trusted_devices",
+  "application_owners"
+]
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
 export const userStore = ({ db }: Over): UserStore.UserStore["Type"] => ({

@@ -1,5 +1,5 @@
 /** The SQLite store of registered applications. */
-import { type Application, ApplicationStore, Tables, type Throttle } from "@latchkey/core"
+import { type Application, ApplicationStore, Review, Tables, type Throttle } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Option } from "effect"
 import { attempt } from "../database.js"
@@ -128,6 +128,27 @@ const prepare = ({ db }: Over) => ({
     AND EXISTS (SELECT 1 FROM applications WHERE app_key = @appKey AND public = 0)
     AND family_id IN (SELECT family_id FROM tokens WHERE app_key = @appKey AND kind = 'refresh')`),
   remove: db.prepare("DELETE FROM applications WHERE app_key = ?"),
+  removeOwners: db.prepare("DELETE FROM application_owners WHERE app_key = ?"),
+  setStatus: db
+    .prepare(`UPDATE applications SET status = @to, status_reason = @reason
+    WHERE app_key = @appKey AND status = @from RETURNING ${Tables.selectList(Tables.applications)}`)
+    .raw(),
+  statusOf: db.prepare("SELECT status FROM applications WHERE app_key = ?").pluck(),
+  retireCodes: db.prepare("DELETE FROM authorization_codes WHERE app_key = ? AND used_at IS NULL"),
+  owners: db
+    .prepare("SELECT user_id FROM application_owners WHERE app_key = ? ORDER BY added_at, user_id")
+    .pluck(),
+  // The application and the user are read in the same statement: no owner row outlives either
+  addOwner: db.prepare(`INSERT INTO application_owners (app_key, user_id, added_at)
+    SELECT a.app_key, u.user_id, @now FROM applications AS a, users AS u
+    WHERE a.app_key = @appKey AND u.user_id = @userId ON CONFLICT DO NOTHING`),
+  removeOwner: db.prepare("DELETE FROM application_owners WHERE app_key = ? AND user_id = ?"),
+  ownedBy: db.prepare(
+    selectFrom(
+      Tables.applications,
+      "WHERE app_key IN (SELECT app_key FROM application_owners WHERE user_id = ?) ORDER BY created_at, rowid"
+    )
+  ),
   revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
 })
 
@@ -162,6 +183,42 @@ const updateParams = (appKey: string, changes: ApplicationStore.ApplicationChang
   }
 }
 
+/** The review status and the owners of the applications (docs/platform.md). */
+const reviewMethods = (
+  { write }: Over,
+  q: ReturnType<typeof prepare>,
+  found: (row: unknown) => Option.Option<Application.Application>
+): Pick<
+  ApplicationStore.ApplicationStore["Type"],
+  "setStatus" | "owners" | "addOwner" | "removeOwner" | "ownedBy"
+> => {
+  // Review.endsIssued: the tokens and unused codes end in the write that changes the status
+  const setStatus = (appKey: string, change: Review.StatusChange, now: number) => {
+    const row = q.setStatus.get({ appKey, from: change.from, to: change.to, reason: change.reason })
+    if (row === undefined) {
+      const current = q.statusOf.get(appKey) as string | undefined
+      if (current === undefined) return Option.none()
+      return refuse(new ApplicationStore.StatusChanged({ appKey, status: current }))
+    }
+    if (Review.endsIssued(change.to)) {
+      q.revokeByApp.run(now, appKey)
+      q.retireCodes.run(appKey)
+    }
+    return found(row)
+  }
+  return {
+    setStatus: (appKey, change, now) =>
+      write<Option.Option<Application.Application>, ApplicationStore.StatusChanged>(() =>
+        setStatus(appKey, change, now)
+      ),
+    owners: (appKey) => attempt(() => q.owners.all(appKey) as Array<string>),
+    addOwner: (appKey, userId, now) => write(() => q.addOwner.run({ appKey, userId, now }).changes > 0),
+    removeOwner: (appKey, userId) => write(() => q.removeOwner.run(appKey, userId).changes > 0),
+    ownedBy: (userId) =>
+      attempt(() => q.ownedBy.all(userId).map((row) => Tables.fromRow(Tables.applications, row as Row)))
+  }
+}
+
 /**
  * Applications in the `applications` table; removing one revokes its tokens, and making one public
  * its refresh token families, in the same transaction.
@@ -191,6 +248,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
   }
   const remove = db.transaction((appKey: string, now: number): boolean => {
     q.revokeByApp.run(now, appKey)
+    q.removeOwners.run(appKey)
     return q.remove.run(appKey).changes > 0
   })
   return {
@@ -222,6 +280,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
       }),
     // Decoded inside the write: a row the schema refuses rolls the change back.
     update: (appKey, changes, now) => write(() => update(appKey, changes, now)),
+    ...reviewMethods(over, q, found),
     remove: (appKey, now) => write(() => remove(appKey, now))
   }
 }

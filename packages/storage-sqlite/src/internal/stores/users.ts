@@ -26,7 +26,9 @@ const prepare = ({ db }: Over) => ({
   deleteRecoveryCodesOf: db.prepare("DELETE FROM recovery_codes WHERE user_id = ?"),
   deletePasskeysOf: db.prepare("DELETE FROM passkeys WHERE user_id = ?"),
   // Trusted devices (migration 20): bound to the password hash, they go with it and with the user
-  deleteDevicesOf: db.prepare("DELETE FROM trusted_devices WHERE user_id = ?")
+  deleteDevicesOf: db.prepare("DELETE FROM trusted_devices WHERE user_id = ?"),
+  // A removed user owns no application any more (migration 22)
+  deleteOwnershipsOf: db.prepare("DELETE FROM application_owners WHERE user_id = ?")
 })
 
 /** Users in the `users` table; a disable or removal revokes and ends what the user holds in its transaction. */
@@ -43,6 +45,7 @@ export const userStore = (over: Over): UserStore.UserStore["Type"] => {
       if (q.remove.run(userId).changes === 0) return false
       q.deletePasskeysOf.run(userId)
       q.deleteDevicesOf.run(userId)
+      q.deleteOwnershipsOf.run(userId)
       shared.endSessionsOf(userId)
       return true
     }),
