@@ -107,6 +107,7 @@ export const layer = (
         ...(env.jwtAccessTokenTtl !== undefined ? { jwtAccessTokenTtl: env.jwtAccessTokenTtl } : {}),
         signingAlgorithm: env.signingAlgorithm,
         mfa: env.mfa,
+        registration: env.registration,
         ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {}),
         ...(env.sessionMaxAge !== undefined ? { sessionMaxAge: env.sessionMaxAge } : {})
       })

@@ -93,12 +93,13 @@ describe("docs/operations.md: Administration with curl", () => {
     () =>
       Effect.gen(function* () {
         let appKey = "$APP_KEY"
+        let tokenId = "$TOKEN_ID"
         const statuses: Array<number> = []
         for (const e of examples) {
           const res = yield* AdminApi.route(
             {
               method: e.method,
-              path: `${AdminApi.basePath}${e.path.replaceAll("$APP_KEY", appKey)}`,
+              path: `${AdminApi.basePath}${e.path.replaceAll("$APP_KEY", appKey).replaceAll("$TOKEN_ID", tokenId)}`,
               query: e.query.replaceAll("$APP_KEY", appKey),
               headers: {
                 authorization: `Bearer ${token}`,
@@ -111,12 +112,15 @@ describe("docs/operations.md: Administration with curl", () => {
           statuses.push(res.status)
           const created = e.method === "POST" && e.path === "/applications"
           if (created) appKey = (JSON.parse(res.body) as { app_key: string }).app_key
+          if (e.method === "POST" && e.path === "/registration-tokens")
+            tokenId = (JSON.parse(res.body) as { id: string }).id
         }
         // the application is deleted before the consents and tokens examples, alice before hers
         assert.deepStrictEqual(
           statuses,
-          // the second factor's reset (200) just before alice's deletion
-          [201, 200, 200, 200, 200, 201, 200, 200, 200, 200, 200, 404, 404, 404, 200]
+          // a registration token issued (201) and revoked (200) after the key rotation; the second
+          // factor's reset (200) just before alice's deletion
+          [201, 200, 200, 200, 200, 201, 200, 201, 200, 200, 200, 200, 200, 404, 404, 404, 200]
         )
       }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))
   )

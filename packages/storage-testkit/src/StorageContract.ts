@@ -20,6 +20,7 @@ import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
 import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
+import { registrationCases } from "./internal/registrationCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
 import { sessionLifecycleCases } from "./internal/sessionLifecycleCases.js"
 import { signInCases } from "./internal/signInCases.js"
@@ -71,5 +72,6 @@ export const storageContract = (
     signInRecordCases(it)
     deviceCases(it)
     trustedDeviceCases(it)
+    registrationCases(it)
   })
 }

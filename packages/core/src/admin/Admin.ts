@@ -72,6 +72,8 @@ export {
 
 import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
 
+/** What `app create` takes, and what `app update` may change. */
+export type { ApplicationPatch, NewApplication } from "./internal/applicationInput.js"
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
 export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
 /**
@@ -80,80 +82,18 @@ export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
  * (`revokedTokensJson`).
  */
 export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
+/**
+ * The initial access tokens of dynamic client registration: `createInitialAccessToken` (shown
+ * once), `listInitialAccessTokens`, `revokeInitialAccessToken` (each change audited).
+ */
+export {
+  createInitialAccessToken,
+  listInitialAccessTokens,
+  maxUses as maxInitialAccessTokenUses,
+  revokeInitialAccessToken
+} from "./internal/registration.js"
 
-/** What `app create` takes. */
-export interface NewApplication {
-  readonly name: string
-  readonly redirectUris: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  /** Import an App Key that exists elsewhere (migration). */
-  readonly appKey?: string
-  /** Import an App Secret that exists elsewhere: at least 32 characters. */
-  readonly appSecret?: string
-  /** Access token lifetime in seconds; absent or null for the server default. */
-  readonly accessTokenTtl?: number | null
-  /** Refresh token lifetime in seconds; absent or null for the server default. */
-  readonly refreshTokenTtl?: number | null
-  /**
-   * A public client (RFC 6749 §2.1): no App Secret, only the authorization_code and
-   * refresh_token grants (the default for it), PKCE required. Absent means confidential.
-   */
-  readonly public?: boolean
-  /** `opaque` (the default) or `jwt` (RFC 9068). */
-  readonly accessTokenFormat?: string
-  /** The `aud` of its JWT access tokens: an absolute URI, or absent or null for the issuer. */
-  readonly accessTokenAudience?: string | null
-  /** Browser origins (`https://app.example`) whose pages may call it (CORS); `Application.validateWebOrigin`. */
-  readonly webOrigins?: ReadonlyArray<string>
-  /** `client_secret_basic` (the default) or `client_secret_post`; a public application sends no secret at all. */
-  readonly tokenEndpointAuthMethod?: string
-  /** How its answers join scopes: `comma` (the default) or `space` (RFC 6749 §3.3). */
-  readonly scopeDelimiter?: string
-  /** Where RP-initiated logout may send the browser back to, checked like redirect URIs; none by default. */
-  readonly postLogoutRedirectUris?: ReadonlyArray<string>
-  /** Where logout tokens are POSTed (back-channel logout; https, or http on loopback); none by default. */
-  readonly backchannelLogoutUri?: string | null
-  /** Whether its logout tokens must carry `sid` (they always do). */
-  readonly backchannelLogoutSessionRequired?: boolean
-  /** Whether every authorization for it needs a second factor; false by default. */
-  readonly requireMfa?: boolean
-}
-
-/** What `app update` may change; a field left out keeps its value, a null lifetime returns to the server default. */
-export interface ApplicationPatch {
-  readonly name?: string
-  readonly redirectUris?: ReadonlyArray<string>
-  /** Scope list: comma- or space-separated, or one scope token per item. */
-  readonly scope?: string | ReadonlyArray<string>
-  readonly grantTypes?: ReadonlyArray<string>
-  readonly requirePkce?: boolean
-  readonly accessTokenTtl?: number | null
-  readonly refreshTokenTtl?: number | null
-  /**
-   * Make it public (its App Secret, and any previous one, stop working, and every refresh token
-   * family it holds ends) or confidential (a new App Secret is generated and returned once, in
-   * `Updated.appSecret`).
-   */
-  readonly public?: boolean
-  readonly accessTokenFormat?: string
-  readonly accessTokenAudience?: string | null
-  /** The whole new list of web origins; empty removes them all. */
-  readonly webOrigins?: ReadonlyArray<string>
-  /** `client_secret_basic` or `client_secret_post`; refused for an application that is (or becomes) public. */
-  readonly tokenEndpointAuthMethod?: string
-  /** `comma` or `space`. */
-  readonly scopeDelimiter?: string
-  /** The whole new list of post-logout redirect URIs; empty removes them all. */
-  readonly postLogoutRedirectUris?: ReadonlyArray<string>
-  /** The back-channel logout URI; null removes it. */
-  readonly backchannelLogoutUri?: string | null
-  readonly backchannelLogoutSessionRequired?: boolean
-  /** Whether every authorization for it needs a second factor. */
-  readonly requireMfa?: boolean
-}
+import type { ApplicationPatch, NewApplication } from "./internal/applicationInput.js"
 
 /** A created confidential application and its secret, shown this once. */
 export interface Created {
@@ -217,8 +157,12 @@ const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
   }
 })
 
-/** Validate and register a new application; recorded as `application_created` in the same write. */
-const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+/**
+ * A new application's record, validated as `createApplication` validates it, and its App Secret
+ * (null for a public one), without storing anything: for a caller that stores it in a
+ * transaction of its own (`Registration`).
+ */
+export const prepareApplication = Effect.fnUntraced(function* (input: NewApplication) {
   const name = yield* checkName(input.name)
   const isPublicApp = input.public === true
   const redirectUris = yield* checkRedirectUris(input.redirectUris, { public: isPublicApp })
@@ -252,11 +196,31 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
         }),
     ...(yield* tokenFields(input))
   }
-  const apps = yield* ApplicationStore
-  yield* Audit.recordWith(apps.insert(app), [
-    ["application_created", { appKey, detail: `name ${JSON.stringify(name)}` }]
-  ])
   return { app, appSecret } satisfies Created | PublicCreated
+})
+
+/**
+ * Store a prepared application, recorded as `application_created` in the same write (its detail:
+ * the name, and `how` it came, when given).
+ */
+export const insertApplication = (app: Application, how?: string) =>
+  Effect.flatMap(ApplicationStore, (apps) =>
+    Audit.recordWith(apps.insert(app), [
+      [
+        "application_created",
+        {
+          appKey: app.appKey,
+          detail: `name ${JSON.stringify(app.name)}${how === undefined ? "" : `; ${how}`}`
+        }
+      ]
+    ])
+  )
+
+/** Validate and register a new application; recorded as `application_created` in the same write. */
+const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication) {
+  const created = yield* prepareApplication(input)
+  yield* insertApplication(created.app)
+  return created
 })
 
 /**

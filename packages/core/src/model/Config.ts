@@ -42,6 +42,12 @@ export interface Settings {
    * requests that ask for one with `acr_values`, get it).
    */
   readonly mfa: MfaPolicy
+  /**
+   * Whether clients may register themselves (RFC 7591) at the registration endpoint with an
+   * initial access token an operator issued, and manage their registration (RFC 7592); default
+   * false: the endpoint answers 404 and the metadata does not name it.
+   */
+  readonly registration: boolean
 }
 
 /** The operator's second-factor policy. */
@@ -69,7 +75,8 @@ export const defaults = {
   idTokenTtl: 3600,
   jwtAccessTokenTtl: 300,
   signingAlgorithm: "ES256",
-  mfa: "optional"
+  mfa: "optional",
+  registration: false
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */

@@ -38,6 +38,8 @@ export const document = (settings: Settings): Record<string, unknown> => {
       endSession: base + paths.logout
     }),
     // OpenID Connect Discovery 1.0 §3: the `acr` values ID tokens, introspection and JWTs carry
-    acr_values_supported: [...Strength.acrValuesSupported]
+    acr_values_supported: [...Strength.acrValuesSupported],
+    // RFC 8414 §2: named only where clients may register themselves
+    ...(settings.registration ? { registration_endpoint: base + paths.register } : {})
   }
 }

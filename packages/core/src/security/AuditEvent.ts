@@ -44,7 +44,9 @@ export const EventType = Schema.Literal(
   "backchannel_logout_failed",
   "passkey_renamed",
   "devices_forgotten",
-  "device_forgotten"
+  "device_forgotten",
+  "registration_token_created",
+  "registration_token_revoked"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

@@ -16,6 +16,7 @@ import { keyStore as keys } from "./memory/keys.js"
 import { logoutStore } from "./memory/logout.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
 import { passkeyStore as passkeys } from "./memory/passkeys.js"
+import { registrationStore as registrations } from "./memory/registrations.js"
 import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
 import { tokenStore as tokens } from "./memory/tokens.js"
@@ -46,7 +47,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       factors,
       passkeys,
       logout,
-      devices
+      devices,
+      registrations
     },
     state
   )

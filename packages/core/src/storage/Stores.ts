@@ -11,6 +11,7 @@ import { KeyStore } from "./KeyStore.js"
 import { LogoutStore } from "./LogoutStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { PasskeyStore } from "./PasskeyStore.js"
+import { RegistrationStore } from "./RegistrationStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
 import { ThrottleStore } from "./ThrottleStore.js"
@@ -33,6 +34,7 @@ export type Stores =
   | PasskeyStore
   | LogoutStore
   | DeviceStore
+  | RegistrationStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -50,6 +52,7 @@ export interface Implementations {
   readonly passkeys: PasskeyStore["Type"]
   readonly logout: LogoutStore["Type"]
   readonly devices: DeviceStore["Type"]
+  readonly registrations: RegistrationStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -67,7 +70,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(FactorStore, of.factors),
     Context.add(PasskeyStore, of.passkeys),
     Context.add(LogoutStore, of.logout),
-    Context.add(DeviceStore, of.devices)
+    Context.add(DeviceStore, of.devices),
+    Context.add(RegistrationStore, of.registrations)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -89,5 +93,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     factors: builders.factors(over),
     passkeys: builders.passkeys(over),
     logout: builders.logout(over),
-    devices: builders.devices(over)
+    devices: builders.devices(over),
+    registrations: builders.registrations(over)
   })

@@ -125,6 +125,7 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
     remove: (appKey, now) =>
       Effect.sync(() => {
         revokeWhere(state, (t) => t.appKey === appKey, now)
+        state.registrations.delete(appKey)
         return apps.delete(appKey)
       })
   }

@@ -14,6 +14,7 @@ import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { TrustedDevice } from "../DeviceStore.js"
 import type { Passkey } from "../PasskeyStore.js"
+import type { ClientRegistration, InitialAccessToken } from "../RegistrationStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
 import { refusal } from "../UserStore.js"
@@ -49,6 +50,10 @@ export interface State {
   readonly deviceGenerations: Map<string, number>
   /** Trusted devices by id digest. */
   readonly devices: Map<string, TrustedDevice>
+  /** Initial access tokens by digest. */
+  readonly initialTokens: Map<string, InitialAccessToken>
+  /** Registrations by App Key (deleted with their application). */
+  readonly registrations: Map<string, ClientRegistration>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -71,6 +76,8 @@ export const empty = (limits: SessionLimits): State => {
     logout,
     deviceGenerations: new Map(),
     devices: new Map(),
+    initialTokens: new Map(),
+    registrations: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }

@@ -175,7 +175,10 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
           appKey,
           now
         ]),
-        Effect.map(tx.query("DELETE FROM applications WHERE app_key = $1", [appKey]), (r) => changed(r) > 0)
+        Effect.zipRight(
+          tx.query("DELETE FROM client_registrations WHERE app_key = $1", [appKey]),
+          Effect.map(tx.query("DELETE FROM applications WHERE app_key = $1", [appKey]), (r) => changed(r) > 0)
+        )
       )
     )
 })

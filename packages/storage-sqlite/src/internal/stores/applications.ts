@@ -128,6 +128,7 @@ const prepare = ({ db }: Over) => ({
     AND EXISTS (SELECT 1 FROM applications WHERE app_key = @appKey AND public = 0)
     AND family_id IN (SELECT family_id FROM tokens WHERE app_key = @appKey AND kind = 'refresh')`),
   remove: db.prepare("DELETE FROM applications WHERE app_key = ?"),
+  forgetRegistration: db.prepare("DELETE FROM client_registrations WHERE app_key = ?"),
   revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
 })
 
@@ -191,6 +192,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
   }
   const remove = db.transaction((appKey: string, now: number): boolean => {
     q.revokeByApp.run(now, appKey)
+    q.forgetRegistration.run(appKey)
     return q.remove.run(appKey).changes > 0
   })
   return {
