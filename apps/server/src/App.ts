@@ -23,6 +23,8 @@ import type { Services } from "./Services.js"
 export interface AppOptions {
   readonly runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
   readonly issuer: string
+  /** Whether clients may register themselves (`LATCHKEY_REGISTRATION`): the OpenAPI document names the endpoint then. */
+  readonly registration?: boolean
   readonly log: Log
   readonly scopeDescriptions: ServerEnv["scopeDescriptions"]
   /** The product name the pages show (default "Latchkey"). */
@@ -83,9 +85,13 @@ const probes = (app: express.Express, runtime: AppOptions["runtime"]): void => {
   })
 }
 
-/** The OpenAPI document of this server, built once: it depends only on the issuer. */
-const openApiRoute = (app: express.Express, prefix: string, issuer: string): void => {
-  const openApi = JSON.stringify(OpenApi.document({ issuer }))
+/** The OpenAPI document of this server, built once: it depends only on the issuer and whether clients may register. */
+const openApiRoute = (
+  app: express.Express,
+  prefix: string,
+  options: { readonly issuer: string; readonly registration: boolean }
+): void => {
+  const openApi = JSON.stringify(OpenApi.document(options))
   app.get(`${prefix}${Paths.openapi}`, (_req, res) => {
     res.setHeader("content-type", "application/json; charset=utf-8")
     res.setHeader("cache-control", "public, max-age=3600")
@@ -131,7 +137,7 @@ const expressApp = (options: AppOptions, prefix: string, onError: (e: unknown) =
   app.disable("etag")
   app.set("trust proxy", options.trustProxy)
   probes(app, runtime)
-  openApiRoute(app, prefix, options.issuer)
+  openApiRoute(app, prefix, { issuer: options.issuer, registration: options.registration === true })
   app.use(
     prefix === "" ? "/" : prefix,
     oauthRouter(runtime, {

@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as Registration from "./commands/registration.js"
 import * as ReviewCommands from "./commands/review.js"
 import * as Scopes from "./commands/scopes.js"
 import * as Users from "./commands/users.js"
@@ -90,6 +91,11 @@ Signing keys
   keys list [--json]
   keys rotate [--algorithm ES256|RS256] [--json]
 
+Dynamic client registration (with LATCHKEY_REGISTRATION=on)
+  registration-token create --uses <n> --expires-in <seconds>|<n>s|m|h|d [--json]
+  registration-token list [--json]
+  registration-token revoke <id> [--json]
+
 Database
   backup <file> [--json]
 
@@ -120,6 +126,7 @@ const commands: Readonly<Record<string, Command>> = {
   ...AuditCommands.commands,
   ...KeyCommands.commands,
   ...Scopes.commands,
+  ...Registration.commands,
   ...Backup.commands
 }
 

@@ -116,6 +116,7 @@ export const read = (env: NodeJS.ProcessEnv = process.env) => {
     pgPoolMax: get("LATCHKEY_PG_POOL_MAX"),
     pgPreparedStatements: get("LATCHKEY_PG_PREPARED_STATEMENTS") === "on",
     passkeys: get("LATCHKEY_PASSKEYS") === "on",
+    registration: get("LATCHKEY_REGISTRATION") === "on",
     secret,
     scopeDescriptions,
     productName,

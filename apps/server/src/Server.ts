@@ -197,6 +197,7 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
   handler = App.make({
     runtime,
     issuer,
+    registration: env.registration,
     log,
     scopeDescriptions: env.scopeDescriptions,
     productName: env.productName,

@@ -108,6 +108,7 @@ export const layer = (
         signingAlgorithm: env.signingAlgorithm,
         mfa: env.mfa,
         appReview: env.appReview,
+        registration: env.registration,
         ...(env.sessionTtl !== undefined ? { sessionTtl: env.sessionTtl } : {}),
         ...(env.sessionMaxAge !== undefined ? { sessionMaxAge: env.sessionMaxAge } : {})
       })

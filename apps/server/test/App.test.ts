@@ -113,7 +113,15 @@ describe("sweepExpired", () => {
           s.insert([token("old", now - 1), token("new", now + 3600)])
         )
       )
-      const swept = { codes: 0, tokens: 1, sessions: 0, throttle: 0, keys: 0, devices: 0 }
+      const swept = {
+        codes: 0,
+        tokens: 1,
+        sessions: 0,
+        throttle: 0,
+        keys: 0,
+        devices: 0,
+        registrationTokens: 0
+      }
       assert.deepStrictEqual(await runtime.runPromise(sweepExpired), swept)
       assert.deepStrictEqual(await runtime.runPromise(sweepExpired), { ...swept, tokens: 0 })
     } finally {

@@ -14,7 +14,9 @@ import { cb, issueCode, issuer, newApp, newUser, post, TestLayer, token } from "
 
 type Json = Record<string, unknown>
 
-const doc = OpenApi.document({ issuer }) as Json & { paths: Record<string, Record<string, Json>> }
+const doc = OpenApi.document({ issuer, registration: true }) as Json & {
+  paths: Record<string, Record<string, Json>>
+}
 
 /** The value a local `$ref` of document `d` points at. */
 const resolveIn = (d: Json, ref: string): unknown =>
@@ -106,6 +108,17 @@ describe("OpenApi.document", () => {
 
   it("documents every path the core routes", () => {
     for (const path of [...Http.jsonPaths, ...Object.values(Metadata.paths)]) assert.property(doc.paths, path)
+  })
+
+  it("documents the registration endpoint only where clients may register", () => {
+    const off = OpenApi.document({ issuer }) as { paths: Record<string, unknown> }
+    assert.notProperty(off.paths, Metadata.paths.register)
+    assert.deepStrictEqual(Object.keys(doc.paths[Metadata.paths.register] ?? {}), [
+      "post",
+      "get",
+      "put",
+      "delete"
+    ])
   })
 
   it("documents every error code the core answers", () => {
@@ -334,9 +347,9 @@ describe("OpenApi.adminDocument", () => {
       const declared = ((item.parameters ?? []) as unknown as Array<{ name: string }>).map((p) => p.name)
       assert.deepStrictEqual(declared, named, path)
     }
-    // 18, resetFactors (DELETE /users/{user}/mfa), the five of /scopes, and the review: four
-    // actions and three owner endpoints
-    assert.strictEqual(ids.size, 31)
+    // 18, resetFactors (DELETE /users/{user}/mfa), the five of /scopes, the review's four actions
+    // and three owner endpoints, and the three on registration tokens
+    assert.strictEqual(ids.size, 34)
     assert.deepStrictEqual(
       (OpenApi.adminDocument({ server: "http://127.0.0.1:9090/" }) as { servers: unknown }).servers,
       [{ url: "http://127.0.0.1:9090" }]

@@ -93,12 +93,13 @@ describe("docs/operations.md: Administration with curl", () => {
     () =>
       Effect.gen(function* () {
         let appKey = "$APP_KEY"
+        let tokenId = "$TOKEN_ID"
         const statuses: Array<number> = []
         for (const e of examples) {
           const res = yield* AdminApi.route(
             {
               method: e.method,
-              path: `${AdminApi.basePath}${e.path.replaceAll("$APP_KEY", appKey)}`,
+              path: `${AdminApi.basePath}${e.path.replaceAll("$APP_KEY", appKey).replaceAll("$TOKEN_ID", tokenId)}`,
               query: e.query.replaceAll("$APP_KEY", appKey),
               headers: {
                 authorization: `Bearer ${token}`,
@@ -111,16 +112,19 @@ describe("docs/operations.md: Administration with curl", () => {
           statuses.push(res.status)
           const created = e.method === "POST" && e.path === "/applications"
           if (created) appKey = (JSON.parse(res.body) as { app_key: string }).app_key
+          if (e.method === "POST" && e.path === "/registration-tokens")
+            tokenId = (JSON.parse(res.body) as { id: string }).id
         }
         // the application is deleted before the owners, consents and tokens examples, alice before hers
         assert.deepStrictEqual(
           statuses,
           // approve and reject (409: the application is active), suspend and reinstate; the scope
-          // catalogue's three after the signing key; the owners' two (404: the application is
-          // gone); the second factor's reset (200) just before alice's deletion
+          // catalogue's three and a registration token issued and revoked after the signing key;
+          // the owners' two (404: the application is gone); the second factor's reset (200) just
+          // before alice's deletion
           [
-            201, 200, 200, 409, 409, 200, 200, 200, 200, 201, 200, 200, 201, 404, 404, 200, 200, 200, 200,
-            200, 404, 404, 404, 200
+            201, 200, 200, 409, 409, 200, 200, 200, 200, 201, 200, 200, 201, 200, 201, 404, 404, 200, 200,
+            200, 200, 200, 404, 404, 404, 200
           ]
         )
       }).pipe(Effect.provide(Layer.mergeAll(TestLayer(), Layer.provideMerge(Audit.layer, Memory.auditLayer))))

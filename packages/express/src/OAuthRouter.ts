@@ -107,7 +107,7 @@ const pageEndpoint = (
     })
     const answer = await runtime.runPromise(
       Interaction.handle({
-        ...(req.method === "POST" ? await NodeHttp.withBody(req, res, request) : request),
+        ...(Http.carriesBody(req.method) ? await NodeHttp.withBody(req, res, request) : request),
         basePath: req.baseUrl,
         ownOrigin: `${req.protocol}://${req.headers.host ?? ""}`
       })

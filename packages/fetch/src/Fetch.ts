@@ -127,7 +127,7 @@ export const handler = (
 
   const serve = async (request: Request, path: string, query: string): Promise<Response> => {
     // Bounded and never inflated: the core refuses compressed (415) and oversized (413) bodies.
-    const read = request.method === "POST" ? await readBody(request, Http.maxBodyBytes) : undefined
+    const read = Http.carriesBody(request.method) ? await readBody(request, Http.maxBodyBytes) : undefined
     const route = Http.route({
       method: request.method,
       path,

@@ -275,7 +275,7 @@ export const handler = (
       remoteAddress: options.remoteAddress?.(req),
       requestId: options.requestId?.(req)
     })
-    const route = Http.route(req.method === "POST" ? await withBody(req, res, request) : request)
+    const route = Http.route(Http.carriesBody(req.method ?? "") ? await withBody(req, res, request) : request)
     // The path was checked above, so the core has a route for it.
     run(
       req,

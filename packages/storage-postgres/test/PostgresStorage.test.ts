@@ -390,7 +390,8 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
       sessions: 2,
       throttle: 1,
       keys: 0,
-      devices: 0
+      devices: 0,
+      registrationTokens: 0
     })
     assert.deepStrictEqual(yield* PostgresStorage.sweep({ limit: 3 }), {
       codes: 0,
@@ -398,7 +399,8 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
       sessions: 0,
       throttle: 0,
       keys: 0,
-      devices: 0
+      devices: 0,
+      registrationTokens: 0
     })
     assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
     assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
@@ -409,7 +411,8 @@ it.effect("sweep purges what expired by the clock, bounded per run, and keeps li
       sessions: 1,
       throttle: 0,
       keys: 0,
-      devices: 0
+      devices: 0,
+      registrationTokens: 0
     })
     assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
   }).pipe(Effect.provide(pgliteLayer()))

@@ -276,7 +276,8 @@ it.effect(
         sessions: 2,
         throttle: 3,
         keys: 0,
-        devices: 0
+        devices: 0,
+        registrationTokens: 0
       })
       assert.deepStrictEqual(yield* SqliteStorage.sweep({ limit: 3 }), {
         codes: 0,
@@ -284,7 +285,8 @@ it.effect(
         sessions: 0,
         throttle: 0,
         keys: 0,
-        devices: 0
+        devices: 0,
+        registrationTokens: 0
       })
       assert.deepStrictEqual(yield* SqliteStorage.sweep(), {
         codes: 0,
@@ -292,7 +294,8 @@ it.effect(
         sessions: 0,
         throttle: 0,
         keys: 0,
-        devices: 0
+        devices: 0,
+        registrationTokens: 0
       })
       assert.isTrue(Option.isSome(yield* tokens.find("refresh", tombstone.tokenHash)))
       assert.isTrue(Option.isSome(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))
@@ -304,7 +307,8 @@ it.effect(
         sessions: 1,
         throttle: 1,
         keys: 0,
-        devices: 0
+        devices: 0,
+        registrationTokens: 0
       })
       assert.isTrue(Option.isNone(yield* sessions.find(liveSession.idHash, now)))
       assert.isTrue(Option.isNone(yield* sessions.findPending(liveSession.idHash, livePending.txn, now)))

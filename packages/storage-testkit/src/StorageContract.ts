@@ -20,6 +20,7 @@ import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
 import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
+import { registrationCases } from "./internal/registrationCases.js"
 import { reviewCases } from "./internal/reviewCases.js"
 import { scopeCases } from "./internal/scopeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
@@ -75,5 +76,6 @@ export const storageContract = (
     trustedDeviceCases(it)
     scopeCases(it)
     reviewCases(it)
+    registrationCases(it)
   })
 }

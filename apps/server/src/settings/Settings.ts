@@ -115,6 +115,8 @@ export const settings = {
     "Algorithm of the first signing key (ID tokens, JWT access tokens) and of `keys rotate` without `--algorithm`: {bounds}. Keys already made keep theirs"),
   LATCHKEY_PASSKEYS: oneOf(["on", "off"], "off",
     "Passkeys (WebAuthn) as a first factor ({bounds}): `on` adds \"Sign in with a passkey\" to the sign-in page and the passkey endpoints of signed-in users (docs/sign-in.md of the Latchkey repository); the RP ID is the issuer's host name"),
+  LATCHKEY_REGISTRATION: oneOf(["on", "off"], "off",
+    "Dynamic client registration ({bounds}): `on` lets a client register itself (RFC 7591) at /oauth2/oauth2/register with an initial access token from `registration-token create`, and read, replace or delete its registration (RFC 7592); the metadata then names the `registration_endpoint`. More in docs/platform.md of the Latchkey repository"),
   LATCHKEY_MFA: oneOf(Config.MfaPolicy.literals, Config.defaults.mfa,
     "Second factor for every sign-in ({bounds}): `required` makes every authorization need a passkey, or a password and an authenticator app's code (a user without one is led to set one up on the account page); `optional` leaves it to the applications (`app create --require-mfa`) and to requests' `acr_values`. More in docs/sign-in.md of the Latchkey repository"),
   LATCHKEY_APP_REVIEW: oneOf(["on", "off"], "off",

@@ -5,7 +5,7 @@
  * and the audit event of every change are decided here, for every caller. Who acts comes from
  * `Audit.RequestInfo` (`actor`: `cli`, `admin-api`), which the caller provides.
  */
-import { Data, Effect, identity, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import {
   type Application,
   defaultGrantTypes,
@@ -16,19 +16,15 @@ import {
   type Status,
   status
 } from "../model/Application.js"
-import { OpenIdParam } from "../model/OpenId.js"
 import * as Review from "../model/Review.js"
-import * as Scope from "../model/Scope.js"
-import type { User } from "../model/User.js"
 import { secretDigest } from "../oauth/ClientAuth.js"
 import * as Audit from "../security/Audit.js"
 import * as Entropy from "../services/Entropy.js"
 import { issueSeconds, nowSeconds } from "../services/internal/time.js"
 import { ApplicationStore } from "../storage/ApplicationStore.js"
-import { type Consent, ConsentStore } from "../storage/ConsentStore.js"
 import type { StorageError } from "../storage/StorageError.js"
-import { TokenStore } from "../storage/TokenStore.js"
 import { atomically } from "../storage/Transaction.js"
+import { findApplication, noApplication } from "./internal/applications.js"
 import { type Changes, checkPublic, clientChanges, tokenFields } from "./internal/clientType.js"
 import {
   checkGrantTypes,
@@ -70,11 +66,10 @@ export {
   listUsers,
   NotFound,
   resetFactors,
-  setPassword,
-  type UserRef
+  setPassword
 } from "./internal/users.js"
 
-import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
+import { found, NotFound } from "./internal/users.js"
 
 /**
  * The scope catalogue: `createScope`, `updateScope`, `deleteScope` (each audited), `findScope`,
@@ -95,6 +90,13 @@ export {
 
 import { checkCatalogued } from "./internal/scopes.js"
 
+/** The application with an App Key (`findApplication`; `NotFound` when there is none). */
+export { findApplication } from "./internal/applications.js"
+/**
+ * A subject's tokens and a user's consents: `revokeSubjectTokens`, `listConsents`,
+ * `withdrawConsent` and `withdrawConsentOf` (the consents page's too), each change audited.
+ */
+export { listConsents, revokeSubjectTokens, withdrawConsent, withdrawConsentOf } from "./internal/consents.js"
 /** What `app create` takes, and what `app update` may change. */
 export type { ApplicationPatch, NewApplication } from "./internal/inputs.js"
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
@@ -105,6 +107,16 @@ export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
  * (`revokedTokensJson`).
  */
 export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
+/**
+ * The initial access tokens of dynamic client registration: `createInitialAccessToken` (shown
+ * once), `listInitialAccessTokens`, `revokeInitialAccessToken` (each change audited).
+ */
+export {
+  createInitialAccessToken,
+  listInitialAccessTokens,
+  maxUses as maxInitialAccessTokenUses,
+  revokeInitialAccessToken
+} from "./internal/registration.js"
 /**
  * The review of applications and their owners (docs/platform.md): `reviewApplication` (approve,
  * reject, suspend, reinstate; `IllegalTransition` 409), `listOwners`, `addOwner`, `removeOwner`
@@ -160,9 +172,6 @@ export const maxTtl: number = longestTtl
 /** A generated App Key: 128 random bits, base64url, starting with a letter or digit. */
 const generateAppKey: Effect.Effect<string, never, Entropy.Entropy> = Entropy.argumentSafeId(16)
 
-const noApplication = (appKey: string) =>
-  new NotFound({ what: "application", description: `no application with App Key ${JSON.stringify(appKey)}` })
-
 /** The imported App Key and App Secret, checked: both or neither, and no secret for a public application. */
 const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
   if (input.appKey !== undefined && !AppKeyPattern.test(input.appKey)) {
@@ -182,8 +191,15 @@ const checkImport = Effect.fnUntraced(function* (input: NewApplication) {
   }
 })
 
-/** Validate and register a new application; recorded as `application_created` in the same write. */
-const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication, onBehalf?: OnBehalf) {
+/**
+ * A new application's record, validated as `createApplication` validates it, in `status` (default
+ * active), and its App Secret (null for a public one), without storing anything: for a caller
+ * that stores it in a write of its own (`insertApplication`, `Registration`).
+ */
+export const prepareApplication = Effect.fnUntraced(function* (
+  input: NewApplication,
+  status: Status = "active"
+) {
   const name = yield* checkName(input.name)
   const isPublicApp = input.public === true
   const redirectUris = yield* checkRedirectUris(input.redirectUris, { public: isPublicApp })
@@ -216,29 +232,8 @@ const create = Effect.fn("Admin.createApplication")(function* (input: NewApplica
           })
         }),
     ...(yield* tokenFields(input)),
-    ...(onBehalf === undefined || onBehalf.status === "active" ? {} : { status: onBehalf.status })
+    ...(status === "active" ? {} : { status })
   }
-  const apps = yield* ApplicationStore
-  const now = app.createdAt
-  // An owned application and its owner are one write (docs/platform.md)
-  const write =
-    onBehalf === undefined
-      ? apps.insert(app)
-      : atomically(
-          Effect.zipRight(
-            apps.insert(app),
-            found(() => new NotFound({ what: "user", description: "the owner no longer exists" }))(
-              apps.addOwner(appKey, onBehalf.owner, now)
-            )
-          )
-        )
-  const behalf = onBehalf === undefined ? "" : `, for user ${onBehalf.owner}, ${onBehalf.status}`
-  yield* Audit.recordWith(write, [
-    [
-      "application_created",
-      { appKey, userId: onBehalf?.owner ?? null, detail: `name ${JSON.stringify(name)}${behalf}` }
-    ]
-  ])
   return { app, appSecret } satisfies Created | PublicCreated
 })
 
@@ -260,6 +255,49 @@ export const createOwnedApplication = <I extends NewApplication>(
   Effect.Effect.Error<ReturnType<typeof create>>,
   Effect.Effect.Context<ReturnType<typeof create>>
 > => create(input, onBehalf) as Effect.Effect<CreatedFor<I>, never, never>
+
+/**
+ * Store a prepared application, owned by `onBehalf.owner` when given (both in one write, docs/platform.md),
+ * recorded as `application_created` in the same write; its detail: the name, whom it is for, and
+ * `how` it came, when given.
+ */
+export const insertApplication = (
+  app: Application,
+  options: { readonly onBehalf?: OnBehalf; readonly how?: string } = {}
+) =>
+  Effect.flatMap(ApplicationStore, (apps) => {
+    const { onBehalf, how } = options
+    const write =
+      onBehalf === undefined
+        ? apps.insert(app)
+        : atomically(
+            Effect.zipRight(
+              apps.insert(app),
+              found(() => new NotFound({ what: "user", description: "the owner no longer exists" }))(
+                apps.addOwner(app.appKey, onBehalf.owner, app.createdAt)
+              )
+            )
+          )
+    const behalf = onBehalf === undefined ? "" : `, for user ${onBehalf.owner}, ${onBehalf.status}`
+    const came = how === undefined ? "" : `; ${how}`
+    return Audit.recordWith(write, [
+      [
+        "application_created",
+        {
+          appKey: app.appKey,
+          userId: onBehalf?.owner ?? null,
+          detail: `name ${JSON.stringify(app.name)}${behalf}${came}`
+        }
+      ]
+    ])
+  })
+
+/** Validate and register a new application; recorded as `application_created` in the same write. */
+const create = Effect.fn("Admin.createApplication")(function* (input: NewApplication, onBehalf?: OnBehalf) {
+  const created = yield* prepareApplication(input, onBehalf?.status)
+  yield* insertApplication(created.app, onBehalf === undefined ? {} : { onBehalf })
+  return created
+})
 
 /**
  * Validate and register a new application; recorded as `application_created` in the same write.
@@ -425,14 +463,6 @@ export const rotateSecret = Effect.fn("Admin.rotateSecret")(function* (appKey: s
   return { appSecret, previousSecretExpiresAt } satisfies Rotated
 })
 
-/** The application with this App Key; `NotFound` when there is none. */
-export const findApplication = Effect.fnUntraced(function* (appKey: string) {
-  yield* plain("app_key", appKey)
-  const app = yield* Effect.flatMap(ApplicationStore, (apps) => apps.find(appKey))
-  if (Option.isNone(app)) return yield* Effect.fail(noApplication(appKey))
-  return app.value
-})
-
 /** Every application, oldest first. */
 export const listApplications: Effect.Effect<
   ReadonlyArray<Application>,
@@ -451,68 +481,4 @@ export const deleteApplication = Effect.fn("Admin.deleteApplication")(function* 
   yield* Audit.recordWith(found(() => noApplication(appKey))(apps.remove(appKey, now)), [
     ["application_deleted", { appKey }]
   ])
-})
-
-const isOpenId = Schema.is(OpenIdParam)
-
-/**
- * Revoke every token of one subject (`open_id`) of an application; recorded right after as
- * `subject_tokens_revoked` with the number revoked as its detail. `NotFound` for an unknown App Key.
- */
-export const revokeSubjectTokens = Effect.fn("Admin.revokeSubjectTokens")(function* (
-  appKey: string,
-  openId: string
-) {
-  if (!isOpenId(openId)) return yield* invalid("open_id", "open_id must be 1-128 visible ASCII characters")
-  yield* findApplication(appKey)
-  const tokens = yield* TokenStore
-  const revoked = yield* tokens.revokeSubject({ appKey, openId }, yield* nowSeconds)
-  yield* Audit.record("subject_tokens_revoked", { appKey, openId, detail: `${revoked} tokens` })
-  return revoked
-})
-
-/** Every consent a user has given, by App Key. */
-export const listConsents = Effect.fn("Admin.listConsents")(function* (user: UserRef) {
-  const target = yield* resolveUser(user)
-  const consents = yield* Effect.flatMap(ConsentStore, (c) => c.list(target.userId))
-  return { user: target, consents } satisfies {
-    readonly user: User
-    readonly consents: ReadonlyArray<Consent>
-  }
-})
-
-/**
- * Withdraw a user's consent to an application, revoking that application's tokens of the user in
- * the same write, which records `consent_withdrawn`. `NotFound` when there is no such consent.
- */
-export const withdrawConsent = Effect.fn("Admin.withdrawConsent")(function* (user: UserRef, appKey: string) {
-  yield* plain("app_key", appKey)
-  const target = yield* resolveUser(user)
-  if (!(yield* withdrawConsentOf(target.userId, appKey))) {
-    return yield* new NotFound({
-      what: "consent",
-      description: `user ${JSON.stringify(target.userId)} has no consent for App Key ${JSON.stringify(appKey)}`
-    })
-  }
-  return target satisfies User
-})
-
-/** The consent was gone already (withdrawn from another tab or by an admin): nothing to record. */
-class NothingWithdrawn extends Data.TaggedError("NothingWithdrawn") {}
-
-/**
- * Withdraw the consent of the user with this id to the application (revoking its tokens for
- * them), recorded as `consent_withdrawn` with the scope it had, in the same transaction; false,
- * recording nothing, when there was none. The consents page and `withdrawConsent` both use it.
- */
-export const withdrawConsentOf = Effect.fnUntraced(function* (userId: string, appKey: string) {
-  const consents = yield* ConsentStore
-  const given = yield* consents.find(userId, appKey)
-  if (Option.isNone(given)) return false
-  const gone = consents
-    .withdraw(userId, appKey, yield* nowSeconds)
-    .pipe(Effect.filterOrFail(identity, () => new NothingWithdrawn()))
-  return yield* Audit.recordWith(gone, [
-    ["consent_withdrawn", { appKey, userId, detail: Scope.format(given.value) }]
-  ]).pipe(Effect.catchTag("NothingWithdrawn", () => Effect.succeed(false)))
 })

@@ -249,6 +249,15 @@ const handlers: {
     Effect.flatMap(Admin.findUser(params.user), (user) =>
       Effect.as(Admin.withdrawConsent(user, params.app_key), AdminJson.withdrawnConsent(user, params.app_key))
     ),
+  listRegistrationTokens: () =>
+    Effect.map(Admin.listInitialAccessTokens, (tokens) => tokens.map(AdminJson.registrationToken)),
+  createRegistrationToken: ({ body }) =>
+    Effect.map(Admin.createInitialAccessToken({ uses: body.uses, expiresIn: body.expires_in }), (t) => ({
+      ...AdminJson.registrationToken(t.record),
+      token: t.token
+    })),
+  revokeRegistrationToken: ({ params }) =>
+    Effect.as(Admin.revokeInitialAccessToken(params.id), { id: params.id, revoked: true as const }),
   listKeys: () => Effect.map(Admin.listSigningKeys, (keys) => keys.map(AdminJson.signingKey)),
   rotateKey: ({ body }) => Effect.map(Admin.rotateSigningKey(body.algorithm), AdminJson.signingKey),
   listUsers: () => Effect.map(Admin.listUsers, (users) => users.map(AdminJson.user)),

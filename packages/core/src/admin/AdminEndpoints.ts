@@ -18,7 +18,8 @@ export const pathParameters = {
   app_key: "the App Key",
   open_id: "the subject's open_id in that application",
   scope: "the scope's name in the scope catalogue",
-  user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)"
+  user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)",
+  id: "the initial access token's id (the SHA-256 of the token, base64url)"
 } as const
 
 /** The name of a path parameter. */
@@ -405,6 +406,35 @@ export const endpoints = {
     status: 200,
     response: AdminJson.DeletedScope,
     description: "deleted"
+  }),
+  listRegistrationTokens: endpoint({
+    method: "GET",
+    path: "/registration-tokens",
+    summary:
+      "The initial access tokens of dynamic client registration with a use left and unexpired, the latest expiry first (cli registration-token list --json); never a token",
+    status: 200,
+    response: Schema.Array(AdminJson.RegistrationTokenJson),
+    description: "the tokens"
+  }),
+  createRegistrationToken: endpoint({
+    method: "POST",
+    path: "/registration-tokens",
+    summary:
+      "Issue an initial access token with which clients register themselves (RFC 7591) while LATCHKEY_REGISTRATION is on (cli registration-token create); shown this once",
+    body: { schema: AdminJson.CreateRegistrationToken, description: "How many registrations, for how long." },
+    status: 201,
+    response: AdminJson.CreatedRegistrationToken,
+    description: "issued",
+    location: (t) => `/registration-tokens/${seg(t.id)}`
+  }),
+  revokeRegistrationToken: endpoint({
+    method: "DELETE",
+    path: "/registration-tokens/{id}",
+    summary:
+      "Revoke an initial access token: it authorises no further registration; clients it registered stay (cli registration-token revoke)",
+    status: 200,
+    response: Schema.Struct({ id: Schema.String, revoked: Schema.Literal(true) }),
+    description: "revoked"
   }),
   adminOpenapi: endpoint({
     method: "GET",

@@ -29,6 +29,12 @@ import type { User } from "../model/User.js"
 import { type AuditEvent, EventType } from "../security/AuditEvent.js"
 import type { KeyInfo } from "../signing/Keys.js"
 import type { Consent } from "../storage/ConsentStore.js"
+import { Time, time } from "./internal/json.js"
+
+/** Dynamic client registration's initial access tokens as shown: the bodies and `registrationToken`. */
+export * from "./internal/registrationJson.js"
+/** Epoch seconds as an ISO 8601 time in UTC, as every admin answer writes times. */
+export { time }
 
 /** The path every admin endpoint is under (`AdminApi.basePath`): `Paths.admin`. */
 export const basePath = Paths.admin
@@ -175,8 +181,6 @@ export const UpdateUser = Schema.Struct({
     })
   )
 }).annotations({ identifier: "UpdateUser" })
-
-const Time = Schema.String.annotations({ format: "date-time" })
 
 const ShownAuthMethod = Schema.Literal(...TokenEndpointAuthMethod.literals, "none").annotations({
   description:
@@ -353,9 +357,6 @@ export const AuditEventJson = Schema.Struct({
   detail: Schema.NullOr(Schema.String),
   actor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AuditEvent" })
-
-/** Epoch seconds as ISO 8601 in UTC. */
-export const time = (seconds: number): string => new Date(seconds * 1000).toISOString()
 
 const timeOrNull = (seconds: number | null | undefined): string | null =>
   seconds === null || seconds === undefined ? null : time(seconds)

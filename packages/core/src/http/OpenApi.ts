@@ -29,6 +29,7 @@ import {
   retryAfter
 } from "./internal/openApiJson.js"
 import { type Build, ownPagePath, pageForm } from "./internal/openApiPages.js"
+import { registrationPath } from "./internal/registrationOpenApi.js"
 import * as Paths from "./Paths.js"
 
 /** The OpenAPI document of the admin API, which is served on a listener of its own. */
@@ -414,8 +415,12 @@ const paths = (b: Build, origin: string): Json => ({
   ...serverOwnPaths(b, origin)
 })
 
-/** The OpenAPI 3.1 document of the server whose issuer is `options.issuer` (its path prefixes every endpoint but the health probes). */
-export const document = (options: { readonly issuer: string }): Json => {
+/**
+ * The OpenAPI 3.1 document of the server whose issuer is `options.issuer` (its path prefixes every
+ * endpoint but the health probes); the client registration endpoint only with `registration`
+ * (`Settings.registration`), as the metadata names it only then.
+ */
+export const document = (options: { readonly issuer: string; readonly registration?: boolean }): Json => {
   const issuer = options.issuer.replace(/\/+$/, "")
   const schemas: Record<string, JSONSchema.JsonSchema7> = {}
   const schema = (s: Schema.Schema.AnyNoContext): Json =>
@@ -438,7 +443,10 @@ export const document = (options: { readonly issuer: string }): Json => {
         "An OAuth 2.0 authorization server. Every JSON answer carries the error and error_description of RFC 6749 §5.2 when it fails."
     },
     servers: [{ url: issuer }],
-    paths: paths({ schema, query }, new URL(issuer).origin),
+    paths: {
+      ...paths({ schema, query }, new URL(issuer).origin),
+      ...(options.registration === true ? { [Paths.oauth.register]: registrationPath(schema) } : {})
+    },
     components: {
       schemas,
       securitySchemes: {

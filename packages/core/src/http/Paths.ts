@@ -20,6 +20,11 @@ export const oauth = {
   userinfo: `${folder}/userinfo`,
   /** OpenID Connect RP-Initiated Logout 1.0 §2: the end session endpoint (GET and POST), a page. */
   logout: `${folder}/logout`,
+  /**
+   * RFC 7591 §3: the client registration endpoint (POST), also each registered client's
+   * configuration endpoint (RFC 7592: GET, PUT, DELETE with `?client_id=`).
+   */
+  register: `${folder}/register`,
   /** The published signing keys (RFC 7517 JWK Set): the metadata's `jwks_uri`. */
   jwks: `${folder}/jwks`,
   /** RFC 8414 §3: the metadata document. */
@@ -56,7 +61,8 @@ export const json: ReadonlyArray<string> = [
   oauth.metadata,
   oauth.userinfo,
   oauth.jwks,
-  oauth.openidConfiguration
+  oauth.openidConfiguration,
+  oauth.register
 ]
 
 /** The pages `Interaction.handle` answers. */

@@ -49,6 +49,12 @@ export interface Settings {
    * active either way (docs/platform.md).
    */
   readonly appReview: boolean
+  /**
+   * Whether clients may register themselves (RFC 7591) at the registration endpoint with an
+   * initial access token an operator issued, and manage their registration (RFC 7592); default
+   * false: the endpoint answers 404 and the metadata does not name it.
+   */
+  readonly registration: boolean
 }
 
 /** The operator's second-factor policy. */
@@ -77,7 +83,8 @@ export const defaults = {
   jwtAccessTokenTtl: 300,
   signingAlgorithm: "ES256",
   mfa: "optional",
-  appReview: false
+  appReview: false,
+  registration: false
 } as const
 
 /** Longest code lifetime allowed (RFC 6749 §4.1.2 recommends at most ten minutes). */

@@ -45,6 +45,8 @@ export const document = (
       catalogued
     ),
     // OpenID Connect Discovery 1.0 §3: the `acr` values ID tokens, introspection and JWTs carry
-    acr_values_supported: [...Strength.acrValuesSupported]
+    acr_values_supported: [...Strength.acrValuesSupported],
+    // RFC 8414 §2: named only where clients may register themselves
+    ...(settings.registration ? { registration_endpoint: base + paths.register } : {})
   }
 }

@@ -53,7 +53,9 @@ export const EventType = Schema.Literal(
   "application_suspended",
   "application_reinstated",
   "application_owner_added",
-  "application_owner_removed"
+  "application_owner_removed",
+  "registration_token_created",
+  "registration_token_revoked"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type

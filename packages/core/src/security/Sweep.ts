@@ -8,6 +8,7 @@ import { nowSeconds } from "../services/internal/time.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { DeviceStore } from "../storage/DeviceStore.js"
 import { KeyStore } from "../storage/KeyStore.js"
+import { RegistrationStore } from "../storage/RegistrationStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
 import { ThrottleStore } from "../storage/ThrottleStore.js"
@@ -16,7 +17,10 @@ import { defaultPolicy, ThrottlePolicy } from "./Throttle.js"
 
 /** Bounds of one sweep. */
 export interface Options {
-  /** Most codes, most tokens, most sessions, most pending requests, most throttle counters and most trusted devices deleted in one run (default 1000). */
+  /**
+   * Most codes, most tokens, most sessions, most pending requests, most throttle counters, most
+   * trusted devices and most initial access tokens deleted in one run (default 1000).
+   */
   readonly limit?: number
   /** Throttle counters without a failure for this many seconds (and not locked) are deleted (default: the default policy's window). */
   readonly throttleWindow?: number
@@ -34,14 +38,23 @@ export interface Result {
   readonly keys: number
   /** Trusted devices whose cookie has expired (`DeviceStore.purgeExpired`). */
   readonly devices: number
+  /** Initial access tokens spent or expired (`RegistrationStore.purgeTokens`). */
+  readonly registrationTokens: number
 }
 
 /** The stores one sweep deletes from. */
-export type Swept = CodeStore | TokenStore | SessionStore | ThrottleStore | KeyStore | DeviceStore
+export type Swept =
+  | CodeStore
+  | TokenStore
+  | SessionStore
+  | ThrottleStore
+  | KeyStore
+  | DeviceStore
+  | RegistrationStore
 
 /**
- * Delete codes, tokens, sessions, pending authorization requests, throttle counters and trusted
- * devices whose expiry has passed by the Clock, at most `limit` of each, and the retired signing keys no longer
+ * Delete codes, tokens, sessions, pending authorization requests, throttle counters, trusted
+ * devices and initial access tokens whose expiry has passed by the Clock (or spent, for the last), at most `limit` of each, and the retired signing keys no longer
  * published (there are few: one a rotation). Tombstones (used codes, rotated refresh tokens) stay
  * until their original expiry, so replays are still detected. `scheduled` and `layer` run it
  * every few minutes.
@@ -62,7 +75,8 @@ export const expired = (options: Options = {}): Effect.Effect<Result, StorageErr
     const throttle = yield* (yield* ThrottleStore).purgeExpired(now, window, limit)
     const keys = yield* (yield* KeyStore).removeExpired(now)
     const devices = yield* (yield* DeviceStore).purgeExpired(now, limit)
-    return { codes, tokens, sessions, throttle, keys, devices }
+    const registrationTokens = yield* (yield* RegistrationStore).purgeTokens(now, limit)
+    return { codes, tokens, sessions, throttle, keys, devices, registrationTokens }
   })
 
 /** Options of `scheduled` and `layer`: the bounds of each sweep, and how often it runs. */
@@ -85,11 +99,8 @@ const once = (options: Options): Effect.Effect<void, never, Swept> =>
     const policy = yield* Effect.serviceOption(ThrottlePolicy)
     const window = options.throttleWindow ?? Option.getOrUndefined(Option.map(policy, (p) => p.window))
     const result = yield* expired({ ...options, ...(window === undefined ? {} : { throttleWindow: window }) })
-    const { codes, tokens, sessions, throttle, keys, devices } = result
-    if (codes + tokens + sessions + throttle + keys + devices > 0) {
-      yield* Effect.logInfo("swept expired rows").pipe(
-        Effect.annotateLogs({ codes, tokens, sessions, throttle, keys, devices })
-      )
+    if (Object.values(result).some((n) => n > 0)) {
+      yield* Effect.logInfo("swept expired rows").pipe(Effect.annotateLogs({ ...result }))
     }
   }).pipe(
     Effect.catchAll((e) => Effect.logWarning("sweep failed").pipe(Effect.annotateLogs({ reason: e.message })))

@@ -16,6 +16,7 @@ import { keyStore as keys } from "./memory/keys.js"
 import { logoutStore } from "./memory/logout.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
 import { passkeyStore as passkeys } from "./memory/passkeys.js"
+import { registrationStore as registrations } from "./memory/registrations.js"
 import { scopeStore as scopes } from "./memory/scopes.js"
 import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
@@ -48,7 +49,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       passkeys,
       logout,
       devices,
-      scopes
+      scopes,
+      registrations
     },
     state
   )

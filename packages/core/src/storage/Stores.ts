@@ -11,6 +11,7 @@ import { KeyStore } from "./KeyStore.js"
 import { LogoutStore } from "./LogoutStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
 import { PasskeyStore } from "./PasskeyStore.js"
+import { RegistrationStore } from "./RegistrationStore.js"
 import { ScopeStore } from "./ScopeStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
@@ -35,6 +36,7 @@ export type Stores =
   | LogoutStore
   | DeviceStore
   | ScopeStore
+  | RegistrationStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -53,6 +55,7 @@ export interface Implementations {
   readonly logout: LogoutStore["Type"]
   readonly devices: DeviceStore["Type"]
   readonly scopes: ScopeStore["Type"]
+  readonly registrations: RegistrationStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -71,7 +74,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(PasskeyStore, of.passkeys),
     Context.add(LogoutStore, of.logout),
     Context.add(DeviceStore, of.devices),
-    Context.add(ScopeStore, of.scopes)
+    Context.add(ScopeStore, of.scopes),
+    Context.add(RegistrationStore, of.registrations)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -94,5 +98,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     passkeys: builders.passkeys(over),
     logout: builders.logout(over),
     devices: builders.devices(over),
-    scopes: builders.scopes(over)
+    scopes: builders.scopes(over),
+    registrations: builders.registrations(over)
   })

@@ -17,6 +17,7 @@ import type { Consent } from "./ConsentStore.js"
 import { TrustedDevice } from "./DeviceStore.js"
 import { Delivery } from "./LogoutStore.js"
 import { Passkey } from "./PasskeyStore.js"
+import { ClientRegistration, InitialAccessToken } from "./RegistrationStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
 import { StorageError } from "./StorageError.js"
 
@@ -255,6 +256,28 @@ export const scopeCatalogue: Table<ScopeCatalogue.Entry> = table("scope_catalogu
   ["created_at", "createdAt", "int"],
   ["updated_at", "updatedAt", "int"]
 ])
+/** Initial access tokens of dynamic client registration (`RegistrationStore`), by digest. */
+export const initialAccessTokens: Table<InitialAccessToken> = table(
+  "initial_access_tokens",
+  InitialAccessToken,
+  [
+    ["token_hash", "tokenHash", "text"],
+    ["uses_left", "usesLeft", "int"],
+    ["expires_at", "expiresAt", "int"],
+    ["created_at", "createdAt", "int"]
+  ]
+)
+
+/** Applications registered through the registration endpoint (`RegistrationStore`), by App Key. */
+export const clientRegistrations: Table<ClientRegistration> = table(
+  "client_registrations",
+  ClientRegistration,
+  [
+    ["app_key", "appKey", "text"],
+    ["access_token_hash", "accessTokenHash", "text"],
+    ["registered_at", "registeredAt", "int"]
+  ]
+)
 
 /**
  * Back-channel logout deliveries owed (`LogoutStore`), by `sid` and App Key; the table also holds

@@ -14,6 +14,7 @@ import { keyStore as keys } from "./stores/keys.js"
 import { logoutStore as logout } from "./stores/logout.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
 import { passkeyStore as passkeys } from "./stores/passkeys.js"
+import { registrationStore as registrations } from "./stores/registrations.js"
 import { scopeStore as scopes } from "./stores/scopes.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
@@ -49,7 +50,8 @@ export const make = (
       passkeys,
       logout,
       devices,
-      scopes
+      scopes,
+      registrations
     },
     over
   )

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import * as ScopeCatalogue from "../../model/ScopeCatalogue.js"
+import { Time, time } from "./json.js"
 
 const optional = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(s, { exact: true })
 
@@ -34,8 +35,6 @@ export const UpdateScope = Schema.Struct({
   needs_review: optional(NeedsReview)
 }).annotations({ identifier: "UpdateScope" })
 
-const Time = Schema.String.annotations({ format: "date-time" })
-
 /** A scope of the catalogue as shown. */
 export const ScopeJson = Schema.Struct({
   name: Schema.String,
@@ -51,8 +50,6 @@ export const DeletedScope = Schema.Struct({
   name: Schema.String,
   deleted: Schema.Literal(true)
 }).annotations({ identifier: "DeletedScope" })
-
-const time = (seconds: number): string => new Date(seconds * 1000).toISOString()
 
 /** A scope of the catalogue as shown. */
 export const scope = (e: ScopeCatalogue.Entry): typeof ScopeJson.Type => ({

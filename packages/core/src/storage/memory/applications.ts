@@ -171,6 +171,7 @@ export const applicationStore = (state: State): ApplicationStore["Type"] => {
       Effect.sync(() => {
         revokeWhere(state, (t) => t.appKey === appKey, now)
         state.owners.delete(appKey)
+        state.registrations.delete(appKey)
         return apps.delete(appKey)
       })
   }

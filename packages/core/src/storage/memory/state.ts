@@ -15,6 +15,7 @@ import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { TrustedDevice } from "../DeviceStore.js"
 import type { Passkey } from "../PasskeyStore.js"
+import type { ClientRegistration, InitialAccessToken } from "../RegistrationStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
 import { refusal } from "../UserStore.js"
@@ -54,6 +55,10 @@ export interface State {
   readonly scopes: Map<string, ScopeEntry>
   /** App Key → the user ids of its owners, in the order they were added. */
   readonly owners: Map<string, Set<string>>
+  /** Initial access tokens by digest. */
+  readonly initialTokens: Map<string, InitialAccessToken>
+  /** Registrations by App Key (deleted with their application). */
+  readonly registrations: Map<string, ClientRegistration>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -78,6 +83,8 @@ export const empty = (limits: SessionLimits): State => {
     devices: new Map(),
     scopes: new Map(),
     owners: new Map(),
+    initialTokens: new Map(),
+    registrations: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }

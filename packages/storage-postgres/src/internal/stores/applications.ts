@@ -248,7 +248,10 @@ export const applicationStore = ({ db }: Over): ApplicationStore.ApplicationStor
             appKey,
             now
           ]),
-          tx.query("DELETE FROM application_owners WHERE app_key = $1", [appKey])
+          Effect.zipRight(
+            tx.query("DELETE FROM application_owners WHERE app_key = $1", [appKey]),
+            tx.query("DELETE FROM client_registrations WHERE app_key = $1", [appKey])
+          )
         ),
         Effect.map(tx.query("DELETE FROM applications WHERE app_key = $1", [appKey]), (r) => changed(r) > 0)
       )

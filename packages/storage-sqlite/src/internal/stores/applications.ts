@@ -149,6 +149,7 @@ const prepare = ({ db }: Over) => ({
       "WHERE app_key IN (SELECT app_key FROM application_owners WHERE user_id = ?) ORDER BY created_at, rowid"
     )
   ),
+  forgetRegistration: db.prepare("DELETE FROM client_registrations WHERE app_key = ?"),
   revokeByApp: db.prepare("UPDATE tokens SET revoked_at = ? WHERE app_key = ? AND revoked_at IS NULL")
 })
 
@@ -249,6 +250,7 @@ export const applicationStore = (over: Over): ApplicationStore.ApplicationStore[
   const remove = db.transaction((appKey: string, now: number): boolean => {
     q.revokeByApp.run(now, appKey)
     q.removeOwners.run(appKey)
+    q.forgetRegistration.run(appKey)
     return q.remove.run(appKey).changes > 0
   })
   return {
