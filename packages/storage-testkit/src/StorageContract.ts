@@ -18,6 +18,7 @@ import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
+import { operatorCases } from "./internal/operatorCases.js"
 import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { sessionCases } from "./internal/sessionCases.js"
@@ -71,5 +72,6 @@ export const storageContract = (
     signInRecordCases(it)
     deviceCases(it)
     trustedDeviceCases(it)
+    operatorCases(it)
   })
 }

@@ -72,6 +72,16 @@ export {
 
 import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
 
+/** The operator accounts of the console: created, listed, given a role or a password, deleted (each audited). */
+export {
+  createOperator,
+  deleteOperator,
+  findOperator,
+  listOperators,
+  setOperatorPassword,
+  setOperatorRole
+} from "./internal/operators.js"
+
 /** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
 export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
 /**

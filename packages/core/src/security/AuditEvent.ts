@@ -44,7 +44,14 @@ export const EventType = Schema.Literal(
   "backchannel_logout_failed",
   "passkey_renamed",
   "devices_forgotten",
-  "device_forgotten"
+  "device_forgotten",
+  "operator_created",
+  "operator_updated",
+  "operator_deleted",
+  "console_signin_succeeded",
+  "console_signin_failed",
+  "console_signin_throttled",
+  "console_signed_out"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type
@@ -60,9 +67,9 @@ export const AuditEvent = Schema.Struct({
   requestId: Schema.NullOr(Schema.String),
   detail: Schema.NullOr(Schema.String),
   /**
-   * Who made an administrative change: `admin-api`, `cli`, or `user` (a user on their own
-   * consents page); null for events of the protocol. Optional so events built before it
-   * still type; the stores always return it.
+   * Who made an administrative change: `admin-api`, `cli`, `user` (a user on their own
+   * consents page) or `operator:<name>` (an operator in the console); null for events of the
+   * protocol. Optional so events built before it still type; the stores always return it.
    */
   actor: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })

@@ -15,6 +15,7 @@ import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { logoutStore } from "./memory/logout.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
+import { operatorStore as operators } from "./memory/operators.js"
 import { passkeyStore as passkeys } from "./memory/passkeys.js"
 import { settingStore as settings } from "./memory/settings.js"
 import { empty } from "./memory/state.js"
@@ -46,7 +47,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       factors,
       passkeys,
       logout,
-      devices
+      devices,
+      operators
     },
     state
   )

@@ -10,6 +10,7 @@ import { FactorStore } from "./FactorStore.js"
 import { KeyStore } from "./KeyStore.js"
 import { LogoutStore } from "./LogoutStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
+import { OperatorStore } from "./OperatorStore.js"
 import { PasskeyStore } from "./PasskeyStore.js"
 import { SessionStore } from "./SessionStore.js"
 import { SettingStore } from "./SettingStore.js"
@@ -33,6 +34,7 @@ export type Stores =
   | PasskeyStore
   | LogoutStore
   | DeviceStore
+  | OperatorStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -50,6 +52,7 @@ export interface Implementations {
   readonly passkeys: PasskeyStore["Type"]
   readonly logout: LogoutStore["Type"]
   readonly devices: DeviceStore["Type"]
+  readonly operators: OperatorStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -67,7 +70,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(FactorStore, of.factors),
     Context.add(PasskeyStore, of.passkeys),
     Context.add(LogoutStore, of.logout),
-    Context.add(DeviceStore, of.devices)
+    Context.add(DeviceStore, of.devices),
+    Context.add(OperatorStore, of.operators)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -89,5 +93,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     factors: builders.factors(over),
     passkeys: builders.passkeys(over),
     logout: builders.logout(over),
-    devices: builders.devices(over)
+    devices: builders.devices(over),
+    operators: builders.operators(over)
   })

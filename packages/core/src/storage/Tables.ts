@@ -7,6 +7,7 @@
 import { Schema, SchemaAST } from "effect"
 import { Application } from "../model/Application.js"
 import { AuthorizationCode } from "../model/AuthorizationCode.js"
+import { Operator } from "../model/Operator.js"
 import { ScopeSet } from "../model/Scope.js"
 import { SigningKey } from "../model/SigningKey.js"
 import { Token } from "../model/Token.js"
@@ -15,6 +16,7 @@ import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
 import { TrustedDevice } from "./DeviceStore.js"
 import { Delivery } from "./LogoutStore.js"
+import { ConsoleSession } from "./OperatorStore.js"
 import { Passkey } from "./PasskeyStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
 import { StorageError } from "./StorageError.js"
@@ -240,6 +242,23 @@ export const trustedDevices: Table<TrustedDevice> = table("trusted_devices", Tru
   ["system", "system", "text"],
   ["trusted_at", "trustedAt", "int"],
   ["last_sign_in_at", "lastSignInAt", "int"],
+  ["expires_at", "expiresAt", "int"]
+])
+
+/** Operator accounts (`OperatorStore`), by name. */
+export const operators: Table<Operator> = table("operators", Operator, [
+  ["name", "name", "text"],
+  ["password_hash", "passwordHash", "text"],
+  ["role", "role", "text"],
+  ["created_at", "createdAt", "int"],
+  ["last_sign_in_at", "lastSignInAt", "int"]
+])
+
+/** Console sessions (`OperatorStore`), by the digest of their id. */
+export const consoleSessions: Table<ConsoleSession> = table("console_sessions", ConsoleSession, [
+  ["id_hash", "idHash", "text"],
+  ["operator", "operator", "text"],
+  ["created_at", "createdAt", "int"],
   ["expires_at", "expiresAt", "int"]
 ])
 

@@ -446,6 +446,28 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
+  },
+  {
+    version: 14,
+    name: "operator accounts",
+    sql: `
+      -- Operator accounts of the console (OperatorStore) and their sessions, as SQLite's migration 21.
+      CREATE TABLE operators (
+        name            text PRIMARY KEY,
+        password_hash   text NOT NULL,
+        role            text NOT NULL CHECK (role IN ('admin', 'operator', 'viewer')),
+        created_at      bigint NOT NULL,
+        last_sign_in_at bigint
+      );
+      CREATE TABLE console_sessions (
+        id_hash    text PRIMARY KEY,
+        operator   text NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL
+      );
+      CREATE INDEX console_sessions_by_operator ON console_sessions (operator);
+      CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+    `
   }
 ]
 

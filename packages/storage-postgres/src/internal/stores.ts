@@ -15,6 +15,7 @@ import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { logoutStore as logout } from "./stores/logout.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { operatorStore as operators } from "./stores/operators.js"
 import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { sessionStore as sessions } from "./stores/sessions.js"
 import { settingStore as settings } from "./stores/settings.js"
@@ -41,7 +42,8 @@ export const make = (db: Database, limits: SessionStore.SessionLimits): Context.
       factors,
       passkeys,
       logout,
-      devices
+      devices,
+      operators
     },
     over
   )

@@ -453,6 +453,25 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_user ON trusted_devices (user_id);
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
+  },
+  {
+    version: 21,
+    name: "operator accounts",
+    sql: `
+      -- Operator accounts of the console (OperatorStore) and their sessions, by the SHA-256 of the
+      -- session id; deleting an operator or setting their password deletes their sessions.
+      CREATE TABLE operators (
+        name TEXT PRIMARY KEY NOT NULL, password_hash TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('admin', 'operator', 'viewer')),
+        created_at INTEGER NOT NULL, last_sign_in_at INTEGER
+      );
+      CREATE TABLE console_sessions (
+        id_hash TEXT PRIMARY KEY NOT NULL, operator TEXT NOT NULL,
+        created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX console_sessions_by_operator ON console_sessions (operator);
+      CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
+    `
   }
 ]
 

@@ -15,7 +15,7 @@ import { InvalidField, invalid, plain } from "./fields.js"
 
 /** There is no such application, user or consent (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literal("application", "user", "consent"),
+  what: Schema.Literal("application", "user", "consent", "operator"),
   description: Schema.String
 }) {
   readonly error = "not_found"

@@ -9,10 +9,12 @@ import type { AuthorizationCode } from "../../model/AuthorizationCode.js"
 import type { ScopeSet } from "../../model/Scope.js"
 import type { SigningKey } from "../../model/SigningKey.js"
 import type { Token } from "../../model/Token.js"
+import type { Operator } from "../../model/Operator.js"
 import type { TotpFactor } from "../../model/TotpFactor.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { TrustedDevice } from "../DeviceStore.js"
+import type { ConsoleSession } from "../OperatorStore.js"
 import type { Passkey } from "../PasskeyStore.js"
 import type { SessionLimits } from "../SessionStore.js"
 import { StorageError } from "../StorageError.js"
@@ -49,6 +51,10 @@ export interface State {
   readonly deviceGenerations: Map<string, number>
   /** Trusted devices by id digest. */
   readonly devices: Map<string, TrustedDevice>
+  /** Operators by name. */
+  readonly operators: Map<string, Operator>
+  /** Console sessions by id digest. */
+  readonly consoleSessions: Map<string, ConsoleSession>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -71,6 +77,8 @@ export const empty = (limits: SessionLimits): State => {
     logout,
     deviceGenerations: new Map(),
     devices: new Map(),
+    operators: new Map(),
+    consoleSessions: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }
