@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as Operators from "./commands/operators.js"
 import * as Users from "./commands/users.js"
 import * as Env from "./Env.js"
 import * as Log from "./Log.js"
@@ -74,6 +75,13 @@ Signing keys
   keys list [--json]
   keys rotate [--algorithm ES256|RS256] [--json]
 
+Console operators
+  operator create <name> --role=admin|operator|viewer --password-stdin [--json]
+  operator list [--json]
+  operator set-role <name> --role=admin|operator|viewer [--json]
+  operator passwd <name> --password-stdin [--json]
+  operator delete <name> [--json]
+
 Database
   backup <file> [--json]
 
@@ -82,6 +90,7 @@ Database
 app update --redirect-uri replaces every redirect URI; a lifetime of "default" returns to the server's.
 --public registers a public client (no App Secret; authorization_code and refresh_token with PKCE S256);
 app update --confidential gives a public application a new App Secret, shown once.
+operator passwd and operator delete end the operator's console sessions.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 A user is named by id or by username (the id is tried first; no username is another user's id),
 as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
@@ -99,6 +108,7 @@ const commands: Readonly<Record<string, Command>> = {
   ...Consents.commands,
   ...AuditCommands.commands,
   ...KeyCommands.commands,
+  ...Operators.commands,
   ...Backup.commands
 }
 

@@ -72,6 +72,14 @@ export {
 
 import { found, NotFound, resolveUser, type UserRef } from "./internal/users.js"
 
+/** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
+export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
+/**
+ * What the CLI and the admin API list, as both show it, with names beside ids: the audit trail
+ * (`auditEventsJson`), a user's consents (`consentsJson`) and a subject's revoked tokens
+ * (`revokedTokensJson`).
+ */
+export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
 /** The operator accounts of the console: created, listed, given a role or a password, deleted (each audited). */
 export {
   createOperator,
@@ -81,15 +89,6 @@ export {
   setOperatorPassword,
   setOperatorRole
 } from "./internal/operators.js"
-
-/** The signing keys: `listSigningKeys` (never a private part) and `rotateSigningKey` (audited). */
-export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
-/**
- * What the CLI and the admin API list, as both show it, with names beside ids: the audit trail
- * (`auditEventsJson`), a user's consents (`consentsJson`) and a subject's revoked tokens
- * (`revokedTokensJson`).
- */
-export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
 
 /** What `app create` takes. */
 export interface NewApplication {

@@ -20,12 +20,17 @@ export const ConsoleSession = Schema.Struct({
 /** A console session as stored. */
 export type ConsoleSession = typeof ConsoleSession.Type
 
+/** An operator with this name exists already: nothing was written. */
+export class OperatorNameTaken extends Schema.TaggedError<OperatorNameTaken>()("OperatorNameTaken", {
+  name: Schema.String
+}) {}
+
 /** Operators by name, and console sessions by id digest. */
 export class OperatorStore extends Context.Tag("@latchkey/core/OperatorStore")<
   OperatorStore,
   {
-    /** Record a new operator; false, and nothing changed, when the name is taken. */
-    readonly insert: (operator: Operator) => Effect.Effect<boolean, StorageError>
+    /** Record a new operator; `OperatorNameTaken`, and nothing written (its audit events neither), when the name is taken. */
+    readonly insert: (operator: Operator) => Effect.Effect<void, OperatorNameTaken | StorageError>
     /** The operator with this name, if any. */
     readonly find: (name: string) => Effect.Effect<Option.Option<Operator>, StorageError>
     /** Every operator, by name (code unit order). */

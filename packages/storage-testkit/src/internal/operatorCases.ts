@@ -32,8 +32,9 @@ export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
     Effect.gen(function* () {
       const store = yield* OperatorStore.OperatorStore
       const op = operator("operator")
-      assert.isTrue(yield* store.insert(op))
-      assert.isFalse(yield* store.insert({ ...op, role: "admin" }))
+      yield* store.insert(op)
+      const taken = yield* Effect.flip(store.insert({ ...op, role: "admin" }))
+      assert.strictEqual(taken._tag, "OperatorNameTaken")
       assert.deepStrictEqual(yield* store.find(op.name), Option.some(op))
       assert.isTrue(Option.isNone(yield* store.find(`${op.name}x`)))
       const listed = (yield* store.list()).filter((o) => o.name === op.name)

@@ -11,7 +11,7 @@ import { nowSeconds } from "../../services/internal/time.js"
 import { PasswordHasher } from "../../services/PasswordHasher.js"
 import { OperatorStore } from "../../storage/OperatorStore.js"
 import type { StorageError } from "../../storage/StorageError.js"
-import { InvalidField, invalid } from "./fields.js"
+import { type InvalidField, invalid } from "./fields.js"
 import { found, NotFound } from "./users.js"
 
 const noOperator = (name: string) =>
@@ -73,11 +73,13 @@ export const createOperator = Effect.fn("Admin.createOperator")(function* (
   }
   const operators = yield* OperatorStore
   // A name taken fails the write, so its event is not recorded either
-  const taken = () =>
-    new InvalidField({ field: "name", description: `an operator named ${JSON.stringify(name)} exists` })
-  yield* Audit.recordWith(found(taken)(operators.insert(operator)), [
+  yield* Audit.recordWith(operators.insert(operator), [
     ["operator_created", { detail: `operator ${name}; role ${checkedRole}` }]
-  ])
+  ]).pipe(
+    Effect.catchTag("OperatorNameTaken", () =>
+      invalid("name", `an operator named ${JSON.stringify(name)} exists`)
+    )
+  )
   return operator
 })
 

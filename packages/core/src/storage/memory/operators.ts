@@ -1,6 +1,6 @@
 /** The memory store of operators and their console sessions. */
 import { Effect, Option } from "effect"
-import type { OperatorStore } from "../OperatorStore.js"
+import { OperatorNameTaken, type OperatorStore } from "../OperatorStore.js"
 import { StorageError } from "../StorageError.js"
 import { purge, type State } from "./state.js"
 
@@ -13,10 +13,10 @@ export const operatorStore = (state: State): OperatorStore["Type"] => {
   const { operators, consoleSessions } = state
   return {
     insert: (operator) =>
-      Effect.sync(() => {
-        if (operators.has(operator.name)) return false
+      Effect.suspend(() => {
+        if (operators.has(operator.name)) return Effect.fail(new OperatorNameTaken({ name: operator.name }))
         operators.set(operator.name, { ...operator })
-        return true
+        return Effect.void
       }),
     find: (name) => Effect.sync(() => Option.fromNullable(operators.get(name))),
     list: () =>

@@ -1,5 +1,5 @@
 /** The PostgreSQL store of operators and their console sessions. */
-import { type OperatorStore, Tables } from "@latchkey/core"
+import { OperatorStore, Tables } from "@latchkey/core"
 import { Effect } from "effect"
 import { all, bound, changed, first, insertSql, params, purgeSql, selectFrom } from "../rows.js"
 import type { Over } from "./shared.js"
@@ -8,13 +8,19 @@ const endSessionsOf = "DELETE FROM console_sessions WHERE operator = $1"
 
 /** Operators in the `operators` table by name, sessions in `console_sessions` by id digest. */
 export const operatorStore = ({ db }: Over): OperatorStore.OperatorStore["Type"] => ({
+  // A failed transaction stores nothing, the audit events attached to it included
   insert: (operator) =>
-    Effect.map(
-      db.write(
-        `${insertSql(Tables.operators)} ON CONFLICT (name) DO NOTHING`,
-        params(Tables.operators, operator)
-      ),
-      (r) => changed(r) === 1
+    db.transaction((tx) =>
+      Effect.flatMap(
+        tx.query(
+          `${insertSql(Tables.operators)} ON CONFLICT (name) DO NOTHING`,
+          params(Tables.operators, operator)
+        ),
+        (r) =>
+          changed(r) === 1
+            ? Effect.void
+            : Effect.fail(new OperatorStore.OperatorNameTaken({ name: operator.name }))
+      )
     ),
   find: (name) =>
     Effect.flatMap(db.lookup(selectFrom(Tables.operators, "WHERE name = $1"), [name]), (r) =>

@@ -1,7 +1,8 @@
 /** The SQLite store of operators and their console sessions. */
-import { type OperatorStore, Tables } from "@latchkey/core"
+import { OperatorStore, Tables } from "@latchkey/core"
 import { attempt } from "../database.js"
 import { all, bound, insertSql, optional, params, purgeSql, selectFrom } from "../rows.js"
+import { refuse } from "../writer.js"
 import type { Over } from "./shared.js"
 
 const prepare = ({ db }: Over) => ({
@@ -25,7 +26,12 @@ export const operatorStore = (over: Over): OperatorStore.OperatorStore["Type"] =
   const { write } = over
   const q = prepare(over)
   return {
-    insert: (operator) => write(() => q.insert.run(params(Tables.operators, operator)).changes === 1),
+    // Refused inside the write: its savepoint, audit events included, is rolled back
+    insert: (operator) =>
+      write<void, OperatorStore.OperatorNameTaken>(() => {
+        if (q.insert.run(params(Tables.operators, operator)).changes !== 1)
+          refuse(new OperatorStore.OperatorNameTaken({ name: operator.name }))
+      }),
     find: (name) => attempt(() => optional(Tables.operators, q.find.get(name))),
     list: () => attempt(() => all(Tables.operators, q.list.all())),
     setRole: (name, role) => write(() => q.setRole.run(role, name).changes === 1),
