@@ -33,6 +33,8 @@ export {
   type ConsoleAnswer,
   ConsoleView,
   type ProblemReason,
+  type Rotated,
+  type SignedIn,
   type SignInProblem
 } from "./ConsoleView.js"
 export { type ConsoleRequest, crossSite } from "./internal/consolePages.js"
