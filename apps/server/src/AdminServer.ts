@@ -59,29 +59,31 @@ const metricsHeaders: ReadonlyArray<string> = [
 
 const notFound = Http.json(404, { error: "not_found", error_description: "no such endpoint" })
 
+/** The console: the core answers, the Express binding renders; its own sign-in, no bearer token. */
+const serveConsole = async (
+  runtime: Options["runtime"],
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: Http.HttpRequest,
+  pages: NonNullable<Options["console"]>
+): Promise<void> => {
+  const read = request.method === "POST" ? await NodeHttp.withBody(req, res, request) : request
+  const answer = await runtime.runPromise(
+    Console.handle({ ...read, ownOrigin: `http://${req.headers.host ?? ""}` })
+  )
+  const page = ConsolePages.render(answer, {
+    acceptLanguage: req.headers["accept-language"],
+    productName: pages.productName,
+    https: pages.https
+  })
+  NodeHttp.write(res, { ...page, body: request.method === "HEAD" ? "" : page.body })
+}
+
 /** The request listener of the admin port. */
 export const listener = (
   options: Omit<Options, "host" | "port" | "headersTimeoutMs" | "requestTimeoutMs">
 ) => {
   const { log, token } = options
-  // The console: the core answers, the Express binding renders; its own sign-in, no bearer token
-  const serveConsole = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    request: Http.HttpRequest,
-    pages: NonNullable<Options["console"]>
-  ): Promise<void> => {
-    const read = request.method === "POST" ? await NodeHttp.withBody(req, res, request) : request
-    const answer = await options.runtime.runPromise(
-      Console.handle({ ...read, ownOrigin: `http://${req.headers.host ?? ""}` })
-    )
-    const page = ConsolePages.render(answer, {
-      acceptLanguage: req.headers["accept-language"],
-      productName: pages.productName,
-      https: pages.https
-    })
-    NodeHttp.write(res, { ...page, body: request.method === "HEAD" ? "" : page.body })
-  }
   const serve = async (
     req: IncomingMessage,
     res: ServerResponse,
@@ -100,7 +102,7 @@ export const listener = (
       return
     }
     if (options.console != null && Console.owns(path)) {
-      return serveConsole(req, res, request, options.console)
+      return serveConsole(options.runtime, req, res, request, options.console)
     }
     if (path !== AdminApi.basePath && !path.startsWith(`${AdminApi.basePath}/`)) {
       return NodeHttp.write(res, notFound, headers)

@@ -37,7 +37,7 @@ export {
   type SignedIn,
   type SignInProblem
 } from "./ConsoleView.js"
-export { type ConsoleRequest, crossSite } from "./internal/consolePages.js"
+export type { ConsoleRequest } from "./internal/consolePages.js"
 
 /** What the console needs: the admin API's services. */
 export type Requirements = AdminRequirements

@@ -10,9 +10,6 @@ export const Role = Schema.Literal("admin", "operator", "viewer")
 /** An operator's role. */
 export type Role = typeof Role.Type
 
-/** The roles, least powerful first. */
-export const roles: ReadonlyArray<Role> = ["viewer", "operator", "admin"]
-
 /** An operator account as stored. Times are epoch seconds. */
 export const Operator = Schema.Struct({
   /** The name the operator signs in with (`nameProblem`). */

@@ -6,6 +6,7 @@
 import { Migrations, StorageError } from "@latchkey/core"
 import { Effect, Either } from "effect"
 import type { Tx } from "./database.js"
+import { operatorAccounts } from "./migrations/operatorAccounts.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -447,28 +448,7 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
   },
-  {
-    version: 14,
-    name: "operator accounts",
-    sql: `
-      -- Operator accounts of the console (OperatorStore) and their sessions, as SQLite's migration 21.
-      CREATE TABLE operators (
-        name            text PRIMARY KEY,
-        password_hash   text NOT NULL,
-        role            text NOT NULL CHECK (role IN ('admin', 'operator', 'viewer')),
-        created_at      bigint NOT NULL,
-        last_sign_in_at bigint
-      );
-      CREATE TABLE console_sessions (
-        id_hash    text PRIMARY KEY,
-        operator   text NOT NULL,
-        created_at bigint NOT NULL,
-        expires_at bigint NOT NULL
-      );
-      CREATE INDEX console_sessions_by_operator ON console_sessions (operator);
-      CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
-    `
-  }
+  operatorAccounts
 ]
 
 /** The schema version this build writes. */

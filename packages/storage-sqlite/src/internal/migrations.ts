@@ -5,6 +5,7 @@
 import { Migrations } from "@latchkey/core"
 import type BetterSqlite3 from "better-sqlite3"
 import { Either } from "effect"
+import { operatorAccounts } from "./migrations/operatorAccounts.js"
 
 /** Every migration, in order. Never edit a released one: append a new version. */
 export const migrations: ReadonlyArray<Migrations.Migration> = [
@@ -454,25 +455,7 @@ export const migrations: ReadonlyArray<Migrations.Migration> = [
       CREATE INDEX trusted_devices_by_expiry ON trusted_devices (expires_at);
     `
   },
-  {
-    version: 21,
-    name: "operator accounts",
-    sql: `
-      -- Operator accounts of the console (OperatorStore) and their sessions, by the SHA-256 of the
-      -- session id; deleting an operator or setting their password deletes their sessions.
-      CREATE TABLE operators (
-        name TEXT PRIMARY KEY NOT NULL, password_hash TEXT NOT NULL,
-        role TEXT NOT NULL CHECK (role IN ('admin', 'operator', 'viewer')),
-        created_at INTEGER NOT NULL, last_sign_in_at INTEGER
-      );
-      CREATE TABLE console_sessions (
-        id_hash TEXT PRIMARY KEY NOT NULL, operator TEXT NOT NULL,
-        created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
-      );
-      CREATE INDEX console_sessions_by_operator ON console_sessions (operator);
-      CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at);
-    `
-  }
+  operatorAccounts
 ]
 
 /** The schema version this build writes. */

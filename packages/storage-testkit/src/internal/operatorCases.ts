@@ -26,8 +26,8 @@ const session = (name: string, expiresAt = F.baseTime + 3600): OperatorStore.Con
   expiresAt
 })
 
-/** Register the operator cases with the contract's `it`. */
-export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+/** Register the operator account cases with the contract's `it`. */
+const accountCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("operators: an operator is stored once per name and read back as written", () =>
     Effect.gen(function* () {
       const store = yield* OperatorStore.OperatorStore
@@ -67,7 +67,10 @@ export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
       assert.isFalse(yield* store.setRole(`${op.name}x`, "admin"))
     })
   )
+}
 
+/** Register the console session cases with the contract's `it`. */
+const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("operators: a session is found until it expires and records the sign-in", () =>
     Effect.gen(function* () {
       const store = yield* OperatorStore.OperatorStore
@@ -156,4 +159,10 @@ export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void =>
       assert.isTrue(Option.isSome(yield* store.findSession(live.idHash, F.baseTime)))
     })
   )
+}
+
+/** Register the operator cases (accounts, then sessions) with the contract's `it`. */
+export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
+  accountCases(it)
+  sessionCases(it)
 }
