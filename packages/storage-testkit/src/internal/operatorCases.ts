@@ -108,7 +108,10 @@ const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
       assert.isTrue(Option.isSome(yield* store.findSession(b.idHash, F.baseTime)))
     })
   )
+}
 
+/** Register the cases of what ends an operator's sessions with the contract's `it`. */
+const endingCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   it.effect("operators: a new password ends every session of that operator and no one else's", () =>
     Effect.gen(function* () {
       const store = yield* OperatorStore.OperatorStore
@@ -165,4 +168,5 @@ const sessionCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
 export const operatorCases = (it: Vitest.MethodsNonLive<Stores.Stores>): void => {
   accountCases(it)
   sessionCases(it)
+  endingCases(it)
 }
