@@ -223,7 +223,7 @@ export const zhCN: Catalogue = {
     search: "按名称或 App Key 搜索",
     searchSubmit: "搜索",
     noApps: "没有匹配的应用。",
-    appKey: "App Key",
+    appKey: "应用 App Key",
     publicClient: "公开客户端",
     created: (date) => `创建于 ${date}`,
     rotate: "轮换密钥",
