@@ -2,7 +2,8 @@
  * The admin listener: a node:http server of its own (LATCHKEY_ADMIN_HOST:LATCHKEY_ADMIN_PORT, by
  * default on 127.0.0.1 only) serving the admin API under `/admin/v1` through the core's
  * `AdminApi.route` and the Prometheus metrics at `/metrics`, both behind the bearer token
- * LATCHKEY_ADMIN_TOKEN, and a JSON 404 for anything else. The public listener serves neither.
+ * LATCHKEY_ADMIN_TOKEN, with LATCHKEY_CONSOLE=on the operator console under `/console` (its own
+ * sign-in, no bearer token), and a JSON 404 for anything else. The public listener serves none of them.
  *
  * With LATCHKEY_WORKERS above 1 it runs in the cluster's primary (`startForCluster`), which opens
  * the store for it like the CLI does, and answers `/metrics` with the sum of every worker's
@@ -10,7 +11,8 @@
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import { AdminApi, Http, Paths } from "@latchkey/core"
+import { AdminApi, Console, Http, Paths } from "@latchkey/core"
+import { ConsolePages } from "@latchkey/express"
 import { Body, NodeHttp } from "@latchkey/node"
 import type { ManagedRuntime } from "effect"
 import * as Cluster from "./Cluster.js"
@@ -26,6 +28,8 @@ export interface Options {
   /** 0 picks a free port (see `AdminServer.port` and the `admin listening` log line). */
   readonly port: number
   readonly token: string
+  /** The operator console (LATCHKEY_CONSOLE=on): whether the issuer is https, and the product name; null: off. */
+  readonly console?: { readonly https: boolean; readonly productName: string } | null
   readonly runtime: ManagedRuntime.ManagedRuntime<AdminApi.Requirements, unknown>
   /** The metrics in the Prometheus text format. */
   readonly metrics: () => Promise<string>
@@ -55,6 +59,26 @@ const metricsHeaders: ReadonlyArray<string> = [
 
 const notFound = Http.json(404, { error: "not_found", error_description: "no such endpoint" })
 
+/** The console: the core answers, the Express binding renders; its own sign-in, no bearer token. */
+const serveConsole = async (
+  runtime: Options["runtime"],
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: Http.HttpRequest,
+  pages: NonNullable<Options["console"]>
+): Promise<void> => {
+  const read = request.method === "POST" ? await NodeHttp.withBody(req, res, request) : request
+  const answer = await runtime.runPromise(
+    Console.handle({ ...read, ownOrigin: `http://${req.headers.host ?? ""}` })
+  )
+  const page = ConsolePages.render(answer, {
+    acceptLanguage: req.headers["accept-language"],
+    productName: pages.productName,
+    https: pages.https
+  })
+  NodeHttp.write(res, { ...page, body: request.method === "HEAD" ? "" : page.body })
+}
+
 /** The request listener of the admin port. */
 export const listener = (
   options: Omit<Options, "host" | "port" | "headersTimeoutMs" | "requestTimeoutMs">
@@ -76,6 +100,9 @@ export const listener = (
       res.writeHead(200, [...metricsHeaders, "content-length", Buffer.byteLength(text)])
       res.end(request.method === "HEAD" ? undefined : text)
       return
+    }
+    if (options.console != null && Console.owns(path)) {
+      return serveConsole(options.runtime, req, res, request, options.console)
     }
     if (path !== AdminApi.basePath && !path.startsWith(`${AdminApi.basePath}/`)) {
       return NodeHttp.write(res, notFound, headers)
@@ -156,6 +183,7 @@ export const startForCluster = async (env: ServerEnv, log: Log): Promise<() => P
       host: admin.host,
       port: admin.port,
       token: admin.token,
+      console: admin.console ? { https: issuer.startsWith("https:"), productName: env.productName } : null,
       runtime,
       log,
       headersTimeoutMs: env.headersTimeoutMs,

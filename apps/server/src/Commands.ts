@@ -12,6 +12,7 @@ import * as Backup from "./commands/backup.js"
 import { type Command, exitCodes, Failure, type Io, type Runtime, UsageError } from "./commands/common.js"
 import * as Consents from "./commands/consents.js"
 import * as KeyCommands from "./commands/keys.js"
+import * as Operators from "./commands/operators.js"
 import * as Registration from "./commands/registration.js"
 import * as ReviewCommands from "./commands/review.js"
 import * as Scopes from "./commands/scopes.js"
@@ -96,6 +97,13 @@ Dynamic client registration (with LATCHKEY_REGISTRATION=on)
   registration-token list [--json]
   registration-token revoke <id> [--json]
 
+Console operators
+  operator create <name> --role=admin|operator|viewer --password-stdin [--json]
+  operator list [--json]
+  operator set-role <name> --role=admin|operator|viewer [--json]
+  operator passwd <name> --password-stdin [--json]
+  operator delete <name> [--json]
+
 Database
   backup <file> [--json]
 
@@ -107,6 +115,7 @@ app update --confidential gives a public application a new App Secret, shown onc
 scope update --description replaces every description; a new scope needs review and is not
 developer requestable unless told. Once the catalogue has scopes, an application's scopes must be in it.
 app suspend revokes every token and code of the application; app reinstate brings none back.
+operator passwd and operator delete end the operator's console sessions.
 user set-password ends the user's sign-in sessions (they sign in again) unless --keep-sessions.
 A user is named by id or by username (the id is tried first; no username is another user's id),
 as in the admin API. audit tail prints the newest events oldest first, the newest last, in the
@@ -127,6 +136,7 @@ const commands: Readonly<Record<string, Command>> = {
   ...KeyCommands.commands,
   ...Scopes.commands,
   ...Registration.commands,
+  ...Operators.commands,
   ...Backup.commands
 }
 

@@ -41,7 +41,7 @@ const adminOf = (get: Get) => {
   const port = get("LATCHKEY_ADMIN_PORT")
   if (port === undefined) return null
   const token = get("LATCHKEY_ADMIN_TOKEN")
-  return { port, host: get("LATCHKEY_ADMIN_HOST"), token }
+  return { port, host: get("LATCHKEY_ADMIN_HOST"), token, console: get("LATCHKEY_CONSOLE") === "on" }
 }
 
 const throttleOf = (get: Get): Throttle.Policy => ({
@@ -221,7 +221,7 @@ export const warnings = (env: NodeJS.ProcessEnv = process.env): ReadonlyArray<st
   }
   const adminPort = (env.LATCHKEY_ADMIN_PORT ?? "").trim()
   if (adminPort === "") {
-    for (const name of ["LATCHKEY_ADMIN_TOKEN", "LATCHKEY_ADMIN_HOST"]) {
+    for (const name of ["LATCHKEY_ADMIN_TOKEN", "LATCHKEY_ADMIN_HOST", "LATCHKEY_CONSOLE"]) {
       if ((env[name] ?? "") !== "")
         found.push(`${name} is set but LATCHKEY_ADMIN_PORT is not: the admin listener is off`)
     }

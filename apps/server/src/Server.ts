@@ -176,6 +176,9 @@ export const start = async (env: ServerEnv, log: Log, options: StartOptions = {}
         host: env.admin.host,
         port: env.admin.port,
         token: env.admin.token,
+        console: env.admin.console
+          ? { https: issuer.startsWith("https:"), productName: env.productName }
+          : null,
         runtime,
         log,
         headersTimeoutMs: env.headersTimeoutMs,

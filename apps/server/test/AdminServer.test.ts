@@ -98,7 +98,7 @@ describe("the admin listener", () => {
     assert.notInclude(list.stdout, "Never")
   })
 
-  it("serves the admin API and the metrics with the right token, and JSON 404 elsewhere", async () => {
+  it("serves the admin API and the metrics with the right token, and JSON 404 elsewhere (the console too, unless LATCHKEY_CONSOLE=on)", async () => {
     const headers = { authorization: `Bearer ${adminToken}` }
     const apps = await fetch(`${admin}/admin/v1/applications`, { headers })
     assert.strictEqual(apps.status, 200)
@@ -127,7 +127,15 @@ describe("the admin listener", () => {
     }
     const post = await fetch(`${admin}/metrics`, { method: "POST", headers })
     assert.strictEqual(post.status, 405)
-    for (const path of ["/", "/healthz", "/oauth2/oauth2/token", "/metrics/", "/admin"]) {
+    for (const path of [
+      "/",
+      "/healthz",
+      "/oauth2/oauth2/token",
+      "/metrics/",
+      "/admin",
+      "/console",
+      "/console/sign-in"
+    ]) {
       const res = await fetch(`${admin}${path}`, { headers })
       assert.strictEqual(res.status, 404, path)
       assert.strictEqual(((await res.json()) as { error: string }).error, "not_found")

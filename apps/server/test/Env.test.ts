@@ -248,7 +248,7 @@ describe("Env.read: every refusal names the variable, the value and what is allo
     )
   })
 
-  it("reads the admin listener: off without LATCHKEY_ADMIN_PORT, which needs a token of 32 characters", () => {
+  it("reads the admin listener: off without LATCHKEY_ADMIN_PORT, which needs a token of 32 characters; the console off unless LATCHKEY_CONSOLE=on", () => {
     assert.isNull(Env.read({}).admin)
     assert.isNull(Env.read({ LATCHKEY_ADMIN_TOKEN: "t".repeat(32) }).admin)
     assert.deepStrictEqual(
@@ -256,8 +256,15 @@ describe("Env.read: every refusal names the variable, the value and what is allo
       {
         port: 0,
         host: "127.0.0.1",
-        token: "t".repeat(32)
+        token: "t".repeat(32),
+        console: false
       }
+    )
+    const on = { LATCHKEY_ADMIN_PORT: "0", LATCHKEY_ADMIN_TOKEN: "t".repeat(32), LATCHKEY_CONSOLE: "on" }
+    assert.isTrue(Env.read(on).admin?.console)
+    assert.include(
+      Env.warnings({ LATCHKEY_CONSOLE: "on" }),
+      "LATCHKEY_CONSOLE is set but LATCHKEY_ADMIN_PORT is not: the admin listener is off"
     )
     assert.match(refusal({ LATCHKEY_ADMIN_PORT: "9090" }), /^LATCHKEY_ADMIN_TOKEN must be set to at least 32/)
     assert.match(

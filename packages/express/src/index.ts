@@ -1,3 +1,4 @@
+export * as ConsolePages from "./ConsolePages.js"
 export * as Locales from "./locales/index.js"
 export * as OAuthRouter from "./OAuthRouter.js"
 export { oauthRouter } from "./OAuthRouter.js"

@@ -18,6 +18,7 @@ import { getOrCreateCases } from "./internal/getOrCreateCases.js"
 import { keyCases } from "./internal/keyCases.js"
 import { lifecycleCases } from "./internal/lifecycleCases.js"
 import { logoutCases } from "./internal/logoutCases.js"
+import { operatorCases } from "./internal/operatorCases.js"
 import { passkeyCases } from "./internal/passkeyCases.js"
 import { purgeCases } from "./internal/purgeCases.js"
 import { registrationCases } from "./internal/registrationCases.js"
@@ -77,5 +78,6 @@ export const storageContract = (
     scopeCases(it)
     reviewCases(it)
     registrationCases(it)
+    operatorCases(it)
   })
 }

@@ -99,6 +99,8 @@ export const settings = {
     "Address of the admin listener; a non-loopback address is warned of at start (plain HTTP: put TLS or a private network in front)"),
   LATCHKEY_ADMIN_TOKEN: secret({ min: minAdminTokenLength, fallback: undefined, defaultText: "unset", hint: " when LATCHKEY_ADMIN_PORT is set, e.g. openssl rand -base64 32" },
     "Bearer token of every admin request and scrape ({bounds}, e.g. `openssl rand -base64 32`); required with `LATCHKEY_ADMIN_PORT`. Never logged"),
+  LATCHKEY_CONSOLE: oneOf(["on", "off"], "off",
+    "The operator console at `/console` on the admin listener ({bounds}), signed into with operator accounts (`latchkey operator create`), not the admin token. More in docs/platform.md of the Latchkey repository"),
   LATCHKEY_CODE_TTL: whole(lifetime(1, Config.maxCodeTtl, Config.defaults.codeTtl),
     "Authorization code lifetime, seconds"),
   LATCHKEY_ACCESS_TOKEN_TTL: whole(lifetime(1, day, Config.defaults.accessTokenTtl),

@@ -107,6 +107,15 @@ export { listSigningKeys, rotateSigningKey } from "./internal/keys.js"
  * (`revokedTokensJson`).
  */
 export { auditEventsJson, consentsJson, revokedTokensJson } from "./internal/names.js"
+/** The operator accounts of the console: created, listed, given a role or a password, deleted (each audited). */
+export {
+  createOperator,
+  deleteOperator,
+  findOperator,
+  listOperators,
+  setOperatorPassword,
+  setOperatorRole
+} from "./internal/operators.js"
 /**
  * The initial access tokens of dynamic client registration: `createInitialAccessToken` (shown
  * once), `listInitialAccessTokens`, `revokeInitialAccessToken` (each change audited).

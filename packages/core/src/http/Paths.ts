@@ -92,5 +92,17 @@ export const readyz = "/readyz"
 /** The path every admin API endpoint is under, on the admin listener only. */
 export const admin = "/admin/v1"
 
+/**
+ * The operator console, on the admin listener only: its root (sent on to the applications view),
+ * the sign-in and sign-out forms, the applications view and its secret rotation.
+ */
+export const console = {
+  root: "/console",
+  signIn: "/console/sign-in",
+  signOut: "/console/sign-out",
+  apps: "/console/apps",
+  rotateSecret: "/console/apps/rotate-secret"
+} as const
+
 /** The Prometheus metrics, on the admin listener only. */
 export const metrics = "/metrics"

@@ -33,7 +33,7 @@ export const badCredentials = "username or password is incorrect"
  */
 const dummyHashes = new WeakMap<Context.Tag.Service<PasswordHasher>, Deferred.Deferred<string>>()
 
-const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<string> =>
+export const dummyHash = (hasher: Context.Tag.Service<PasswordHasher>): Effect.Effect<string> =>
   Effect.fiberIdWith((fiberId) => {
     const known = dummyHashes.get(hasher)
     if (known !== undefined) return Deferred.await(known)

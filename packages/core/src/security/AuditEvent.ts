@@ -55,7 +55,14 @@ export const EventType = Schema.Literal(
   "application_owner_added",
   "application_owner_removed",
   "registration_token_created",
-  "registration_token_revoked"
+  "registration_token_revoked",
+  "operator_created",
+  "operator_updated",
+  "operator_deleted",
+  "console_signin_succeeded",
+  "console_signin_failed",
+  "console_signin_throttled",
+  "console_signed_out"
 )
 /** A kind of audit event. */
 export type EventType = typeof EventType.Type
@@ -71,9 +78,9 @@ export const AuditEvent = Schema.Struct({
   requestId: Schema.NullOr(Schema.String),
   detail: Schema.NullOr(Schema.String),
   /**
-   * Who made an administrative change: `admin-api`, `cli`, or `user` (a user on their own
-   * consents page); null for events of the protocol. Optional so events built before it
-   * still type; the stores always return it.
+   * Who made an administrative change: `admin-api`, `cli`, `user` (a user on their own
+   * consents page) or `operator:<name>` (an operator in the console); null for events of the
+   * protocol. Optional so events built before it still type; the stores always return it.
    */
   actor: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })

@@ -8,6 +8,7 @@ import { nowSeconds } from "../services/internal/time.js"
 import { CodeStore } from "../storage/CodeStore.js"
 import { DeviceStore } from "../storage/DeviceStore.js"
 import { KeyStore } from "../storage/KeyStore.js"
+import { OperatorStore } from "../storage/OperatorStore.js"
 import { RegistrationStore } from "../storage/RegistrationStore.js"
 import { SessionStore } from "../storage/SessionStore.js"
 import type { StorageError } from "../storage/StorageError.js"
@@ -30,7 +31,7 @@ export interface Options {
 export interface Result {
   readonly codes: number
   readonly tokens: number
-  /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`). */
+  /** Expired sessions plus expired pending requests (`SessionStore.purgeExpired`), plus expired console sessions (`OperatorStore.purgeExpired`). */
   readonly sessions: number
   /** Throttle counters past their window (`ThrottleStore.purgeExpired`). */
   readonly throttle: number
@@ -51,10 +52,12 @@ export type Swept =
   | KeyStore
   | DeviceStore
   | RegistrationStore
+  | OperatorStore
 
 /**
- * Delete codes, tokens, sessions, pending authorization requests, throttle counters, trusted
- * devices and initial access tokens whose expiry has passed by the Clock (or spent, for the last), at most `limit` of each, and the retired signing keys no longer
+ * Delete codes, tokens, sessions (the console's too), pending authorization requests, throttle
+ * counters, trusted devices and initial access tokens whose expiry has passed by the Clock (or
+ * spent, for the last), at most `limit` of each, and the retired signing keys no longer
  * published (there are few: one a rotation). Tombstones (used codes, rotated refresh tokens) stay
  * until their original expiry, so replays are still detected. `scheduled` and `layer` run it
  * every few minutes.
@@ -70,7 +73,8 @@ export const expired = (options: Options = {}): Effect.Effect<Result, StorageErr
     const now = yield* nowSeconds
     const codes = yield* (yield* CodeStore).purgeExpired(now, limit)
     const tokens = yield* (yield* TokenStore).purgeExpired(now, limit)
-    const sessions = yield* (yield* SessionStore).purgeExpired(now, limit)
+    const signIns = yield* (yield* SessionStore).purgeExpired(now, limit)
+    const sessions = signIns + (yield* (yield* OperatorStore).purgeExpired(now, limit))
     const window = options.throttleWindow ?? defaultPolicy.window
     const throttle = yield* (yield* ThrottleStore).purgeExpired(now, window, limit)
     const keys = yield* (yield* KeyStore).removeExpired(now)

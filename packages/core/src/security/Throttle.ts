@@ -312,6 +312,21 @@ export const signInKeys = (
 }
 
 /**
+ * The throttle keys of a sign-in to the operator console, in a key space of their own
+ * (`console:`): the rules of the sign-in page without a trusted device. A budget per operator name
+ * from this address and one per address lock; across addresses the name's attempts are only
+ * slowed down, so nobody elsewhere can lock an operator out by guessing.
+ */
+export const consoleKeys = (name: string, address: string | undefined): ReadonlyArray<Key> => {
+  const from = address ?? "unknown"
+  return [
+    { key: `console:name:${name}:ip:${from}`, kind: "identifier" },
+    ...(address === undefined ? [] : [{ key: `console:ip:${address}`, kind: "shared" } as const]),
+    { key: `console:name:${name}`, kind: "slow" }
+  ]
+}
+
+/**
  * The throttle keys of a second-factor code (or recovery code) of a user, in a key space of their
  * own (`factor:`), apart from passwords': one budget per user, which locks, so codes cannot be
  * guessed from many addresses; a browser trusted for the user has its own, so nobody else's

@@ -15,6 +15,7 @@ import { factorStore as factors } from "./memory/factors.js"
 import { keyStore as keys } from "./memory/keys.js"
 import { logoutStore } from "./memory/logout.js"
 import { openIdStore as openIds } from "./memory/openIds.js"
+import { operatorStore as operators } from "./memory/operators.js"
 import { passkeyStore as passkeys } from "./memory/passkeys.js"
 import { registrationStore as registrations } from "./memory/registrations.js"
 import { scopeStore as scopes } from "./memory/scopes.js"
@@ -50,7 +51,8 @@ export const make = (limits: SessionLimits = defaultLimits): Context.Context<Sto
       logout,
       devices,
       scopes,
-      registrations
+      registrations,
+      operators
     },
     state
   )

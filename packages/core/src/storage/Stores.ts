@@ -10,6 +10,7 @@ import { FactorStore } from "./FactorStore.js"
 import { KeyStore } from "./KeyStore.js"
 import { LogoutStore } from "./LogoutStore.js"
 import { OpenIdStore } from "./OpenIdStore.js"
+import { OperatorStore } from "./OperatorStore.js"
 import { PasskeyStore } from "./PasskeyStore.js"
 import { RegistrationStore } from "./RegistrationStore.js"
 import { ScopeStore } from "./ScopeStore.js"
@@ -37,6 +38,7 @@ export type Stores =
   | DeviceStore
   | ScopeStore
   | RegistrationStore
+  | OperatorStore
 
 /** One implementation of every store service, as an adapter builds them. */
 export interface Implementations {
@@ -56,6 +58,7 @@ export interface Implementations {
   readonly devices: DeviceStore["Type"]
   readonly scopes: ScopeStore["Type"]
   readonly registrations: RegistrationStore["Type"]
+  readonly operators: OperatorStore["Type"]
 }
 
 /** The context providing every store service with the implementations `of`. */
@@ -75,7 +78,8 @@ export const make = (of: Implementations): Context.Context<Stores> =>
     Context.add(LogoutStore, of.logout),
     Context.add(DeviceStore, of.devices),
     Context.add(ScopeStore, of.scopes),
-    Context.add(RegistrationStore, of.registrations)
+    Context.add(RegistrationStore, of.registrations),
+    Context.add(OperatorStore, of.operators)
   )
 
 /** One builder of each store service, each building its store over the same `Over`. */
@@ -99,5 +103,6 @@ export const build = <Over>(builders: Builders<Over>, over: Over): Context.Conte
     logout: builders.logout(over),
     devices: builders.devices(over),
     scopes: builders.scopes(over),
-    registrations: builders.registrations(over)
+    registrations: builders.registrations(over),
+    operators: builders.operators(over)
   })

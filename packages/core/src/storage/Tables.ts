@@ -7,6 +7,7 @@
 import { Schema, SchemaAST } from "effect"
 import { Application } from "../model/Application.js"
 import { AuthorizationCode } from "../model/AuthorizationCode.js"
+import { Operator } from "../model/Operator.js"
 import { ScopeSet } from "../model/Scope.js"
 import * as ScopeCatalogue from "../model/ScopeCatalogue.js"
 import { SigningKey } from "../model/SigningKey.js"
@@ -16,6 +17,7 @@ import { User } from "../model/User.js"
 import type { Consent } from "./ConsentStore.js"
 import { TrustedDevice } from "./DeviceStore.js"
 import { Delivery } from "./LogoutStore.js"
+import { ConsoleSession } from "./OperatorStore.js"
 import { Passkey } from "./PasskeyStore.js"
 import { ClientRegistration, InitialAccessToken } from "./RegistrationStore.js"
 import { PendingRecord, SessionRecord } from "./SessionStore.js"
@@ -278,6 +280,22 @@ export const clientRegistrations: Table<ClientRegistration> = table(
     ["registered_at", "registeredAt", "int"]
   ]
 )
+/** Operator accounts (`OperatorStore`), by name. */
+export const operators: Table<Operator> = table("operators", Operator, [
+  ["name", "name", "text"],
+  ["password_hash", "passwordHash", "text"],
+  ["role", "role", "text"],
+  ["created_at", "createdAt", "int"],
+  ["last_sign_in_at", "lastSignInAt", "int"]
+])
+
+/** Console sessions (`OperatorStore`), by the digest of their id. */
+export const consoleSessions: Table<ConsoleSession> = table("console_sessions", ConsoleSession, [
+  ["id_hash", "idHash", "text"],
+  ["operator", "operator", "text"],
+  ["created_at", "createdAt", "int"],
+  ["expires_at", "expiresAt", "int"]
+])
 
 /**
  * Back-channel logout deliveries owed (`LogoutStore`), by `sid` and App Key; the table also holds

@@ -4,7 +4,7 @@
  * does not compile. Texts are plain: the pages escape every part, so a catalogue cannot
  * inject markup; the parts it wants emphasised it marks with `strong`.
  */
-import type { Claims, Interaction } from "@latchkey/core"
+import type { Claims, Console, Interaction, Operator } from "@latchkey/core"
 
 /** A part of a text shown in bold. */
 export interface Strong {
@@ -241,6 +241,44 @@ export interface Catalogue {
     /** The heading of the sign-in form when nobody is signed in. */
     readonly signInTitle: string
     readonly signInLead: (productName: string) => string
+  }
+  /** The operator console on the admin listener. */
+  readonly console: {
+    /** The sign-in page's title and heading, and its lead. */
+    readonly signInTitle: string
+    readonly signInLead: string
+    readonly name: string
+    readonly password: string
+    readonly submit: string
+    /** Why a sign-in was refused; `throttled` with the seconds to wait. */
+    readonly signInProblems: { readonly [P in Console.SignInProblem]: (seconds: number) => string }
+    /** The applications view's title and heading, and its lead. */
+    readonly appsTitle: string
+    readonly appsLead: string
+    /** Who is signed in, with their role's name. */
+    readonly signedInAs: (name: string, role: string) => Rich
+    readonly roles: { readonly [R in Operator.Role]: string }
+    readonly signOut: string
+    readonly search: string
+    readonly searchSubmit: string
+    /** When no application matches the search (or there is none). */
+    readonly noApps: string
+    readonly appKey: string
+    /** The mark of an application without an App Secret. */
+    readonly publicClient: string
+    readonly created: (date: string) => string
+    /** The button that gives an application a new App Secret, and the line under it. */
+    readonly rotate: string
+    readonly rotateHint: string
+    /** The notice above the new secret, shown once. */
+    readonly rotated: (appName: string) => Rich
+    readonly newSecret: string
+    /** The link from an error page back to the applications. */
+    readonly back: string
+    /** The error pages: title and explanation. */
+    readonly problems: {
+      readonly [R in Console.ProblemReason]: { readonly title: string; readonly explain: string }
+    }
   }
   readonly error: {
     readonly errorCode: string

@@ -212,6 +212,59 @@ export const en: Catalogue = {
     signInLead: (productName) =>
       `Sign in with your ${productName} account to change your password and see where you are signed in.`
   },
+  console: {
+    signInTitle: "Sign in to the console",
+    signInLead: "For operators of this server, with the account an administrator created for you.",
+    name: "Operator name",
+    password: "Password",
+    submit: "Sign in",
+    signInProblems: {
+      bad_credentials: () => "The operator name or password is incorrect.",
+      throttled: (seconds) => `Too many failed attempts. Try again in ${seconds} seconds.`
+    },
+    appsTitle: "Applications",
+    appsLead: "The applications registered with this server.",
+    signedInAs: (name, role) => ["Signed in as ", strong(name), ` (${role})`],
+    roles: { admin: "admin", operator: "operator", viewer: "viewer" },
+    signOut: "Sign out",
+    search: "Search by name or App Key",
+    searchSubmit: "Search",
+    noApps: "No application matches.",
+    appKey: "App Key",
+    publicClient: "Public client",
+    created: (date) => `Created ${date}`,
+    rotate: "Rotate secret",
+    rotateHint: "The current App Secret stops working at once.",
+    rotated: (appName) => [
+      "The new App Secret of ",
+      strong(appName),
+      " is shown only this once. Copy it now."
+    ],
+    newSecret: "New App Secret",
+    back: "Back to the applications",
+    problems: {
+      forbidden: {
+        title: "Not allowed",
+        explain:
+          "Your role does not allow this, or the form was not sent from this console. Nothing has been changed."
+      },
+      not_found: {
+        title: "Not found",
+        explain: "There is no such page or application. Nothing has been changed."
+      },
+      bad_request: { title: "Bad request", explain: "The form could not be read. Nothing has been changed." },
+      method_not_allowed: { title: "Not allowed", explain: "This page does not answer that method." },
+      payload_too_large: { title: "Too large", explain: "The form is too large. Nothing has been changed." },
+      unsupported_media_type: {
+        title: "Not supported",
+        explain: "The form was sent in a format this console does not read."
+      },
+      unavailable: {
+        title: "Unavailable",
+        explain: "The server cannot reach its database right now. Try again in a moment."
+      }
+    }
+  },
   error: {
     errorCode: "Error code",
     received: "Address the application asked for (redirect_uri):",

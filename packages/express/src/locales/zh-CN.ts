@@ -205,6 +205,45 @@ export const zhCN: Catalogue = {
     signInTitle: "登录以管理你的账号",
     signInLead: (productName) => `使用你的 ${productName} 账号登录，以修改密码并查看你的登录位置。`
   },
+  console: {
+    signInTitle: "登录控制台",
+    signInLead: "仅供本服务器的运维人员使用，请使用管理员为你创建的账号。",
+    name: "运维账号名",
+    password: "密码",
+    submit: "登录",
+    signInProblems: {
+      bad_credentials: () => "运维账号名或密码不正确。",
+      throttled: (seconds) => `失败次数过多，请在 ${seconds} 秒后重试。`
+    },
+    appsTitle: "应用",
+    appsLead: "在本服务器注册的应用。",
+    signedInAs: (name, role) => ["当前登录：", strong(name), `（${role}）`],
+    roles: { admin: "管理员", operator: "运维", viewer: "只读" },
+    signOut: "退出登录",
+    search: "按名称或 App Key 搜索",
+    searchSubmit: "搜索",
+    noApps: "没有匹配的应用。",
+    appKey: "应用 App Key",
+    publicClient: "公开客户端",
+    created: (date) => `创建于 ${date}`,
+    rotate: "轮换密钥",
+    rotateHint: "当前的 App Secret 会立即失效。",
+    rotated: (appName) => [strong(appName), " 的新 App Secret 只显示这一次，请立即复制。"],
+    newSecret: "新的 App Secret",
+    back: "返回应用列表",
+    problems: {
+      forbidden: {
+        title: "不允许",
+        explain: "你的角色不允许此操作，或者该表单不是从本控制台提交的。没有任何更改。"
+      },
+      not_found: { title: "未找到", explain: "没有这个页面或应用。没有任何更改。" },
+      bad_request: { title: "请求无效", explain: "无法读取该表单。没有任何更改。" },
+      method_not_allowed: { title: "不允许", explain: "该页面不接受此请求方法。" },
+      payload_too_large: { title: "内容过大", explain: "表单内容过大。没有任何更改。" },
+      unsupported_media_type: { title: "不支持", explain: "表单的格式本控制台无法读取。" },
+      unavailable: { title: "暂时不可用", explain: "服务器暂时无法连接数据库，请稍后再试。" }
+    }
+  },
   error: {
     errorCode: "错误代码",
     received: "该应用要求返回的地址（redirect_uri）：",

@@ -13,6 +13,7 @@ import { factorStore as factors } from "./stores/factors.js"
 import { keyStore as keys } from "./stores/keys.js"
 import { logoutStore as logout } from "./stores/logout.js"
 import { openIdStore as openIds } from "./stores/openIds.js"
+import { operatorStore as operators } from "./stores/operators.js"
 import { passkeyStore as passkeys } from "./stores/passkeys.js"
 import { registrationStore as registrations } from "./stores/registrations.js"
 import { scopeStore as scopes } from "./stores/scopes.js"
@@ -51,7 +52,8 @@ export const make = (
       logout,
       devices,
       scopes,
-      registrations
+      registrations,
+      operators
     },
     over
   )

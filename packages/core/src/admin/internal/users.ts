@@ -15,7 +15,15 @@ import { InvalidField, invalid, plain } from "./fields.js"
 
 /** There is no such application, user or consent (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literal("application", "user", "consent", "scope", "owner", "initial access token"),
+  what: Schema.Literal(
+    "application",
+    "user",
+    "consent",
+    "scope",
+    "owner",
+    "initial access token",
+    "operator"
+  ),
   description: Schema.String
 }) {
   readonly error = "not_found"

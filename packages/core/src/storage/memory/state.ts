@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import type { Application } from "../../model/Application.js"
 import type { AuthorizationCode } from "../../model/AuthorizationCode.js"
+import type { Operator } from "../../model/Operator.js"
 import type { ScopeSet } from "../../model/Scope.js"
 import type { Entry as ScopeEntry } from "../../model/ScopeCatalogue.js"
 import type { SigningKey } from "../../model/SigningKey.js"
@@ -14,6 +15,7 @@ import type { TotpFactor } from "../../model/TotpFactor.js"
 import type { User } from "../../model/User.js"
 import { refusal as consentRefusal, type Under } from "../ConsentStore.js"
 import type { TrustedDevice } from "../DeviceStore.js"
+import type { ConsoleSession } from "../OperatorStore.js"
 import type { Passkey } from "../PasskeyStore.js"
 import type { ClientRegistration, InitialAccessToken } from "../RegistrationStore.js"
 import type { SessionLimits } from "../SessionStore.js"
@@ -59,6 +61,10 @@ export interface State {
   readonly initialTokens: Map<string, InitialAccessToken>
   /** Registrations by App Key (deleted with their application). */
   readonly registrations: Map<string, ClientRegistration>
+  /** Operators by name. */
+  readonly operators: Map<string, Operator>
+  /** Console sessions by id digest. */
+  readonly consoleSessions: Map<string, ConsoleSession>
 }
 
 /** A fresh, empty state whose session store keeps `limits`. */
@@ -85,6 +91,8 @@ export const empty = (limits: SessionLimits): State => {
     owners: new Map(),
     initialTokens: new Map(),
     registrations: new Map(),
+    operators: new Map(),
+    consoleSessions: new Map(),
     sessions: sessionStore(limits, (userId) => users.get(userId), logout.ended)
   }
 }

@@ -3,7 +3,8 @@
  * version (a long one in a file of its own, as `reviewMigration`).
  */
 import type { Migrations } from "@latchkey/core"
-import { reviewMigration } from "../reviewMigration.js"
+import { operatorAccounts } from "./operatorAccounts.js"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Versions 6 and later, in order. */
 export const later: ReadonlyArray<Migrations.Migration> = [
@@ -174,5 +175,6 @@ export const later: ReadonlyArray<Migrations.Migration> = [
         registered_at     bigint NOT NULL
       );
     `
-  }
+  },
+  operatorAccounts
 ]

@@ -3,7 +3,8 @@
  * version (a long one in a file of its own, as `reviewMigration`).
  */
 import type { Migrations } from "@latchkey/core"
-import { reviewMigration } from "../reviewMigration.js"
+import { operatorAccounts } from "./operatorAccounts.js"
+import { reviewMigration } from "./reviewMigration.js"
 
 /** Versions 13 and later, in order. */
 export const later: ReadonlyArray<Migrations.Migration> = [
@@ -169,5 +170,6 @@ export const later: ReadonlyArray<Migrations.Migration> = [
         access_token_hash TEXT NOT NULL, registered_at INTEGER NOT NULL
       );
     `
-  }
+  },
+  operatorAccounts
 ]
