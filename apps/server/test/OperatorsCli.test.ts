@@ -1,32 +1,13 @@
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import * as Commands from "../src/Commands.js"
-import { tempDir } from "./helpers.js"
+import { cliInProcess, tempDir } from "./helpers.js"
 
 const tmp = tempDir()
 afterAll(() => tmp.cleanup())
 
 /** The CLI in this process, over a database of the test's own. */
-const cliOn =
-  (dbPath: string) =>
-  async (
-    args: ReadonlyArray<string>,
-    input?: string
-  ): Promise<{ code: number; stdout: string; stderr: string }> => {
-    let stdout = ""
-    let stderr = ""
-    const code = await Commands.run(args, {
-      stdout: (t) => {
-        stdout += t
-      },
-      stderr: (t) => {
-        stderr += t
-      },
-      env: { LATCHKEY_DB: dbPath },
-      readStdin: async () => input ?? ""
-    })
-    return { code, stdout, stderr }
-  }
+const cliOn = (dbPath: string) => (args: ReadonlyArray<string>, input?: string) =>
+  cliInProcess(dbPath, args, {}, input)
 
 interface Listed {
   readonly name: string

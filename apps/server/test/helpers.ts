@@ -259,11 +259,15 @@ export const cli = (
     ...(input !== undefined ? { input } : {})
   })
 
-/** Run the CLI's commands in this process (the same code as `src/cli.ts`, without a process start). */
+/**
+ * Run the CLI's commands in this process (the same code as `src/cli.ts`, without a process start),
+ * with `input` on its standard input.
+ */
 export const cliInProcess = async (
   db: string,
   args: ReadonlyArray<string>,
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  input = ""
 ): Promise<{ code: number; stdout: string; stderr: string }> => {
   let stdout = ""
   let stderr = ""
@@ -275,7 +279,7 @@ export const cliInProcess = async (
       stderr += t
     },
     env: { LATCHKEY_DB: db, ...env },
-    readStdin: async () => ""
+    readStdin: async () => input
   })
   return { code, stdout, stderr }
 }
