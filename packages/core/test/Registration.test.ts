@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
 import * as Admin from "../src/admin/Admin.js"
+import * as AdminJson from "../src/admin/AdminJson.js"
 import * as Http from "../src/http/Http.js"
 import * as BasicAuth from "../src/oauth/requests/BasicAuth.js"
 import * as Audit from "../src/security/Audit.js"
@@ -332,8 +333,15 @@ describe("initial access tokens", () => {
         (yield* Admin.listInitialAccessTokens).map((t) => t.tokenHash),
         [record.tokenHash]
       )
-      yield* Admin.revokeInitialAccessToken(record.tokenHash)
-      const again = yield* Effect.flip(Admin.revokeInitialAccessToken(record.tokenHash))
+      const id = AdminJson.registrationToken(record).id
+      assert.strictEqual(id, `rt_${record.tokenHash}`, "never a leading - on a command line")
+      assert.strictEqual(
+        (yield* Effect.flip(Admin.revokeInitialAccessToken(record.tokenHash)))._tag,
+        "NotFound",
+        "the bare digest is not the id"
+      )
+      yield* Admin.revokeInitialAccessToken(id)
+      const again = yield* Effect.flip(Admin.revokeInitialAccessToken(id))
       assert.strictEqual(again._tag, "NotFound")
       assert.strictEqual((yield* send("POST", metadata, `Bearer ${issued}`)).status, 401, "revoked")
       const trail = yield* events

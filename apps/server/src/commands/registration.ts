@@ -22,7 +22,7 @@ const parseExpiresIn = (value: string | undefined): number => {
 }
 
 const row = (t: RegistrationStore.InitialAccessToken): Array<string> => [
-  t.tokenHash,
+  AdminJson.registrationToken(t).id,
   String(t.usesLeft),
   iso(t.expiresAt),
   iso(t.createdAt)
@@ -43,7 +43,7 @@ export const commands: Record<string, Command> = {
         values.json === true
           ? `${JSON.stringify({ ...AdminJson.registrationToken(record), token })}\n`
           : `Initial access token (${record.usesLeft} registrations, until ${iso(record.expiresAt)}): ${token}\n` +
-              `Its id is ${record.tokenHash}. The token is shown only this once.\n`
+              `Its id is ${AdminJson.registrationToken(record).id}. The token is shown only this once.\n`
       )
     }
   },

@@ -19,7 +19,7 @@ export const pathParameters = {
   open_id: "the subject's open_id in that application",
   scope: "the scope's name in the scope catalogue",
   user: "the user id, or else the username (the id is tried first; POST /users refuses a username that is another user's id)",
-  id: "the initial access token's id (the SHA-256 of the token, base64url)"
+  id: "the initial access token's id (rt_ and the SHA-256 of the token, base64url)"
 } as const
 
 /** The name of a path parameter. */

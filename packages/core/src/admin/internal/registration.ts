@@ -1,7 +1,7 @@
 /**
  * The initial access tokens an operator issues for dynamic client registration (RFC 7591 §3):
  * each authorises a number of registrations until it expires. The token is shown once; the store
- * keeps its SHA-256, which is also its id. Every change is audited.
+ * keeps its SHA-256, which behind the prefix `rt_` is its id (`idOf`). Every change is audited.
  */
 import { Effect } from "effect"
 import * as Audit from "../../security/Audit.js"
@@ -11,6 +11,12 @@ import { nowSeconds } from "../../services/internal/time.js"
 import { type InitialAccessToken, RegistrationStore } from "../../storage/RegistrationStore.js"
 import { invalid } from "./fields.js"
 import { NotFound } from "./users.js"
+
+/**
+ * The id an initial access token is listed and revoked by: its SHA-256 (base64url) behind a prefix,
+ * so it never starts with "-" on a command line.
+ */
+export const idOf = (tokenHash: string): string => `rt_${tokenHash}`
 
 /** Most registrations one initial access token may authorise. */
 export const maxUses = 10_000
@@ -52,7 +58,7 @@ export const createInitialAccessToken = Effect.fn("Admin.createInitialAccessToke
   }
   const store = yield* RegistrationStore
   yield* Audit.recordWith(store.insertToken(record), [
-    ["registration_token_created", { detail: `id ${record.tokenHash}; ${input.uses} uses` }]
+    ["registration_token_created", { detail: `id ${idOf(record.tokenHash)}; ${input.uses} uses` }]
   ])
   return { token, record } satisfies IssuedInitialAccessToken
 })
@@ -65,7 +71,7 @@ export const listInitialAccessTokens = Effect.flatMap(RegistrationStore, (store)
 /** Revoke an initial access token by its id, recorded as `registration_token_revoked`; `NotFound` when there is none. */
 export const revokeInitialAccessToken = Effect.fn("Admin.revokeInitialAccessToken")(function* (id: string) {
   const store = yield* RegistrationStore
-  const gone = store.revokeToken(id).pipe(
+  const gone = store.revokeToken(id.startsWith("rt_") ? id.slice(3) : "").pipe(
     Effect.filterOrFail(
       (revoked) => revoked,
       () =>

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import type { InitialAccessToken } from "../../storage/RegistrationStore.js"
 import { Time, time } from "./json.js"
+import { idOf } from "./registration.js"
 
 /** `POST /admin/v1/registration-tokens`. */
 export const CreateRegistrationToken = Schema.Struct({
@@ -14,7 +15,9 @@ export const CreateRegistrationToken = Schema.Struct({
 
 /** An initial access token of dynamic client registration as listed: never the token. */
 export const RegistrationTokenJson = Schema.Struct({
-  id: Schema.String.annotations({ description: "the SHA-256 of the token, base64url: revoke it by this id" }),
+  id: Schema.String.annotations({
+    description: "rt_ and the SHA-256 of the token, base64url: revoke it by this id"
+  }),
   uses_left: Schema.Int,
   expires_at: Time,
   created_at: Time
@@ -31,7 +34,7 @@ export const CreatedRegistrationToken = Schema.Struct({
 
 /** An initial access token as listed. */
 export const registrationToken = (t: InitialAccessToken): typeof RegistrationTokenJson.Type => ({
-  id: t.tokenHash,
+  id: idOf(t.tokenHash),
   uses_left: t.usesLeft,
   expires_at: time(t.expiresAt),
   created_at: time(t.createdAt)
